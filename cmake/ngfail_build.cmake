@@ -1,0 +1,21 @@
+# Compiler settings for ngfail's own targets (never exported to consumers).
+function(ngfail_target_defaults target)
+    target_compile_features(${target} PUBLIC cxx_std_20)
+    set_target_properties(${target} PROPERTIES CXX_EXTENSIONS OFF)
+    target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic)
+    if(NGFAIL_WERROR)
+        target_compile_options(${target} PRIVATE -Werror)
+    endif()
+endfunction()
+
+# A library target `ngfail_<name>`, exported as `ngfail::<name>`.
+function(ngfail_add_library name)
+    add_library(ngfail_${name} ${ARGN})
+    add_library(ngfail::${name} ALIAS ngfail_${name})
+    set_target_properties(ngfail_${name} PROPERTIES EXPORT_NAME ${name})
+    target_include_directories(ngfail_${name} PUBLIC
+        $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
+        $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+    ngfail_target_defaults(ngfail_${name})
+    set_property(GLOBAL APPEND PROPERTY NGFAIL_LIBRARIES ngfail_${name})
+endfunction()

@@ -1,0 +1,31 @@
+// The CLI's subcommands: each is a function from its arguments to an exit status.
+#pragma once
+
+#include <iosfwd>
+#include <span>
+#include <string_view>
+
+namespace ngfail::cli {
+
+// Exit statuses shared by every subcommand.
+inline constexpr int exit_ok = 0;
+inline constexpr int exit_failure = 1;
+inline constexpr int exit_bad_input = 2;
+
+struct streams {
+    std::ostream& out;
+    std::ostream& err;
+};
+
+using arguments = std::span<const std::string_view>;
+
+struct command {
+    std::string_view name;
+    std::string_view summary;
+    std::string_view usage;  // the whole --help text
+    int (*run)(arguments args, const streams& io);
+};
+
+int run_kinds(arguments args, const streams& io);
+
+}  // namespace ngfail::cli

@@ -1,0 +1,59 @@
+// ngfail kinds [--json]
+#include "command.hpp"
+
+#include <ngfail/kind.hpp>
+
+#include <boost/json.hpp>
+
+#include <iomanip>
+#include <ostream>
+
+namespace ngfail::cli {
+namespace {
+
+std::string_view domain_name(kind k) {
+    const auto d = domain_of(k);
+    return d ? name(*d) : std::string_view{"-"};
+}
+
+void print_json(std::ostream& out) {
+    boost::json::array rows;
+    for (const kind k : all_kinds()) {
+        boost::json::object row;
+        row["name"] = name(k);
+        if (const auto d = domain_of(k)) row["domain"] = name(*d);
+        row["code"] = static_cast<int>(k);
+        row["description"] = description(k);
+        rows.push_back(std::move(row));
+    }
+    out << boost::json::serialize(boost::json::object{{"category", kind_category().name()},
+                                                      {"kinds", std::move(rows)}})
+        << '\n';
+}
+
+void print_table(std::ostream& out) {
+    out << std::left << std::setw(31) << "KIND" << std::setw(13) << "DOMAIN" << std::right
+        << std::setw(4) << "CODE" << "  DESCRIPTION\n";
+    for (const kind k : all_kinds()) {
+        out << std::left << std::setw(31) << name(k) << std::setw(13) << domain_name(k)
+            << std::right << std::setw(4) << static_cast<int>(k) << "  " << description(k) << '\n';
+    }
+}
+
+}  // namespace
+
+int run_kinds(arguments args, const streams& io) {
+    bool json = false;
+    for (const std::string_view arg : args) {
+        if (arg == "--json") {
+            json = true;
+        } else {
+            io.err << "ngfail kinds: unexpected argument '" << arg << "' (see 'ngfail kinds --help')\n";
+            return exit_bad_input;
+        }
+    }
+    json ? print_json(io.out) : print_table(io.out);
+    return exit_ok;
+}
+
+}  // namespace ngfail::cli

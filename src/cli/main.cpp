@@ -1,0 +1,64 @@
+// ngfail — the command-line face of the library.
+#include "command.hpp"
+
+#include <algorithm>
+#include <array>
+#include <iostream>
+#include <string_view>
+#include <vector>
+
+namespace ngfail::cli {
+namespace {
+
+constexpr std::array commands{
+    command{"kinds", "list the failure vocabulary: name, domain, code, description",
+            "usage: ngfail kinds [--json]\n"
+            "\n"
+            "Lists every core failure kind with its domain, its code in the ngfail.kind\n"
+            "category and a one-line description.\n"
+            "\n"
+            "  --json   print one JSON document instead of a table\n",
+            run_kinds},
+};
+
+void print_overview(std::ostream& out) {
+    out << "usage: ngfail <command> [options]\n\ncommands:\n";
+    for (const command& c : commands) out << "  " << c.name << "   " << c.summary << '\n';
+    out << "\n'ngfail <command> --help' describes one command.\n";
+}
+
+int dispatch(std::span<const std::string_view> args, const streams& io) {
+    if (args.empty()) {
+        print_overview(io.err);
+        return exit_bad_input;
+    }
+    if (args.front() == "--help" || args.front() == "-h" || args.front() == "help") {
+        print_overview(io.out);
+        return exit_ok;
+    }
+    const auto it = std::ranges::find(commands, args.front(), &command::name);
+    if (it == commands.end()) {
+        io.err << "ngfail: unknown command '" << args.front() << "'\n";
+        print_overview(io.err);
+        return exit_bad_input;
+    }
+    const auto rest = args.subspan(1);
+    if (std::ranges::find(rest, std::string_view{"--help"}) != rest.end()) {
+        io.out << it->usage;
+        return exit_ok;
+    }
+    return it->run(rest, io);
+}
+
+}  // namespace
+}  // namespace ngfail::cli
+
+int main(int argc, char** argv) {
+    const std::vector<std::string_view> args(argv + 1, argv + argc);
+    try {
+        return ngfail::cli::dispatch(args, {std::cout, std::cerr});
+    } catch (const std::exception& e) {
+        std::cerr << "ngfail: " << e.what() << '\n';
+        return ngfail::cli::exit_failure;
+    }
+}

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs the build into a scratch prefix, then builds and runs the consumer against it,
+# once through find_package(ngfail) and once through pkg-config.
+# usage: check.sh BUILD_DIR WORK_DIR CXX [CXX_FLAGS]
+set -euo pipefail
+build=$1 work=$2 cxx=$3 flags=${4:-}
+here=$(cd "$(dirname "$0")" && pwd)
+
+rm -rf "$work"
+cmake --install "$build" --prefix "$work/prefix" >/dev/null
+
+cmake -S "$here" -B "$work/cmake-build" -G Ninja \
+    -DCMAKE_PREFIX_PATH="$work/prefix" -DCMAKE_CXX_COMPILER="$cxx" \
+    -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_BUILD_TYPE=Debug >/dev/null
+cmake --build "$work/cmake-build" >/dev/null
+"$work/cmake-build/consumer"
+
+pc_dir=$(dirname "$(find "$work/prefix" -name ngfail.pc -print -quit)")
+# shellcheck disable=SC2046 # pkg-config's output is a list of flags
+"$cxx" -std=c++20 $flags "$here/main.cpp" -o "$work/pkg-config-consumer" \
+    $(PKG_CONFIG_PATH="$pc_dir" pkg-config --cflags --libs --static ngfail)
+"$work/pkg-config-consumer"
