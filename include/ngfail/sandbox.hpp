@@ -1,0 +1,62 @@
+// <ngfail/sandbox.hpp> — sandbox failures, built from explicit facts.
+//
+// `sandbox_failure` is the event a sandbox wrapper throws. Its constructor is the factory:
+// it records the facts it is given and classifies nothing (a provider's classifier, such
+// as <ngfail/opensandbox/classify.hpp>, decides the kind from structured evidence):
+//
+//   throw ngfail::sandbox_failure({.operation = "exec",
+//                                  .kind = ngfail::kind::provider_oom_killed,
+//                                  .sandbox_id = "sbx-42",
+//                                  .provider_status_reason = "OOMKilled"});
+//
+// `http_status` describes this operation, never a child failure: a cause keeps its own
+// evidence. `make_sandbox_failure` gives the same as a `noexcept` `failure`.
+#pragma once
+
+#include <ngfail/event.hpp>
+
+#include <chrono>
+#include <optional>
+#include <string>
+
+namespace ngfail {
+
+// Designated initialisers follow this order.
+struct sandbox_facts {
+    std::string operation{};  // required
+    std::error_code kind{};   // required
+    std::optional<std::string> sandbox_id{};
+    ngfail::cause cause{};
+    std::optional<std::string> reason{};  // default: "<operation> failed[ on <sandbox_id>]"
+    std::optional<std::string> execution_id{};
+    std::optional<std::string> provider{};
+    std::optional<std::string> provider_status_reason{};
+    std::optional<int> exit_code{};
+    std::optional<int> http_status{};
+    std::optional<std::string> provider_code{};
+    std::optional<std::string> signal{};
+    std::optional<ngfail::delivery> delivery{};
+    std::optional<std::chrono::seconds> retry_after{};
+    std::optional<ngfail::boundary> boundary{};
+    std::optional<ngfail::stage> stage{};
+};
+
+class sandbox_failure : public failure_event {
+public:
+    explicit sandbox_failure(sandbox_facts facts);
+    [[nodiscard]] const sandbox_details& sandbox() const noexcept;
+
+protected:
+    explicit sandbox_failure(failure state);
+    friend struct detail::event_access;
+};
+
+template <>
+struct event_type_for<sandbox_details> {
+    using type = sandbox_failure;
+};
+
+// The same record as `sandbox_failure(facts)` would carry, as a failure; never throws.
+[[nodiscard]] failure make_sandbox_failure(sandbox_facts facts) noexcept;
+
+}  // namespace ngfail

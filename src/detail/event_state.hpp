@@ -1,0 +1,50 @@
+// The immutable record that a failure and every copy of its event share.
+#pragma once
+
+#include <ngfail/event.hpp>
+
+#include <cstddef>
+#include <string>
+
+namespace ngfail::detail {
+
+struct event_state : state_header {
+    event_id id;
+    std::error_code code;
+    std::string text;  // "<kind>: <reason>", so what() needs no allocation
+    std::size_t reason_offset = 0;
+    std::optional<ngfail::boundary> boundary;
+    std::optional<ngfail::stage> stage;
+    std::optional<int> http_status;
+    event_details details;
+    ngfail::cause cause;
+
+    [[nodiscard]] std::string_view reason() const noexcept {
+        return std::string_view(text).substr(reason_offset);
+    }
+};
+
+// Reaches the representation of failures and events; for ngfail's own sources only.
+struct event_access {
+    [[nodiscard]] static const event_state* state(const failure& f) noexcept {
+        return static_cast<const event_state*>(f.header());
+    }
+    [[nodiscard]] static failure adopt(event_state* state) noexcept {
+        failure f;
+        f.bits_ = reinterpret_cast<std::uintptr_t>(state);
+        return f;
+    }
+    template <class Event>
+    [[nodiscard]] static Event make_event(failure state) {
+        return Event(std::move(state));
+    }
+    [[nodiscard]] static const failure& state_of(const failure_event& e) noexcept { return e.state_; }
+};
+
+// A new record with a fresh id; throws std::bad_alloc when memory runs out.
+[[nodiscard]] failure make_record(event_info&& info, event_details&& details);
+
+// The same record with `cause` as its cause (same id): for caught nested events.
+[[nodiscard]] failure with_cause(const failure& f, std::exception_ptr cause);
+
+}  // namespace ngfail::detail

@@ -1,0 +1,122 @@
+#include <ngfail/event_id.hpp>
+
+#include <ctime>
+#include <sys/random.h>
+
+namespace ngfail {
+namespace {
+
+constexpr int counter_bits = 26;
+constexpr std::uint64_t counter_limit = std::uint64_t{1} << counter_bits;
+// A fresh millisecond starts its counter in the lower half, leaving room to count up.
+constexpr std::uint64_t counter_start_mask = (counter_limit >> 1) - 1;
+
+std::uint64_t now_unix_ms() noexcept {
+    // The coarse clock costs a few nanoseconds; the counter keeps ids ordered within its tick.
+    timespec ts{};
+    ::clock_gettime(CLOCK_REALTIME_COARSE, &ts);
+    return static_cast<std::uint64_t>(ts.tv_sec) * 1000 + static_cast<std::uint64_t>(ts.tv_nsec) / 1000000;
+}
+
+// Per-thread state; trivially constructible, so thread_local costs no initialisation guard.
+struct generator {
+    std::uint64_t last_ms;
+    std::uint64_t counter;
+    std::uint64_t rng;  // splitmix64 state
+    bool seeded;
+
+    std::uint64_t next_random() noexcept {
+        std::uint64_t z = (rng += 0x9e3779b97f4a7c15ULL);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+        return z ^ (z >> 31);
+    }
+
+    void seed() noexcept {
+        std::uint64_t entropy = 0;
+        if (::getrandom(&entropy, sizeof entropy, GRND_NONBLOCK) != sizeof entropy) {
+            timespec ts{};
+            ::clock_gettime(CLOCK_MONOTONIC, &ts);
+            entropy = static_cast<std::uint64_t>(ts.tv_nsec) ^ (static_cast<std::uint64_t>(ts.tv_sec) << 32);
+        }
+        rng = entropy ^ reinterpret_cast<std::uintptr_t>(this);
+        seeded = true;
+    }
+
+    // Strictly increasing (ms, counter) pairs, whatever the wall clock does.
+    void advance() noexcept {
+        const std::uint64_t now = now_unix_ms();
+        if (now > last_ms) {
+            last_ms = now;
+            counter = next_random() & counter_start_mask;
+        } else if (++counter == counter_limit) {
+            ++last_ms;  // borrow from the future rather than repeat (RFC 9562 §6.2)
+            counter = next_random() & counter_start_mask;
+        }
+    }
+};
+
+thread_local generator local_generator{};
+
+constexpr int hex_value(char c) noexcept {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+constexpr bool is_dash_position(std::size_t i) noexcept { return i == 8 || i == 13 || i == 18 || i == 23; }
+
+}  // namespace
+
+event_id event_id::generate() noexcept {
+    generator& g = local_generator;
+    if (!g.seeded) g.seed();
+    g.advance();
+    const std::uint64_t random = g.next_random();
+    bytes_type b{};
+    for (int i = 0; i < 6; ++i) b[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(g.last_ms >> (40 - 8 * i));
+    // version 7 | counter[25:22] ; counter[21:14] ; variant 10 | counter[13:8] ; counter[7:0]
+    b[6] = static_cast<std::uint8_t>(0x70 | ((g.counter >> 22) & 0x0f));
+    b[7] = static_cast<std::uint8_t>(g.counter >> 14);
+    b[8] = static_cast<std::uint8_t>(0x80 | ((g.counter >> 8) & 0x3f));
+    b[9] = static_cast<std::uint8_t>(g.counter);
+    for (int i = 0; i < 6; ++i) b[static_cast<std::size_t>(10 + i)] = static_cast<std::uint8_t>(random >> (8 * i));
+    return event_id{b};
+}
+
+void format_event_id(const event_id& id, char* out) noexcept {
+    constexpr char digits[] = "0123456789abcdef";
+    std::size_t pos = 0;
+    for (std::size_t i = 0; i < 16; ++i) {
+        if (is_dash_position(pos)) out[pos++] = '-';
+        out[pos++] = digits[id.bytes()[i] >> 4];
+        out[pos++] = digits[id.bytes()[i] & 0x0f];
+    }
+}
+
+std::string to_string(const event_id& id) {
+    std::string text(36, '\0');
+    format_event_id(id, text.data());
+    return text;
+}
+
+std::optional<event_id> parse_event_id(std::string_view text) noexcept {
+    if (text.size() != 36) return std::nullopt;
+    event_id::bytes_type b{};
+    std::size_t byte = 0;
+    for (std::size_t pos = 0; pos < 36;) {
+        if (is_dash_position(pos)) {
+            if (text[pos++] != '-') return std::nullopt;
+            continue;
+        }
+        const int hi = hex_value(text[pos]);
+        const int lo = hex_value(text[pos + 1]);
+        if (hi < 0 || lo < 0) return std::nullopt;
+        b[byte++] = static_cast<std::uint8_t>(hi << 4 | lo);
+        pos += 2;
+    }
+    return event_id{b};
+}
+
+}  // namespace ngfail

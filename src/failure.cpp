@@ -1,0 +1,137 @@
+#include <ngfail/failure.hpp>
+
+#include "detail/event_state.hpp"
+#include "detail/utf8.hpp"
+
+#include <new>
+
+namespace ngfail {
+namespace detail {
+
+constexpr std::size_t max_reason_bytes = 2000;
+
+failure make_record(event_info&& info, event_details&& details) {
+    auto* state = new event_state;
+    failure owner = event_access::adopt(state);  // frees the record if anything below throws
+    state->id = event_id::generate();
+    state->code = is_kind(info.kind) ? info.kind : make_error_code(kind::undetermined);
+    truncate_utf8(info.reason, max_reason_bytes);
+    const std::string_view name = ngfail::kind_name(state->code);
+    state->text.reserve(name.size() + 2 + info.reason.size());
+    state->text = name;
+    if (!info.reason.empty()) state->text += ": ";
+    state->reason_offset = state->text.size();
+    state->text += info.reason;
+    state->boundary = info.boundary;
+    state->stage = info.stage;
+    state->http_status = info.http_status;
+    state->details = std::move(details);
+    state->cause = std::move(info.cause);
+    return owner;
+}
+
+failure with_cause(const failure& f, std::exception_ptr cause) {
+    const event_state* original = event_access::state(f);
+    if (!original) return f;
+    auto* copy = new event_state;
+    failure owner = event_access::adopt(copy);
+    copy->id = original->id;
+    copy->code = original->code;
+    copy->text = original->text;
+    copy->reason_offset = original->reason_offset;
+    copy->boundary = original->boundary;
+    copy->stage = original->stage;
+    copy->http_status = original->http_status;
+    copy->details = original->details;
+    copy->cause = std::move(cause);
+    return owner;
+}
+
+void destroy(const state_header* state) noexcept { delete static_cast<const event_state*>(state); }
+
+namespace {
+
+// What a failure degrades to when its record cannot be allocated.
+failure kind_only_fallback(const std::error_code& code) noexcept {
+    if (code.category() == kind_category()) return failure(static_cast<kind>(code.value()));
+    return failure(kind::undetermined);
+}
+
+const event_details& no_details() noexcept {
+    static const event_details none;
+    return none;
+}
+
+const ngfail::cause& no_cause() noexcept {
+    static const ngfail::cause none;
+    return none;
+}
+
+}  // namespace
+}  // namespace detail
+
+failure::failure(const std::error_code& kind) noexcept {
+    if (!kind) return;
+    if (kind.category() == kind_category()) {
+        *this = failure(static_cast<ngfail::kind>(kind.value()));
+    } else {
+        *this = failure(event_info{.kind = kind});
+    }
+}
+
+failure::failure(event_info info) noexcept : failure(std::move(info), event_details{}) {}
+
+failure::failure(event_info info, event_details details) noexcept {
+    const std::error_code code = info.kind;
+    try {
+        *this = detail::make_record(std::move(info), std::move(details));
+    } catch (...) {  // out of memory: the kind survives, the rest cannot
+        *this = detail::kind_only_fallback(code);
+    }
+}
+
+std::error_code failure::record_code() const noexcept { return detail::event_access::state(*this)->code; }
+
+event_id failure::id() const noexcept {
+    const auto* s = detail::event_access::state(*this);
+    return s ? s->id : event_id{};
+}
+
+std::string_view failure::kind_name() const noexcept { return ngfail::kind_name(code()); }
+
+std::string_view failure::reason() const noexcept {
+    const auto* s = detail::event_access::state(*this);
+    return s ? s->reason() : std::string_view{};
+}
+
+std::optional<boundary> failure::boundary() const noexcept {
+    const auto* s = detail::event_access::state(*this);
+    return s ? s->boundary : std::nullopt;
+}
+
+std::optional<stage> failure::stage() const noexcept {
+    const auto* s = detail::event_access::state(*this);
+    return s ? s->stage : std::nullopt;
+}
+
+std::optional<int> failure::http_status() const noexcept {
+    const auto* s = detail::event_access::state(*this);
+    return s ? s->http_status : std::nullopt;
+}
+
+const event_details& failure::details() const noexcept {
+    const auto* s = detail::event_access::state(*this);
+    return s ? s->details : detail::no_details();
+}
+
+const cause& failure::cause() const noexcept {
+    const auto* s = detail::event_access::state(*this);
+    return s ? s->cause : detail::no_cause();
+}
+
+std::string_view failure::what() const noexcept {
+    const auto* s = detail::event_access::state(*this);
+    return s ? std::string_view(s->text) : kind_name();
+}
+
+}  // namespace ngfail

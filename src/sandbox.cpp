@@ -1,0 +1,58 @@
+#include <ngfail/sandbox.hpp>
+
+#include "detail/event_state.hpp"
+
+namespace ngfail {
+namespace {
+
+std::string default_reason(const sandbox_facts& facts) {
+    std::string reason = facts.operation + " failed";
+    if (facts.sandbox_id) reason += " on " + *facts.sandbox_id;
+    return reason;
+}
+
+// The facts, split into what every event has and what only a sandbox event has.
+std::pair<event_info, event_details> split(sandbox_facts&& f) {
+    std::string reason = f.reason ? std::move(*f.reason) : default_reason(f);
+    return {event_info{.kind = f.kind,
+                       .reason = std::move(reason),
+                       .boundary = f.boundary,
+                       .stage = f.stage,
+                       .http_status = f.http_status,
+                       .cause = std::move(f.cause)},
+            sandbox_details{.operation = std::move(f.operation),
+                            .provider = std::move(f.provider),
+                            .sandbox_id = std::move(f.sandbox_id),
+                            .execution_id = std::move(f.execution_id),
+                            .provider_status_reason = std::move(f.provider_status_reason),
+                            .provider_code = std::move(f.provider_code),
+                            .exit_code = f.exit_code,
+                            .signal = std::move(f.signal),
+                            .delivery = f.delivery,
+                            .retry_after = f.retry_after}};
+}
+
+failure sandbox_record(sandbox_facts&& facts) {
+    auto [info, details] = split(std::move(facts));
+    return detail::make_record(std::move(info), std::move(details));
+}
+
+}  // namespace
+
+sandbox_failure::sandbox_failure(failure state) : failure_event(std::move(state)) {}
+
+sandbox_failure::sandbox_failure(sandbox_facts facts) : failure_event(sandbox_record(std::move(facts))) {}
+
+const sandbox_details& sandbox_failure::sandbox() const noexcept { return std::get<sandbox_details>(details()); }
+
+failure make_sandbox_failure(sandbox_facts facts) noexcept {
+    const std::error_code kind = facts.kind;
+    try {
+        auto [info, details] = split(std::move(facts));
+        return failure(std::move(info), std::move(details));
+    } catch (...) {  // building the reason ran out of memory
+        return failure(kind);
+    }
+}
+
+}  // namespace ngfail
