@@ -1,0 +1,106 @@
+#include <ngfail/event_id.hpp>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+#include <unordered_set>
+#include <vector>
+
+namespace {
+
+using ngfail::event_id;
+
+TEST(event_id, generated_ids_are_uuid_version_7_with_the_rfc_variant) {
+    for (int i = 0; i < 1000; ++i) {
+        const auto id = event_id::generate();
+        EXPECT_EQ(id.bytes()[6] >> 4, 7);
+        EXPECT_EQ(id.bytes()[8] & 0xc0, 0x80);
+    }
+}
+
+TEST(event_id, timestamp_is_the_current_unix_millisecond) {
+    const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count();
+    const auto ms = static_cast<long long>(event_id::generate().unix_ms());
+    EXPECT_LT(std::llabs(ms - now), 5000);
+}
+
+TEST(event_id, text_form_is_canonical_lowercase_and_round_trips) {
+    const auto id = event_id::generate();
+    const std::string text = ngfail::to_string(id);
+    ASSERT_EQ(text.size(), 36u);
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        if (i == 8 || i == 13 || i == 18 || i == 23) {
+            EXPECT_EQ(text[i], '-');
+        } else {
+            EXPECT_TRUE((text[i] >= '0' && text[i] <= '9') || (text[i] >= 'a' && text[i] <= 'f')) << text;
+        }
+    }
+    EXPECT_EQ(text[14], '7');
+    EXPECT_EQ(ngfail::parse_event_id(text), id);
+}
+
+TEST(event_id, parse_reads_a_known_id_byte_for_byte) {
+    const auto id = ngfail::parse_event_id("0192f1c4-7d2a-7c3e-9a51-2b8f6c0d4e17");
+    ASSERT_TRUE(id);
+    EXPECT_EQ(id->bytes()[0], 0x01);
+    EXPECT_EQ(id->bytes()[15], 0x17);
+    EXPECT_EQ(id->unix_ms(), 0x0192f1c47d2aULL);
+    EXPECT_EQ(ngfail::to_string(*id), "0192f1c4-7d2a-7c3e-9a51-2b8f6c0d4e17");
+    EXPECT_EQ(ngfail::parse_event_id("0192F1C4-7D2A-7C3E-9A51-2B8F6C0D4E17"), id) << "upper case is read too";
+}
+
+TEST(event_id, parse_rejects_what_is_not_a_uuid) {
+    for (const std::string_view bad : {"", "0192f1c4-7d2a-7c3e-9a51-2b8f6c0d4e1", "0192f1c4-7d2a-7c3e-9a51-2b8f6c0d4e177",
+                                       "0192f1c47d2a-7c3e-9a51-2b8f6c0d4e17-", "0192f1c4-7d2a-7c3e-9a51-2b8f6c0d4e1g",
+                                       "0192f1c4+7d2a-7c3e-9a51-2b8f6c0d4e17", "{192f1c4-7d2a-7c3e-9a51-2b8f6c0d4e17"}) {
+        EXPECT_EQ(ngfail::parse_event_id(bad), std::nullopt) << bad;
+    }
+}
+
+TEST(event_id, default_is_nil) {
+    EXPECT_TRUE(event_id{}.is_nil());
+    EXPECT_FALSE(event_id::generate().is_nil());
+    EXPECT_EQ(ngfail::to_string(event_id{}), "00000000-0000-0000-0000-000000000000");
+}
+
+TEST(event_id, ids_strictly_increase_within_a_thread) {
+    auto previous = event_id::generate();
+    for (int i = 0; i < 200000; ++i) {
+        const auto next = event_id::generate();
+        ASSERT_LT(previous, next) << "at " << i << ": " << ngfail::to_string(previous) << " then "
+                                  << ngfail::to_string(next);
+        ASSERT_LT(ngfail::to_string(previous), ngfail::to_string(next)) << "text sorts the same way";
+        previous = next;
+    }
+}
+
+TEST(event_id, ids_are_unique_across_eight_threads) {
+    constexpr int threads = 8;
+    constexpr int per_thread = 100000;
+    std::vector<std::vector<event_id>> made(threads);
+    std::vector<std::thread> workers;
+    for (int t = 0; t < threads; ++t) {
+        workers.emplace_back([&made, t] {
+            made[t].reserve(per_thread);
+            for (int i = 0; i < per_thread; ++i) made[t].push_back(event_id::generate());
+        });
+    }
+    for (auto& w : workers) w.join();
+    std::vector<event_id> all;
+    for (const auto& v : made) all.insert(all.end(), v.begin(), v.end());
+    std::sort(all.begin(), all.end());
+    EXPECT_EQ(std::adjacent_find(all.begin(), all.end()), all.end()) << "a duplicate id";
+    EXPECT_EQ(all.size(), std::size_t{threads * per_thread});
+}
+
+TEST(event_id, is_hashable) {
+    std::unordered_set<event_id> ids;
+    for (int i = 0; i < 1000; ++i) ids.insert(event_id::generate());
+    EXPECT_EQ(ids.size(), 1000u);
+}
+
+}  // namespace

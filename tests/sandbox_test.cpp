@@ -1,0 +1,93 @@
+#include <ngfail/sandbox.hpp>
+
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+
+namespace {
+
+using ngfail::kind;
+
+TEST(sandbox_failure, records_the_facts_it_is_given) {
+    const ngfail::sandbox_failure e({.operation = "exec",
+                                     .kind = kind::provider_oom_killed,
+                                     .sandbox_id = "sbx-42",
+                                     .reason = "exec in sbx-42 ended: container OOMKilled",
+                                     .execution_id = "ex-1",
+                                     .provider = "opensandbox",
+                                     .provider_status_reason = "OOMKilled",
+                                     .exit_code = -1,
+                                     .http_status = 502,
+                                     .provider_code = "KUBERNETES::SANDBOX_NOT_FOUND",
+                                     .signal = "SIGKILL",
+                                     .delivery = ngfail::delivery::delivered,
+                                     .retry_after = std::chrono::seconds(3),
+                                     .boundary = ngfail::boundary::resources_server,
+                                     .stage = ngfail::stage::agent});
+    EXPECT_STREQ(e.what(), "provider_oom_killed: exec in sbx-42 ended: container OOMKilled");
+    EXPECT_EQ(e.http_status(), 502);
+    EXPECT_EQ(e.boundary(), ngfail::boundary::resources_server);
+    EXPECT_EQ(e.stage(), ngfail::stage::agent);
+    const auto& d = e.sandbox();
+    EXPECT_EQ(d.operation, "exec");
+    EXPECT_EQ(d.sandbox_id, "sbx-42");
+    EXPECT_EQ(d.execution_id, "ex-1");
+    EXPECT_EQ(d.provider, "opensandbox");
+    EXPECT_EQ(d.provider_status_reason, "OOMKilled");
+    EXPECT_EQ(d.exit_code, -1);
+    EXPECT_EQ(d.provider_code, "KUBERNETES::SANDBOX_NOT_FOUND");
+    EXPECT_EQ(d.signal, "SIGKILL");
+    EXPECT_EQ(d.delivery, ngfail::delivery::delivered);
+    EXPECT_EQ(d.retry_after, std::chrono::seconds(3));
+}
+
+TEST(sandbox_failure, classifies_nothing) {
+    // Evidence that would mean an OOM kill to a classifier does not change the given kind.
+    const ngfail::sandbox_failure e({.operation = "exec",
+                                     .kind = kind::transport_timeout,
+                                     .provider_status_reason = "OOMKilled",
+                                     .exit_code = 137});
+    EXPECT_EQ(e.code(), kind::transport_timeout);
+    EXPECT_EQ(e.sandbox().delivery, std::nullopt) << "nothing inferred";
+}
+
+TEST(sandbox_failure, missing_evidence_stays_absent) {
+    const ngfail::sandbox_failure e({.operation = "get", .kind = kind::provider_unavailable});
+    EXPECT_EQ(e.sandbox(), ngfail::sandbox_details{.operation = "get"});
+    EXPECT_EQ(e.http_status(), std::nullopt);
+}
+
+TEST(sandbox_failure, default_reason_names_the_operation_and_sandbox) {
+    EXPECT_EQ(ngfail::sandbox_failure({.operation = "renew", .kind = kind::provider_state_conflict, .sandbox_id = "s1"})
+                  .reason(),
+              "renew failed on s1");
+    EXPECT_EQ(ngfail::sandbox_failure({.operation = "create", .kind = kind::provider_start_failed}).reason(),
+              "create failed");
+}
+
+TEST(sandbox_failure, keeps_its_cause_for_raise) {
+    const auto original = std::make_exception_ptr(std::runtime_error("refused"));
+    try {
+        ngfail::raise(ngfail::sandbox_failure({.operation = "create", .kind = kind::transport_unreachable,
+                                               .cause = original}));
+    } catch (const ngfail::sandbox_failure& e) {
+        EXPECT_EQ(e.cause(), original);
+        try {
+            std::rethrow_if_nested(e);
+            ADD_FAILURE() << "no nested cause";
+        } catch (const std::runtime_error& cause) {
+            EXPECT_STREQ(cause.what(), "refused");
+        }
+    }
+}
+
+TEST(make_sandbox_failure, gives_the_same_record_as_a_failure) {
+    const ngfail::failure f = ngfail::make_sandbox_failure(
+        {.operation = "exec", .kind = kind::provider_command_terminated, .sandbox_id = "s", .exit_code = -1});
+    EXPECT_EQ(f.code(), kind::provider_command_terminated);
+    EXPECT_EQ(f.reason(), "exec failed on s");
+    EXPECT_EQ(std::get<ngfail::sandbox_details>(f.details()).exit_code, -1);
+    EXPECT_FALSE(f.id().is_nil());
+}
+
+}  // namespace
