@@ -1,5 +1,6 @@
 #include <ngfail/event.hpp>
 #include <ngfail/sandbox.hpp>
+#include <ngfail/visit_event.hpp>
 
 #include "detail/event_state.hpp"
 #include "detail/utf8.hpp"
@@ -66,6 +67,10 @@ bool is_foreign(const failure& f) noexcept { return std::holds_alternative<sdk_e
 
 }  // namespace
 
+namespace detail {
+const failure& event_access::state_of(const failure_event& e) noexcept { return e.state_; }
+}  // namespace detail
+
 // ---- failure_event ------------------------------------------------------------------------
 
 failure_event::failure_event(failure state)
@@ -111,14 +116,8 @@ const sdk_error_details& foreign_failure::sdk_error() const noexcept { return st
 // ---- raising and converting --------------------------------------------------------------------
 
 void raise(const failure& f) {
-    const failure state = with_record(f);
-    std::visit(
-        [&](const auto& details) {
-            using event_type = typename event_type_for<std::decay_t<decltype(details)>>::type;
-            raise(detail::event_access::make_event<event_type>(state));
-        },
-        state.details());
-    std::abort();  // unreachable: every alternative raises
+    visit_event(with_record(f), [](const auto& event) { raise(event); });
+    std::abort();  // unreachable: the visitor always throws
 }
 
 failure failure_of(const failure_event& e) noexcept {

@@ -47,6 +47,16 @@ failure with_cause(const failure& f, std::exception_ptr cause) {
     return owner;
 }
 
+const event_state* event_access::state(const failure& f) noexcept {
+    return static_cast<const event_state*>(f.header());
+}
+
+failure event_access::adopt(event_state* state) noexcept {
+    failure f;
+    f.bits_ = reinterpret_cast<std::uintptr_t>(state);
+    return f;
+}
+
 void destroy(const state_header* state) noexcept { delete static_cast<const event_state*>(state); }
 
 namespace {

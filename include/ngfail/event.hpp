@@ -26,6 +26,7 @@
 // caught event and reaches the cause exactly when there is one.
 #pragma once
 
+#include <ngfail/detail/event_access.hpp>
 #include <ngfail/details.hpp>
 #include <ngfail/failure.hpp>
 

@@ -9,3 +9,4 @@
 #include <ngfail/kind_extension.hpp>
 #include <ngfail/result.hpp>
 #include <ngfail/sandbox.hpp>
+#include <ngfail/visit_event.hpp>

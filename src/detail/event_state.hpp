@@ -1,6 +1,7 @@
 // The immutable record that a failure and every copy of its event share.
 #pragma once
 
+#include <ngfail/detail/event_access.hpp>
 #include <ngfail/event.hpp>
 
 #include <cstddef>
@@ -22,23 +23,6 @@ struct event_state : state_header {
     [[nodiscard]] std::string_view reason() const noexcept {
         return std::string_view(text).substr(reason_offset);
     }
-};
-
-// Reaches the representation of failures and events; for ngfail's own sources only.
-struct event_access {
-    [[nodiscard]] static const event_state* state(const failure& f) noexcept {
-        return static_cast<const event_state*>(f.header());
-    }
-    [[nodiscard]] static failure adopt(event_state* state) noexcept {
-        failure f;
-        f.bits_ = reinterpret_cast<std::uintptr_t>(state);
-        return f;
-    }
-    template <class Event>
-    [[nodiscard]] static Event make_event(failure state) {
-        return Event(std::move(state));
-    }
-    [[nodiscard]] static const failure& state_of(const failure_event& e) noexcept { return e.state_; }
 };
 
 // A new record with a fresh id; throws std::bad_alloc when memory runs out.
