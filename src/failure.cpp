@@ -10,10 +10,10 @@ namespace detail {
 
 constexpr std::size_t max_reason_bytes = 2000;
 
-failure make_record(event_info&& info, event_details&& details) {
+failure make_record(event_info&& info, event_details&& details, const event_id& id) {
     auto* state = new event_state;
     failure owner = event_access::adopt(state);  // frees the record if anything below throws
-    state->id = event_id::generate();
+    state->id = id.is_nil() ? event_id::generate() : id;
     state->code = is_kind(info.kind) ? info.kind : make_error_code(kind::undetermined);
     truncate_utf8(info.reason, max_reason_bytes);
     const std::string_view name = ngfail::kind_name(state->code);

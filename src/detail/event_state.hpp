@@ -25,8 +25,8 @@ struct event_state : state_header {
     }
 };
 
-// A new record with a fresh id; throws std::bad_alloc when memory runs out.
-[[nodiscard]] failure make_record(event_info&& info, event_details&& details);
+// A new record with `id` (a fresh one when nil); throws std::bad_alloc when memory runs out.
+[[nodiscard]] failure make_record(event_info&& info, event_details&& details, const event_id& id = {});
 
 // The same record with `cause` as its cause (same id): for caught nested events.
 [[nodiscard]] failure with_cause(const failure& f, std::exception_ptr cause);
