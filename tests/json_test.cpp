@@ -1,0 +1,274 @@
+#include <ngfail/json.hpp>
+#include <ngfail/sandbox.hpp>
+
+#include <boost/json.hpp>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <random>
+
+namespace {
+
+using ngfail::kind;
+using testing::HasSubstr;
+
+ngfail::event_id id_of(std::string_view text) { return *ngfail::parse_event_id(text); }
+
+// SPEC §7.1's example record, compacted.
+constexpr std::string_view spec_record_json =
+    R"({"event_id":"0192f1c4-7d2a-7c3e-9a51-2b8f6c0d4e17","failure_kind":"provider_oom_killed",)"
+    R"("failure_reason":"exec in sbx-42 ended: container OOMKilled","boundary":"resources_server",)"
+    R"("stage":"agent","http_status":502,"cause_id":"0192f1c4-7d2a-7c3e-9a51-2b8f6c0d4e16",)"
+    R"("details":{"type":"sandbox","operation":"exec","provider":"opensandbox","sandbox_id":"sbx-42",)"
+    R"("provider_status_reason":"OOMKilled","exit_code":-1,"delivery":"delivered"}})";
+
+ngfail::event_record spec_record() {
+    return {.id = id_of("0192f1c4-7d2a-7c3e-9a51-2b8f6c0d4e17"),
+            .kind = "provider_oom_killed",
+            .code = kind::provider_oom_killed,
+            .reason = "exec in sbx-42 ended: container OOMKilled",
+            .boundary = ngfail::boundary::resources_server,
+            .stage = ngfail::stage::agent,
+            .http_status = 502,
+            .cause_id = id_of("0192f1c4-7d2a-7c3e-9a51-2b8f6c0d4e16"),
+            .details = ngfail::sandbox_details{.operation = "exec",
+                                               .provider = "opensandbox",
+                                               .sandbox_id = "sbx-42",
+                                               .provider_status_reason = "OOMKilled",
+                                               .exit_code = -1,
+                                               .delivery = ngfail::delivery::delivered}};
+}
+
+ngfail::failure_report spec_report() {
+    auto outer = spec_record();
+    ngfail::event_record cause{.id = id_of("0192f1c4-7d2a-7c3e-9a51-2b8f6c0d4e16"),
+                               .kind = "transport_peer_drop",
+                               .code = kind::transport_peer_drop,
+                               .reason = "stream dropped",
+                               .details = ngfail::sdk_error_details{.error_type = "std::runtime_error",
+                                                                    .message = "eof"}};
+    ngfail::failure_report report{.failure_id = outer.id};
+    report.events.emplace(outer.id, outer);
+    report.events.emplace(cause.id, cause);
+    return report;
+}
+
+// ---- golden -------------------------------------------------------------------------------
+
+TEST(json_golden, the_spec_record_byte_for_byte) { EXPECT_EQ(ngfail::to_json(spec_record()), spec_record_json); }
+
+TEST(json_golden, a_report_byte_for_byte) {
+    const std::string expected =
+        std::string(R"({"failure_id":"0192f1c4-7d2a-7c3e-9a51-2b8f6c0d4e17","events":{)") +
+        R"("0192f1c4-7d2a-7c3e-9a51-2b8f6c0d4e16":{"event_id":"0192f1c4-7d2a-7c3e-9a51-2b8f6c0d4e16",)" +
+        R"("failure_kind":"transport_peer_drop","failure_reason":"stream dropped",)" +
+        R"("details":{"type":"sdk_error","error_type":"std::runtime_error","message":"eof"}},)" +
+        R"("0192f1c4-7d2a-7c3e-9a51-2b8f6c0d4e17":)" + std::string(spec_record_json) + "}}";
+    EXPECT_EQ(ngfail::to_json(spec_report()), expected);
+}
+
+TEST(json_golden, model_details_and_retry_after_in_seconds) {
+    const ngfail::event_record r{.id = id_of("0192f1c4-7d2a-7c3e-9a51-2b8f6c0d4e17"),
+                                 .kind = "agent_timeout",
+                                 .reason = "",
+                                 .details = ngfail::model_details{.operation = "chat", .model = "m", .attempt = 2,
+                                                                  .retry_after = std::chrono::seconds(30)}};
+    EXPECT_EQ(ngfail::to_json(r), R"({"event_id":"0192f1c4-7d2a-7c3e-9a51-2b8f6c0d4e17","failure_kind":"agent_timeout",)"
+                                  R"("failure_reason":"","details":{"type":"model","operation":"chat","model":"m",)"
+                                  R"("attempt":2,"retry_after_s":30}})");
+}
+
+TEST(json_golden, a_success_report_has_no_failure_id) {
+    EXPECT_EQ(ngfail::to_json(ngfail::failure_report{}), R"({"events":{}})");
+}
+
+TEST(json, absent_fields_are_omitted_never_null) {
+    const ngfail::event_record r{.id = ngfail::event_id::generate(), .kind = "cancelled"};
+    const std::string text = ngfail::to_json(r);
+    EXPECT_THAT(text, testing::Not(HasSubstr("null")));
+    EXPECT_THAT(text, testing::Not(HasSubstr("details")));
+    EXPECT_THAT(text, testing::Not(HasSubstr("stage")));
+}
+
+// ---- reading --------------------------------------------------------------------------------
+
+TEST(json, reads_what_it_writes) {
+    const auto report = spec_report();
+    const auto back = ngfail::report_from_json(ngfail::to_json(report));
+    ASSERT_TRUE(back) << back.error().what();
+    EXPECT_EQ(back.value(), report);
+}
+
+TEST(json, ignores_unknown_fields) {
+    std::string text(spec_record_json);
+    text.insert(1, R"("added_in_v9":{"deep":[1,2,{"x":null}]},)");
+    text.insert(text.find(R"("type":"sandbox")"), R"("gpu":"h100",)");
+    const auto record = boost::json::value_to<ngfail::event_record>(boost::json::parse(text));
+    EXPECT_EQ(record, spec_record());
+}
+
+TEST(json, keeps_unknown_kind_strings_verbatim) {
+    auto report = spec_report();
+    report.events.at(*report.failure_id).kind = "future_kind";
+    report.events.begin()->second.kind = "acme:thing";
+    const auto back = ngfail::report_from_json(ngfail::to_json(report));
+    ASSERT_TRUE(back);
+    EXPECT_EQ(back.value().events.at(*report.failure_id).kind, "future_kind");
+    EXPECT_EQ(ngfail::kind_name(back.value().events.at(*report.failure_id).code), "future_kind");
+    EXPECT_EQ(back.value().events.begin()->second.kind, "acme:thing");
+}
+
+TEST(json, rejects_duplicate_keys) {
+    std::string text(spec_record_json);
+    text.insert(1, R"("failure_kind":"cancelled",)");
+    const auto r = ngfail::parse_json(text);
+    ASSERT_TRUE(r.has_error());
+    EXPECT_THAT(std::string(r.error().reason()), HasSubstr("duplicate key \"failure_kind\""));
+}
+
+TEST(json, rejects_invalid_utf8_and_trailing_bytes) {
+    EXPECT_TRUE(ngfail::parse_json("{\"a\":\"\xff\"}").has_error());
+    const auto trailing = ngfail::report_from_json(R"({"events":{}} x)");
+    ASSERT_TRUE(trailing.has_error());
+    EXPECT_THAT(std::string(trailing.error().reason()), HasSubstr("trailing"));
+}
+
+TEST(json, names_the_field_with_the_wrong_type) {
+    const auto r = ngfail::report_from_json(
+        R"({"events":{"0192f1c4-7d2a-7c3e-9a51-2b8f6c0d4e17":{"event_id":"0192f1c4-7d2a-7c3e-9a51-2b8f6c0d4e17",)"
+        R"("failure_kind":"cancelled","http_status":"502"}}})");
+    ASSERT_TRUE(r.has_error());
+    EXPECT_EQ(r.error().code(), kind::protocol_violation);
+    EXPECT_THAT(std::string(r.error().reason()), HasSubstr("http_status: expected an integer"));
+}
+
+TEST(json, value_from_and_value_to_round_trip) {
+    const auto report = spec_report();
+    const boost::json::value v = boost::json::value_from(report);
+    EXPECT_EQ(v.at("failure_id").as_string(), "0192f1c4-7d2a-7c3e-9a51-2b8f6c0d4e17");
+    EXPECT_EQ(boost::json::value_to<ngfail::failure_report>(v), report);
+    EXPECT_EQ(boost::json::serialize(v), ngfail::to_json(report)) << "the same fields in the same order";
+}
+
+TEST(json, value_to_throws_on_a_bad_shape) {
+    EXPECT_THROW((void)boost::json::value_to<ngfail::event_record>(boost::json::parse("[1]")), std::invalid_argument);
+}
+
+// ---- rollout rows ---------------------------------------------------------------------------
+
+TEST(rollout_rows, store_and_read_a_report) {
+    boost::json::object row{{"reward", 0.0}};
+    ngfail::set_rollout_report(row, spec_report());
+    EXPECT_EQ(row.at("_ng_failure_id").as_string(), "0192f1c4-7d2a-7c3e-9a51-2b8f6c0d4e17");
+    EXPECT_EQ(row.at("_ng_failure_events").as_object().size(), 2u);
+    const auto back = ngfail::rollout_report(row);
+    ASSERT_TRUE(back);
+    EXPECT_EQ(back.value(), spec_report());
+}
+
+TEST(rollout_rows, a_row_without_failures_is_a_success) {
+    const auto plain = ngfail::rollout_report(boost::json::object{{"reward", 1.0}});
+    ASSERT_TRUE(plain);
+    EXPECT_FALSE(plain.value().failure_id);
+    const auto nulls = ngfail::rollout_report(
+        boost::json::object{{"_ng_failure_id", nullptr}, {"_ng_failure_events", nullptr}});
+    ASSERT_TRUE(nulls);
+    EXPECT_TRUE(nulls.value().events.empty());
+}
+
+// ---- property: random chains survive the whole round trip ----------------------------------------
+
+class chain_generator {
+public:
+    explicit chain_generator(unsigned seed) : rng_(seed) {}
+
+    ngfail::failure chain() {
+        const int levels = pick(1, 32);
+        ngfail::failure inner;
+        for (int i = 0; i < levels; ++i) inner = level(std::move(inner), i == 0);
+        return inner;
+    }
+
+private:
+    int pick(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
+    bool coin() { return pick(0, 1) == 1; }
+
+    // Text with ASCII, controls, quotes, backslashes and 2-, 3- and 4-byte UTF-8.
+    std::string text(int max_units) {
+        static const std::vector<std::string> units{"a", "Z", " ", "\"", "\\", "\n", "\r", "\t", std::string(1, '\0'),
+                                                    "\x1f", "\x7f", "/", "\xc3\xa9", "\xe2\x80\xa6", "\xe6\xbc\xa2",
+                                                    "\xf0\x9f\x92\xa5", "\xef\xbf\xbd", "<", "{"};
+        std::string out;
+        const int n = pick(0, max_units);
+        for (int i = 0; i < n; ++i) out += units[static_cast<std::size_t>(pick(0, static_cast<int>(units.size()) - 1))];
+        return out;
+    }
+
+    std::optional<std::string> maybe_text() { return coin() ? std::optional(text(12)) : std::nullopt; }
+    std::optional<int> maybe_int(int lo, int hi) { return coin() ? std::optional(pick(lo, hi)) : std::nullopt; }
+
+    std::error_code any_kind() {
+        switch (pick(0, 3)) {
+            case 0: return ngfail::kind_from_name("future_kind_" + std::to_string(pick(0, 5)));
+            case 1: return ngfail::kind_from_name("acme:thing");
+            default: {
+                const auto all = ngfail::all_kinds();
+                return all[static_cast<std::size_t>(pick(0, static_cast<int>(all.size()) - 1))];
+            }
+        }
+    }
+
+    ngfail::event_details details(bool root) {
+        switch (pick(root ? 0 : 1, 3)) {
+            case 0:
+                return ngfail::sdk_error_details{.error_type = "sdk::" + text(4), .message = maybe_text(),
+                                                 .http_status = maybe_int(100, 599), .code = maybe_text(),
+                                                 .request_id = maybe_text()};
+            case 1:
+                return ngfail::sandbox_details{
+                    .operation = text(6), .provider = maybe_text(), .sandbox_id = maybe_text(),
+                    .execution_id = maybe_text(), .provider_status_reason = maybe_text(),
+                    .provider_code = maybe_text(), .exit_code = maybe_int(-1, 255), .signal = maybe_text(),
+                    .delivery = coin() ? std::optional(static_cast<ngfail::delivery>(pick(0, 2))) : std::nullopt,
+                    .retry_after = coin() ? std::optional(std::chrono::seconds(pick(0, 3600))) : std::nullopt};
+            case 2:
+                return ngfail::model_details{.operation = maybe_text(), .model = maybe_text(),
+                                             .attempt = maybe_int(0, 9),
+                                             .retry_after = coin() ? std::optional(std::chrono::seconds(pick(0, 60)))
+                                                                   : std::nullopt};
+            default:
+                return std::monostate{};
+        }
+    }
+
+    ngfail::failure level(ngfail::failure cause, bool root) {
+        ngfail::event_info info{
+            .kind = any_kind(),
+            .reason = text(60),
+            .boundary = coin() ? std::optional(static_cast<ngfail::boundary>(pick(0, 5))) : std::nullopt,
+            .stage = coin() ? std::optional(static_cast<ngfail::stage>(pick(0, 4))) : std::nullopt,
+            .http_status = maybe_int(100, 599),
+            .cause = std::move(cause)};
+        return ngfail::failure(std::move(info), details(root));
+    }
+
+    std::mt19937 rng_;
+};
+
+TEST(json_property, a_thousand_random_chains_survive_the_round_trip) {
+    chain_generator generate(20261129);
+    for (int i = 0; i < 1000; ++i) {
+        const ngfail::failure original = generate.chain();
+        const auto report = ngfail::report_for(original);
+        const std::string text = ngfail::to_json(report);
+        const auto decoded = ngfail::report_from_json(text);
+        ASSERT_TRUE(decoded) << "chain " << i << ": " << decoded.error().what();
+        const auto rebuilt = ngfail::rebuild(decoded.value());
+        ASSERT_TRUE(rebuilt);
+        const auto again = ngfail::report_for(rebuilt);
+        ASSERT_EQ(again, report) << "chain " << i << " changed: " << text;
+        ASSERT_EQ(ngfail::to_json(again), text);
+    }
+}
+
+}  // namespace

@@ -1,0 +1,241 @@
+#include <ngfail/report.hpp>
+#include <ngfail/sandbox.hpp>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <set>
+#include <stdexcept>
+
+namespace {
+
+using ngfail::kind;
+using testing::HasSubstr;
+
+// sandbox_failure ← failure_event ← std::runtime_error, thrown the standard way.
+std::exception_ptr three_level_chain() {
+    try {
+        try {
+            try {
+                throw std::runtime_error("sdk: connection reset");
+            } catch (...) {
+                std::throw_with_nested(ngfail::failure_event(kind::transport_peer_drop, "stream dropped"));
+            }
+        } catch (...) {
+            std::throw_with_nested(ngfail::sandbox_failure(
+                {.operation = "exec", .kind = kind::agent_run_error, .boundary = ngfail::boundary::resources_server}));
+        }
+    } catch (...) {
+        return std::current_exception();
+    }
+    return nullptr;
+}
+
+ngfail::event_record record(ngfail::event_id id, std::optional<ngfail::event_id> cause = {}) {
+    return {.id = id, .kind = "cancelled", .code = kind::cancelled, .reason = "r", .cause_id = cause};
+}
+
+std::string violation_reason(const ngfail::failure_report& r, const ngfail::limits& lim = {}) {
+    const auto checked = ngfail::validate(r, lim);
+    EXPECT_TRUE(checked.has_error());
+    if (!checked.has_error()) return {};
+    EXPECT_EQ(checked.error().code(), kind::protocol_violation);
+    return std::string(checked.error().reason());
+}
+
+// ---- report_for ------------------------------------------------------------------------------
+
+TEST(report_for, makes_one_linked_record_per_level) {
+    const auto chain = three_level_chain();
+    const auto report = ngfail::report_for(chain);
+    ASSERT_EQ(report.events.size(), 3u);
+    const auto levels = ngfail::cause_chain(chain);
+    ASSERT_TRUE(report.failure_id);
+    const auto& outer = report.events.at(*report.failure_id);
+    EXPECT_EQ(outer.kind, "agent_run_error");
+    EXPECT_EQ(outer.boundary, ngfail::boundary::resources_server);
+    EXPECT_EQ(outer.id, levels[0].id());
+    const auto& middle = report.events.at(*outer.cause_id);
+    EXPECT_EQ(middle.kind, "transport_peer_drop");
+    EXPECT_EQ(middle.id, levels[1].id());
+    const auto& root = report.events.at(*middle.cause_id);
+    EXPECT_EQ(std::get<ngfail::sdk_error_details>(root.details).error_type, "std::runtime_error");
+    EXPECT_FALSE(root.cause_id);
+    EXPECT_TRUE(ngfail::validate(report));
+}
+
+TEST(report_for, a_kind_only_level_gets_an_id) {
+    const ngfail::failure f{ngfail::event_info{.kind = kind::agent_timeout, .reason = "r", .cause = kind::transport_timeout}};
+    const auto report = ngfail::report_for(f);
+    ASSERT_EQ(report.events.size(), 2u);
+    for (const auto& [id, rec] : report.events) EXPECT_FALSE(id.is_nil());
+    EXPECT_TRUE(ngfail::validate(report));
+}
+
+TEST(report_for, no_failure_is_the_success_report) {
+    EXPECT_EQ(ngfail::report_for(std::exception_ptr{}), ngfail::failure_report{});
+    EXPECT_EQ(ngfail::report_for(ngfail::failure{}), ngfail::failure_report{});
+}
+
+TEST(merge, adds_observed_events_without_changing_failure_id) {
+    auto report = ngfail::report_for(three_level_chain());
+    const auto own = report.failure_id;
+    const auto observed = ngfail::report_for(ngfail::failure{ngfail::event_info{.kind = kind::transport_timeout,
+                                                                                .reason = "attempt 1"}});
+    ngfail::merge(report, observed);
+    EXPECT_EQ(report.failure_id, own);
+    EXPECT_EQ(report.events.size(), 4u);
+    EXPECT_TRUE(report.events.contains(*observed.failure_id));
+    ngfail::merge(report, observed);
+    EXPECT_EQ(report.events.size(), 4u) << "merging twice adds nothing";
+}
+
+// ---- validate ---------------------------------------------------------------------------------
+
+TEST(validate, rejects_a_key_that_differs_from_its_record_id) {
+    ngfail::failure_report r;
+    const auto a = ngfail::event_id::generate();
+    r.events.emplace(a, record(ngfail::event_id::generate()));
+    EXPECT_THAT(violation_reason(r), HasSubstr("does not match its event_id"));
+}
+
+TEST(validate, rejects_a_dangling_cause_id) {
+    ngfail::failure_report r;
+    const auto a = ngfail::event_id::generate();
+    r.events.emplace(a, record(a, ngfail::event_id::generate()));
+    EXPECT_THAT(violation_reason(r), HasSubstr("is not in the report"));
+    EXPECT_THAT(violation_reason(r), HasSubstr("cause_id"));
+}
+
+TEST(validate, rejects_a_cycle) {
+    ngfail::failure_report r;
+    const auto a = ngfail::event_id::generate();
+    const auto b = ngfail::event_id::generate();
+    r.events.emplace(a, record(a, b));
+    r.events.emplace(b, record(b, a));
+    EXPECT_THAT(violation_reason(r), HasSubstr("has a cycle"));
+}
+
+TEST(validate, rejects_a_self_cycle) {
+    ngfail::failure_report r;
+    const auto a = ngfail::event_id::generate();
+    r.events.emplace(a, record(a, a));
+    EXPECT_THAT(violation_reason(r), HasSubstr("is its own cause"));
+}
+
+TEST(validate, rejects_a_failure_id_without_its_event) {
+    ngfail::failure_report r{.failure_id = ngfail::event_id::generate()};
+    EXPECT_THAT(violation_reason(r), HasSubstr("failure_id"));
+}
+
+TEST(validate, enforces_every_limit) {
+    const ngfail::limits lim;
+    std::set<std::string> reasons;
+    {
+        ngfail::failure_report r;
+        for (std::size_t i = 0; i <= lim.max_events; ++i) {
+            const auto id = ngfail::event_id::generate();
+            r.events.emplace(id, record(id));
+        }
+        reasons.insert(violation_reason(r));
+        EXPECT_THAT(*reasons.rbegin(), HasSubstr("65 events; the limit is 64"));
+    }
+    {
+        ngfail::failure_report r;
+        std::optional<ngfail::event_id> cause;
+        for (std::size_t i = 0; i <= lim.max_chain_depth; ++i) {
+            const auto id = ngfail::event_id::generate();
+            r.events.emplace(id, record(id, cause));
+            cause = id;
+        }
+        const auto why = violation_reason(r);
+        EXPECT_THAT(why, HasSubstr("33 levels; the limit is 32"));
+        reasons.insert(why);
+    }
+    const auto with_one = [](auto change) {
+        ngfail::failure_report r;
+        const auto id = ngfail::event_id::generate();
+        auto rec = record(id);
+        change(rec);
+        r.events.emplace(id, rec);
+        return r;
+    };
+    const auto long_reason = violation_reason(with_one([&](auto& rec) { rec.reason.assign(2001, 'r'); }));
+    EXPECT_THAT(long_reason, HasSubstr("failure_reason is 2001 bytes; the limit is 2000"));
+    const auto long_kind = violation_reason(with_one([&](auto& rec) { rec.kind.assign(4097, 'k'); }));
+    EXPECT_THAT(long_kind, HasSubstr("failure_kind is 4097 bytes"));
+    const auto long_detail = violation_reason(with_one([&](auto& rec) {
+        rec.details = ngfail::sandbox_details{.operation = "exec", .sandbox_id = std::string(4097, 's')};
+    }));
+    EXPECT_THAT(long_detail, HasSubstr("details.sandbox_id is 4097 bytes"));
+    reasons.insert({long_reason, long_kind, long_detail});
+    EXPECT_EQ(reasons.size(), 5u) << "each limit has its own message";
+}
+
+TEST(validate, holds_exactly_at_the_limits) {
+    ngfail::failure_report r;
+    std::optional<ngfail::event_id> cause;
+    for (int i = 0; i < 32; ++i) {
+        const auto id = ngfail::event_id::generate();
+        auto rec = record(id, cause);
+        rec.reason.assign(2000, 'r');
+        rec.kind.assign(4096, 'k');
+        r.events.emplace(id, rec);
+        cause = id;
+    }
+    for (int i = 0; i < 32; ++i) {
+        const auto id = ngfail::event_id::generate();
+        r.events.emplace(id, record(id));
+    }
+    EXPECT_TRUE(ngfail::validate(r));
+}
+
+// ---- rebuild ---------------------------------------------------------------------------------
+
+TEST(rebuild, gives_each_level_its_class_and_keeps_ids) {
+    const auto original = three_level_chain();
+    const auto report = ngfail::report_for(original);
+    const auto rebuilt = ngfail::rebuild(report);
+    ASSERT_TRUE(rebuilt);
+    const auto levels = ngfail::cause_chain(rebuilt);
+    ASSERT_EQ(levels.size(), 3u);
+    auto expected = report.failure_id;
+    for (std::size_t i = 0; i < 3; ++i) {
+        EXPECT_EQ(levels[i].id(), *expected) << "level " << i;
+        expected = report.events.at(*expected).cause_id;
+    }
+    try {
+        std::rethrow_exception(rebuilt);
+    } catch (const ngfail::sandbox_failure& outer) {
+        EXPECT_EQ(outer.sandbox().operation, "exec");
+        try {
+            std::rethrow_if_nested(outer);
+        } catch (const ngfail::failure_event& middle) {
+            EXPECT_EQ(middle.code(), kind::transport_peer_drop);
+            try {
+                std::rethrow_if_nested(middle);
+            } catch (const ngfail::foreign_failure& root) {
+                EXPECT_EQ(root.sdk_error().error_type, "std::runtime_error");
+                EXPECT_EQ(root.cause(), nullptr) << "the original type cannot travel";
+            }
+        }
+    }
+    EXPECT_EQ(ngfail::report_for(rebuilt), report) << "a rebuilt chain reports the same";
+}
+
+TEST(rebuild, a_success_report_rebuilds_nothing) {
+    EXPECT_EQ(ngfail::rebuild(ngfail::failure_report{}), nullptr);
+    EXPECT_FALSE(ngfail::rebuild_failure(ngfail::failure_report{}));
+}
+
+TEST(rebuild, keeps_unknown_kinds_verbatim) {
+    ngfail::failure_report r;
+    const auto id = ngfail::event_id::generate();
+    r.events.emplace(id, ngfail::event_record{.id = id, .kind = "future_kind", .reason = "from a newer peer"});
+    r.failure_id = id;
+    const auto f = ngfail::rebuild_failure(r);
+    EXPECT_EQ(f.kind_name(), "future_kind");
+    EXPECT_EQ(f.id(), id);
+}
+
+}  // namespace

@@ -1,0 +1,303 @@
+#include <ngfail/json.hpp>
+#include <ngfail/sandbox.hpp>
+#include <ngfail/transport.hpp>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <thread>
+
+namespace {
+
+using ngfail::kind;
+using testing::HasSubstr;
+
+ngfail::failure chain_of(int levels, std::string reason = "r", std::size_t detail_bytes = 0) {
+    ngfail::failure inner;
+    for (int i = 0; i < levels; ++i) {
+        inner = ngfail::make_sandbox_failure({.operation = "exec",
+                                              .kind = kind::transport_peer_drop,
+                                              .sandbox_id = std::string(detail_bytes, 's'),
+                                              .cause = std::move(inner),
+                                              .reason = reason + " level " + std::to_string(i)});
+    }
+    return inner;
+}
+
+bool printable_ascii(std::string_view s) {
+    return std::all_of(s.begin(), s.end(), [](char c) { return c >= 0x20 && c <= 0x7e; });
+}
+
+// ---- encode / decode -------------------------------------------------------------------------
+
+TEST(header, name_is_x_ng_failure_report) { EXPECT_EQ(ngfail::failure_header_name, "X-NG-Failure-Report"); }
+
+TEST(header, value_is_printable_ascii_whatever_the_reason_holds) {
+    const std::string nasty = std::string("CR\rLF\nNUL") + '\0' + "quote\"back\\slash tab\t bell\x07 del\x7f" +
+                              " invalid\xff\xfe utf8 \xc3 cut, caf\xc3\xa9 \xe6\xbc\xa2 \xf0\x9f\x92\xa5";
+    const auto report =
+        ngfail::report_for(ngfail::failure{ngfail::event_info{.kind = kind::agent_run_error, .reason = nasty}});
+    const std::string value = ngfail::encode_header(report);
+    EXPECT_TRUE(printable_ascii(value)) << value;
+    const auto back = ngfail::decode_header(value);
+    ASSERT_TRUE(back) << back.error().what();
+    const std::string& reason = back.value().events.begin()->second.reason;
+    EXPECT_THAT(reason, HasSubstr("CR\rLF\nNUL"));
+    EXPECT_THAT(reason, HasSubstr("caf\xc3\xa9 \xe6\xbc\xa2 \xf0\x9f\x92\xa5")) << "valid UTF-8 survives";
+    EXPECT_THAT(reason, HasSubstr("invalid\xef\xbf\xbd\xef\xbf\xbd utf8")) << "invalid bytes become U+FFFD";
+}
+
+TEST(header, a_report_that_fits_is_its_json) {
+    const auto report = ngfail::report_for(chain_of(3));
+    EXPECT_EQ(ngfail::encode_header(report), ngfail::to_json(report));
+    EXPECT_EQ(ngfail::decode_header(ngfail::encode_header(report)).value(), report);
+}
+
+TEST(header, observed_events_outside_the_chain_are_dropped_first) {
+    auto report = ngfail::report_for(chain_of(2, std::string(100, 'x')));
+    const std::size_t chain_events = report.events.size();
+    for (int i = 0; i < 40; ++i) {
+        ngfail::merge(report, ngfail::report_for(ngfail::failure{ngfail::event_info{
+                                  .kind = kind::transport_timeout, .reason = "attempt " + std::string(150, 'a')}}));
+    }
+    ASSERT_GT(ngfail::to_json(report).size(), 8192u);
+    const auto decoded = ngfail::decode_header(ngfail::encode_header(report));
+    ASSERT_TRUE(decoded) << decoded.error().what();
+    const auto& d = decoded.value();
+    EXPECT_EQ(d.failure_id, report.failure_id);
+    EXPECT_GT(d.dropped_events, 0u);
+    EXPECT_EQ(d.events.size() + d.dropped_events, report.events.size());
+    EXPECT_GT(d.events.size(), chain_events) << "only as many observed events as needed are dropped";
+    for (const auto& [id, rec] : report.events) {
+        if (d.events.contains(id)) {
+            EXPECT_EQ(d.events.at(id).reason, rec.reason) << "reasons untouched";
+        }
+    }
+    // The dropped ones are the newest observed events.
+    const auto oldest_dropped = std::find_if(report.events.begin(), report.events.end(),
+                                             [&](const auto& e) { return !d.events.contains(e.first); });
+    for (auto it = oldest_dropped; it != report.events.end(); ++it) EXPECT_FALSE(d.events.contains(it->first));
+}
+
+TEST(header, then_reasons_are_shortened) {
+    const auto report = ngfail::report_for(chain_of(8, std::string(1900, 'x')));
+    const std::string value = ngfail::encode_header(report);
+    EXPECT_LE(value.size(), 8192u);
+    const auto d = ngfail::decode_header(value).value();
+    EXPECT_EQ(d.events.size(), 8u) << "every cause kept";
+    EXPECT_EQ(d.dropped_events, 0u);
+    for (const auto& [id, rec] : d.events) {
+        EXPECT_LT(rec.reason.size(), 1900u);
+        EXPECT_THAT(rec.reason, testing::EndsWith("\xe2\x80\xa6"));
+    }
+}
+
+TEST(header, then_the_deepest_causes_are_dropped_never_the_failure) {
+    const auto report = ngfail::report_for(chain_of(32, "r", 4000));
+    const std::string value = ngfail::encode_header(report);
+    EXPECT_LE(value.size(), 8192u);
+    const auto decoded = ngfail::decode_header(value);
+    ASSERT_TRUE(decoded) << decoded.error().what();
+    const auto& d = decoded.value();
+    ASSERT_TRUE(d.events.contains(*report.failure_id));
+    EXPECT_EQ(d.events.size() + d.dropped_events, 32u);
+    // What is left is the outermost part of the chain, still linked.
+    auto it = d.events.find(*report.failure_id);
+    std::size_t walked = 1;
+    while (it->second.cause_id) {
+        it = d.events.find(*it->second.cause_id);
+        ASSERT_NE(it, d.events.end());
+        ++walked;
+    }
+    EXPECT_EQ(walked, d.events.size());
+}
+
+TEST(header, a_single_huge_event_still_fits) {
+    const auto report = ngfail::report_for(chain_of(1, std::string(2000, 'x'), 4096));
+    const ngfail::limits tiny{.max_header_bytes = 1024};
+    const std::string value = ngfail::encode_header(report, tiny);
+    EXPECT_LE(value.size(), 1024u);
+    const auto d = ngfail::decode_header(value, tiny);
+    ASSERT_TRUE(d) << d.error().what();
+    EXPECT_TRUE(d.value().events.contains(*report.failure_id));
+}
+
+TEST(header, encoding_is_deterministic) {
+    const auto report = ngfail::report_for(chain_of(20, std::string(800, 'y'), 300));
+    EXPECT_EQ(ngfail::encode_header(report), ngfail::encode_header(report));
+}
+
+TEST(decode_header, rejects_a_value_over_the_limit_and_non_ascii) {
+    EXPECT_THAT(std::string(ngfail::decode_header(std::string(8193, ' ')).error().reason()), HasSubstr("8193 bytes"));
+    EXPECT_THAT(std::string(ngfail::decode_header("{\"events\":{}}\n").error().reason()),
+                HasSubstr("not printable ASCII"));
+}
+
+// Each file in tests/data/malformed_reports is one bad header value or report document.
+std::vector<std::pair<std::string, std::string>> malformed_corpus() {
+    std::vector<std::pair<std::string, std::string>> inputs;
+    for (const auto& entry : std::filesystem::directory_iterator(NGFAIL_TEST_DATA "/malformed_reports")) {
+        std::ifstream in(entry.path(), std::ios::binary);
+        inputs.emplace_back(entry.path().filename().string(),
+                            std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()));
+    }
+    // Too big to keep as files: made here.
+    inputs.emplace_back("generated: 10,000-deep arrays", std::string(10000, '[') + std::string(10000, ']'));
+    inputs.emplace_back("generated: 10,000-deep objects", [] {
+        std::string s;
+        for (int i = 0; i < 10000; ++i) s += "{\"a\":";
+        s += "1";
+        s.append(10000, '}');
+        return s;
+    }());
+    inputs.emplace_back("generated: a 1 MiB string value",
+                        "{\"events\":{},\"x\":\"" + std::string(std::size_t{1} << 20, 'v') + "\"}");
+    inputs.emplace_back("generated: a 1 MiB number", "{\"events\":{},\"x\":" + std::string(std::size_t{1} << 20, '9') + "}");
+    return inputs;
+}
+
+TEST(decode_header, turns_every_malformed_input_into_a_protocol_violation) {
+    const auto inputs = malformed_corpus();
+    ASSERT_GE(inputs.size(), 50u);
+    for (const auto& [name, text] : inputs) {
+        const auto as_header = ngfail::decode_header(text);
+        ASSERT_TRUE(as_header.has_error()) << name << " was accepted as a header";
+        EXPECT_EQ(as_header.error().code(), kind::protocol_violation) << name;
+        EXPECT_FALSE(as_header.error().reason().empty()) << name;
+        const auto as_json = ngfail::report_from_json(text);
+        ASSERT_TRUE(as_json.has_error()) << name << " was accepted as JSON";
+        EXPECT_EQ(as_json.error().code(), kind::protocol_violation) << name;
+        EXPECT_TRUE(printable_ascii(as_json.error().reason())) << name << ": " << as_json.error().reason();
+    }
+}
+
+// ---- request_failure_log -------------------------------------------------------------------------
+
+TEST(request_failure_log, finish_reports_the_own_failure_and_everything_observed) {
+    ngfail::request_failure_log log;
+    const ngfail::failure attempt{ngfail::event_info{.kind = kind::transport_timeout, .reason = "attempt 1"}};
+    log.observe_failure(attempt);
+    const auto remote = ngfail::report_for(chain_of(2));
+    log.observe_reply(remote);
+    const ngfail::failure own{ngfail::event_info{.kind = kind::agent_run_error, .reason = "gave up"}};
+    const auto report = log.finish(own);
+    EXPECT_EQ(report.failure_id, own.id());
+    EXPECT_TRUE(report.events.contains(attempt.id()));
+    for (const auto& [id, rec] : remote.events) EXPECT_TRUE(report.events.contains(id));
+    EXPECT_EQ(report.events.size(), 4u);
+    EXPECT_TRUE(ngfail::validate(report));
+}
+
+TEST(request_failure_log, a_recovered_request_reports_success_with_its_attempts) {
+    ngfail::request_failure_log log;
+    const ngfail::failure attempt{ngfail::event_info{.kind = kind::transport_peer_drop, .reason = "attempt 1"}};
+    log.observe_failure(attempt);
+    const auto report = log.finish();
+    EXPECT_FALSE(report.failure_id);
+    EXPECT_TRUE(report.events.contains(attempt.id()));
+}
+
+TEST(request_failure_log, four_threads_observe_at_once) {
+    ngfail::request_failure_log log;
+    std::vector<std::thread> threads;
+    std::vector<std::vector<ngfail::event_id>> ids(4);
+    for (int t = 0; t < 4; ++t) {
+        threads.emplace_back([&, t] {
+            for (int i = 0; i < 12; ++i) {
+                const ngfail::failure f{ngfail::event_info{.kind = kind::transport_timeout,
+                                                           .reason = "thread " + std::to_string(t)}};
+                ids[t].push_back(f.id());
+                log.observe_failure(f);
+                if (i % 4 == 0) (void)log.finish();
+            }
+        });
+    }
+    for (auto& t : threads) t.join();
+    const auto report = log.finish();
+    EXPECT_EQ(report.events.size(), 48u);
+    for (const auto& per_thread : ids) {
+        for (const auto& id : per_thread) EXPECT_TRUE(report.events.contains(id));
+    }
+}
+
+// ---- sse_report_reader ---------------------------------------------------------------------------
+
+std::string sse_stream(const std::string& report_json, std::string_view eol = "\n") {
+    std::string s;
+    const auto line = [&](std::string_view l) {
+        s += l;
+        s += eol;
+    };
+    line(": keep-alive");
+    line("event: stdout");
+    line("data: {\"text\":\"hello\"}");
+    line("");
+    line("event: ping");
+    line("data:");
+    line("");
+    line("data: first line");
+    line("data: second line");
+    line("");
+    line("event: ng-failure-report");
+    line("data: " + report_json);
+    line("");
+    return s;
+}
+
+TEST(sse_report_reader, finds_the_report_at_every_split_point_and_relays_bytes_unchanged) {
+    const auto report = ngfail::report_for(chain_of(3));
+    for (const std::string_view eol : {std::string_view("\n"), std::string_view("\r\n"), std::string_view("\r")}) {
+        const std::string stream = sse_stream(ngfail::to_json(report), eol);
+        for (std::size_t split = 0; split <= stream.size(); ++split) {
+            ngfail::sse_report_reader reader;
+            std::string relayed;
+            relayed += reader.relay(std::string_view(stream).substr(0, split));
+            relayed += reader.relay(std::string_view(stream).substr(split));
+            ASSERT_EQ(relayed, stream);
+            ASSERT_TRUE(reader.report()) << "split " << split;
+            ASSERT_TRUE(*reader.report()) << "split " << split << ": " << reader.report()->error().what();
+            ASSERT_EQ(reader.report()->value(), report) << "split " << split;
+        }
+    }
+}
+
+TEST(sse_report_reader, reads_a_stream_byte_by_byte) {
+    const auto report = ngfail::report_for(chain_of(2));
+    const std::string stream = sse_stream(ngfail::to_json(report), "\r\n");
+    ngfail::sse_report_reader reader;
+    for (const char c : stream) reader.relay(std::string_view(&c, 1));
+    ASSERT_TRUE(reader.report() && *reader.report());
+    EXPECT_EQ(reader.report()->value(), report);
+}
+
+TEST(sse_report_reader, has_nothing_until_the_event_ends) {
+    ngfail::sse_report_reader reader;
+    reader.relay("event: ng-failure-report\ndata: {\"events\":{}}\n");
+    EXPECT_FALSE(reader.report());
+    reader.relay("\n");
+    EXPECT_TRUE(reader.report());
+}
+
+TEST(sse_report_reader, an_oversized_report_is_a_protocol_violation_in_bounded_memory) {
+    const ngfail::limits lim{.max_json_bytes = 1000};
+    ngfail::sse_report_reader reader(lim);
+    reader.relay("event: ng-failure-report\ndata: ");
+    const std::string big(100000, 'x');
+    for (int i = 0; i < 50; ++i) reader.relay(big);  // 5 MB on one line
+    reader.relay("\n\n");
+    ASSERT_TRUE(reader.report());
+    ASSERT_TRUE(reader.report()->has_error());
+    EXPECT_EQ(reader.report()->error().code(), kind::protocol_violation);
+}
+
+TEST(sse_report_reader, a_malformed_report_is_a_protocol_violation) {
+    ngfail::sse_report_reader reader;
+    reader.relay("event: ng-failure-report\ndata: {not json\n\n");
+    ASSERT_TRUE(reader.report() && reader.report()->has_error());
+    EXPECT_EQ(reader.report()->error().code(), kind::protocol_violation);
+}
+
+}  // namespace
