@@ -26,5 +26,10 @@ install(FILES
 
 # Relocatable: the prefix is found from the .pc file's own place, so --prefix works.
 file(RELATIVE_PATH NGFAIL_PC_TO_PREFIX "/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/")
+# Static libraries list dependents first.
+set(NGFAIL_PC_LIBS "")
+foreach(library IN LISTS ngfail_libraries)
+    string(PREPEND NGFAIL_PC_LIBS "-l${library} ")
+endforeach()
 configure_file(cmake/ngfail.pc.in ${PROJECT_BINARY_DIR}/ngfail.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/ngfail.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
