@@ -212,10 +212,10 @@ void emit(Sink& s, const event_record& r) {
 
 template <class Sink>
 void emit_events(Sink& s, const std::map<event_id, event_record>& events) {
-    for (const auto& [id, record] : events) {
+    for (const auto& entry : events) {
         std::array<char, 36> key{};
-        format_event_id(id, key.data());
-        s.object(std::string_view(key.data(), key.size()), [&](Sink& inner) { emit(inner, record); });
+        format_event_id(entry.first, key.data());
+        s.object(std::string_view(key.data(), key.size()), [&](Sink& inner) { emit(inner, entry.second); });
     }
 }
 
