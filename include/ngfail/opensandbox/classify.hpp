@@ -1,0 +1,110 @@
+// <ngfail/opensandbox/classify.hpp> — OpenSandbox observations to failure kinds, from
+// structured evidence only (target ngfail::opensandbox; no Beast, no Asio headers).
+//
+// An SDK wrapper on any HTTP stack describes what it saw and lets the classifier decide:
+//
+//   ngfail::opensandbox::observation seen{.operation = "exec", .sandbox_id = id,
+//                                         .cause = std::current_exception(),
+//                                         .execution_id = exec_id,
+//                                         .transport_phase = ngfail::opensandbox::phase::receive};
+//   throw ngfail::opensandbox::opensandbox_failure(seen);   // a sandbox_failure
+//
+// Only structured evidence counts: HTTP status, the provider's error code, status reasons,
+// sandbox states, exit codes, transport error codes. Message text never does — "OOMKilled",
+// "401 Unauthorized" or "signal: killed" in a message proves nothing. docs/opensandbox.md
+// explains every row of the table (SPEC §9.3), which lives in one array in classify.cpp.
+#pragma once
+
+#include <ngfail/kind.hpp>
+#include <ngfail/result.hpp>
+#include <ngfail/sandbox.hpp>
+
+#include <chrono>
+#include <exception>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <system_error>
+
+namespace ngfail::opensandbox {
+
+// Where a transport error happened: while connecting nothing was sent.
+enum class phase { connect, send, receive };
+
+// Conditions the client observes that have no errno.
+enum class errc {
+    stream_incomplete = 1,  // an SSE stream ended with neither `error` nor `execution_complete`
+    readiness_timeout,      // a created sandbox did not become ready in time
+    malformed_response,     // a reply the API does not allow (bad JSON, wrong shape)
+};
+
+// The category of `errc`; `name()` is "ngfail.opensandbox".
+[[nodiscard]] const std::error_category& error_category() noexcept;
+[[nodiscard]] inline std::error_code make_error_code(errc e) noexcept {
+    return {static_cast<int>(e), error_category()};
+}
+
+// What an SDK wrapper saw of one failed operation. Designated initialisers follow this order.
+struct observation {
+    std::string operation{};  // create, get, kill, renew, endpoint, exec, exec_status, …
+    std::optional<std::string> sandbox_id{};
+    std::exception_ptr cause{};                 // read structurally: api_error, system_error
+    std::optional<std::string> failure_kind{};  // an explicit kind decided elsewhere
+    std::optional<std::string> reason{};
+    std::optional<std::string> execution_id{};
+    std::optional<std::string> provider_status_reason{};  // e.g. "OOMKilled"
+    std::optional<int> exit_code{};
+    std::optional<int> http_status{};
+    std::optional<std::string> provider_code{};  // e.g. "KUBERNETES::SANDBOX_NOT_FOUND"
+    std::optional<std::string> sandbox_state{};  // e.g. "Failed"
+    std::optional<std::chrono::seconds> retry_after{};
+    std::error_code transport_error{};
+    std::optional<phase> transport_phase{};
+};
+
+struct classification {
+    std::error_code kind;                   // a kind code; `undetermined` when nothing matched
+    std::optional<ngfail::delivery> delivery;  // only what the evidence establishes
+
+    friend bool operator==(const classification&, const classification&) = default;
+};
+
+// The first matching row of the evidence table. Never throws, never reads text, no regex;
+// allocates nothing unless the observation carries a cause (read by rethrowing it once) or
+// an unknown explicit kind (interned).
+[[nodiscard]] classification classify(const observation& seen) noexcept;
+
+// The event to throw: classified, provider "opensandbox", the established delivery and the
+// observation's facts in its details, the cause as its cause.
+[[nodiscard]] sandbox_failure opensandbox_failure(const observation& seen);
+
+// The same as a `noexcept` failure.
+[[nodiscard]] failure to_failure(const observation& seen) noexcept;
+
+// The OpenSandbox client's exception for an HTTP error reply: the `{"code","message"}`
+// envelope, the status and the request id as data. Never the request, its headers or body.
+class api_error : public std::runtime_error, public structured_error {
+public:
+    api_error(int status, std::optional<std::string> code, const std::string& message,
+              std::optional<std::string> request_id = std::nullopt,
+              std::optional<std::chrono::seconds> retry_after = std::nullopt);
+
+    [[nodiscard]] int status() const noexcept { return status_; }
+    [[nodiscard]] const std::optional<std::string>& code() const noexcept { return code_; }
+    [[nodiscard]] const std::optional<std::chrono::seconds>& retry_after() const noexcept { return retry_after_; }
+
+    [[nodiscard]] std::optional<int> http_status() const noexcept override { return status_; }
+    [[nodiscard]] std::optional<std::string> error_code_name() const override { return code_; }
+    [[nodiscard]] std::optional<std::string> request_id() const override { return request_id_; }
+
+private:
+    int status_;
+    std::optional<std::string> code_;
+    std::optional<std::string> request_id_;
+    std::optional<std::chrono::seconds> retry_after_;
+};
+
+}  // namespace ngfail::opensandbox
+
+template <>
+struct std::is_error_code_enum<ngfail::opensandbox::errc> : std::true_type {};

@@ -1,0 +1,292 @@
+#include <ngfail/opensandbox/classify.hpp>
+
+#include <boost/system/system_error.hpp>
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <string_view>
+
+namespace ngfail::opensandbox {
+namespace {
+
+// ---- the evidence, normalised once ------------------------------------------------------
+
+enum class network {
+    none,
+    refused,            // ECONNREFUSED
+    unreachable,        // ENETUNREACH, EHOSTUNREACH
+    host_not_found,     // asio.netdb host_not_found, host_not_found_try_again
+    timed_out,          // ETIMEDOUT, beast timeout
+    local_resource,     // EMFILE, ENFILE, ENOBUFS, ENOMEM, EADDRNOTAVAIL
+    dropped,            // ECONNRESET, ECONNABORTED, EPIPE, EOF, end of stream, stream_incomplete
+    readiness_timeout,  // errc::readiness_timeout
+    malformed,          // errc::malformed_response
+};
+
+struct evidence {
+    std::string_view operation;
+    std::optional<int> status;
+    std::string_view code;
+    std::string_view status_reason;
+    std::string_view state;
+    std::optional<int> exit_code;
+    bool execution_known = false;
+    network net = network::none;
+    std::optional<phase> at;
+};
+
+network network_of_errno(int value) noexcept {
+    switch (value) {
+        case ECONNREFUSED: return network::refused;
+        case ENETUNREACH:
+        case EHOSTUNREACH: return network::unreachable;
+        case ETIMEDOUT: return network::timed_out;
+        case EMFILE:
+        case ENFILE:
+        case ENOBUFS:
+        case ENOMEM:
+        case EADDRNOTAVAIL: return network::local_resource;
+        case ECONNRESET:
+        case ECONNABORTED:
+        case EPIPE: return network::dropped;
+        default: return network::none;
+    }
+}
+
+bool category_named(const std::error_code& ec, const char* name) noexcept {
+    return std::strcmp(ec.category().name(), name) == 0;
+}
+
+// Recognised by category and value, so no Asio or Beast header is needed.
+network network_of(const std::error_code& ec) noexcept {
+    if (!ec) return network::none;
+    if (ec.category() == std::generic_category() || ec.category() == std::system_category()) {
+        return network_of_errno(ec.value());
+    }
+    if (ec.category() == error_category()) {
+        switch (static_cast<errc>(ec.value())) {
+            case errc::stream_incomplete: return network::dropped;
+            case errc::readiness_timeout: return network::readiness_timeout;
+            case errc::malformed_response: return network::malformed;
+        }
+        return network::none;
+    }
+    constexpr int asio_eof = 2, netdb_host_not_found = 1, netdb_try_again = 2, beast_timeout = 1;
+    constexpr int http_end_of_stream = 1, http_partial_message = 2;
+    if (category_named(ec, "asio.misc") && ec.value() == asio_eof) return network::dropped;
+    if (category_named(ec, "asio.netdb") && (ec.value() == netdb_host_not_found || ec.value() == netdb_try_again)) {
+        return network::host_not_found;
+    }
+    if ((category_named(ec, "boost.beast") || category_named(ec, "beast")) && ec.value() == beast_timeout) {
+        return network::timed_out;
+    }
+    if (category_named(ec, "beast.http") && (ec.value() == http_end_of_stream || ec.value() == http_partial_message)) {
+        return network::dropped;
+    }
+    return network::none;
+}
+
+// Fields the observation does not give directly, read from its cause's type.
+struct cause_facts {
+    std::optional<int> status;
+    std::optional<std::string> code;
+    std::error_code transport;
+};
+
+cause_facts facts_of(const std::exception_ptr& cause) noexcept {
+    if (!cause) return {};
+    try {
+        std::rethrow_exception(cause);
+    } catch (const api_error& e) {
+        try {
+            return {e.status(), e.code(), {}};
+        } catch (...) {
+            return {e.status(), std::nullopt, {}};
+        }
+    } catch (const std::system_error& e) {
+        return {std::nullopt, std::nullopt, e.code()};
+    } catch (const boost::system::system_error& e) {
+        return {std::nullopt, std::nullopt, std::error_code(e.code())};
+    } catch (...) {
+        return {};
+    }
+}
+
+bool is_exec(std::string_view operation) noexcept { return operation == "exec" || operation == "exec_status"; }
+
+// `*NAME`: the code itself or any backend prefix before "::".
+bool code_is(std::string_view code, std::string_view name) noexcept {
+    return code == name || (code.size() > name.size() + 2 && code.ends_with(name) &&
+                            code.substr(code.size() - name.size() - 2, 2) == "::");
+}
+
+// ---- the table (SPEC §9.3) -------------------------------------------------------------------
+
+bool oom_reported(const evidence& e) noexcept { return e.status_reason == "OOMKilled"; }
+bool killed_by_signal(const evidence& e) noexcept { return is_exec(e.operation) && e.exit_code == -1; }
+bool start_failed(const evidence& e) noexcept {
+    return e.operation == "create" &&
+           ((e.status == 504 && code_is(e.code, "POD_READY_TIMEOUT")) || e.status_reason == "ImagePullBackOff" ||
+            e.status_reason == "ErrImagePull" || e.net == network::readiness_timeout);
+}
+bool credentials_rejected(const evidence& e) noexcept { return e.status == 401; }
+bool quota_exhausted(const evidence& e) noexcept {
+    return e.status == 429 || (e.status == 403 && code_is(e.code, "QUOTA_EXCEEDED")) ||
+           code_is(e.code, "POOL_CAPACITY_EXHAUSTED");
+}
+bool sandbox_lost(const evidence& e) noexcept {
+    return (e.status == 404 && code_is(e.code, "SANDBOX_NOT_FOUND")) || e.state == "Terminated" || e.state == "Failed";
+}
+bool provider_not_ready(const evidence& e) noexcept {
+    return (e.status == 404 && code_is(e.code, "POD_IP_NOT_AVAILABLE")) ||
+           (e.status == 503 && code_is(e.code, "INITIALIZATION_ERROR"));
+}
+bool backend_unreachable(const evidence& e) noexcept { return e.status == 502 && e.code == "BACKEND_CONNECTION_FAILED"; }
+bool state_conflict(const evidence& e) noexcept { return e.status == 409; }
+bool other_4xx(const evidence& e) noexcept { return e.status && *e.status >= 400 && *e.status < 500; }
+bool other_5xx(const evidence& e) noexcept { return e.status && *e.status >= 500 && *e.status < 600; }
+// Refusal, unreachability and name lookup happen only while connecting: they say the phase
+// themselves. A timeout needs the phase to be known.
+bool unreachable_at_connect(const evidence& e) noexcept {
+    const bool connect_only =
+        e.net == network::refused || e.net == network::host_not_found || e.net == network::unreachable;
+    const bool connecting = e.at == phase::connect || (!e.at && connect_only);
+    return connecting && (connect_only || e.net == network::timed_out);
+}
+bool local_resource(const evidence& e) noexcept { return e.net == network::local_resource; }
+bool malformed(const evidence& e) noexcept { return e.net == network::malformed; }
+bool dropped(const evidence& e) noexcept { return e.net == network::dropped; }
+bool timed_out_after_connect(const evidence& e) noexcept {
+    return e.net == network::timed_out && e.at != phase::connect;
+}
+
+using delivery_rule = std::optional<delivery> (*)(const evidence&) noexcept;
+std::optional<delivery> absent(const evidence&) noexcept { return std::nullopt; }
+std::optional<delivery> not_sent(const evidence&) noexcept { return delivery::not_sent; }
+std::optional<delivery> delivered(const evidence&) noexcept { return delivery::delivered; }
+std::optional<delivery> possibly_delivered(const evidence&) noexcept { return delivery::possibly_delivered; }
+std::optional<delivery> delivered_if_execution_known(const evidence& e) noexcept {
+    return e.execution_known ? std::optional(delivery::delivered) : std::nullopt;
+}
+std::optional<delivery> not_sent_if_connecting(const evidence& e) noexcept {
+    return e.at == phase::connect ? delivery::not_sent : delivery::possibly_delivered;
+}
+std::optional<delivery> after_connect(const evidence& e) noexcept {
+    return is_exec(e.operation) && e.execution_known ? delivery::delivered : delivery::possibly_delivered;
+}
+
+struct row {
+    int number;
+    bool (*matches)(const evidence&) noexcept;
+    kind result;
+    delivery_rule delivery;
+};
+
+// First matching row wins. Row 1 (an explicit failure_kind) and row 18 (nothing matched)
+// are the edges of `classify` itself.
+constexpr std::array evidence_table{
+    //  #  evidence                 kind                                 delivery
+    row{2, oom_reported,            kind::provider_oom_killed,           delivered_if_execution_known},
+    row{3, killed_by_signal,        kind::provider_command_terminated,   delivered},
+    row{4, start_failed,            kind::provider_start_failed,         absent},
+    row{5, credentials_rejected,    kind::provider_credentials_rejected, not_sent},
+    row{6, quota_exhausted,         kind::provider_quota_exhausted,      not_sent},
+    row{7, sandbox_lost,            kind::provider_sandbox_lost,         not_sent},
+    row{8, provider_not_ready,      kind::provider_unavailable,          not_sent},
+    row{9, backend_unreachable,     kind::transport_unreachable,         not_sent},
+    row{10, state_conflict,         kind::provider_state_conflict,       not_sent},
+    row{11, other_4xx,              kind::provider_request_rejected,     not_sent},
+    row{12, other_5xx,              kind::provider_unavailable,          possibly_delivered},
+    row{13, unreachable_at_connect, kind::transport_unreachable,         not_sent},
+    row{14, local_resource,         kind::transport_local_resource,      not_sent_if_connecting},
+    row{15, malformed,              kind::protocol_violation,            possibly_delivered},
+    row{16, dropped,                kind::transport_peer_drop,           after_connect},
+    row{17, timed_out_after_connect, kind::transport_timeout,            after_connect},
+};
+
+const row* first_match(const evidence& e) noexcept {
+    for (const row& r : evidence_table) {
+        if (r.matches(e)) return &r;
+    }
+    return nullptr;
+}
+
+std::string_view view(const std::optional<std::string>& s) noexcept { return s ? std::string_view(*s) : std::string_view{}; }
+
+class category_impl final : public std::error_category {
+public:
+    [[nodiscard]] const char* name() const noexcept override { return "ngfail.opensandbox"; }
+    [[nodiscard]] std::string message(int value) const override {
+        switch (static_cast<errc>(value)) {
+            case errc::stream_incomplete: return "the stream ended with neither error nor execution_complete";
+            case errc::readiness_timeout: return "the sandbox did not become ready in time";
+            case errc::malformed_response: return "the reply is not what the API allows";
+        }
+        return "unknown ngfail.opensandbox error " + std::to_string(value);
+    }
+};
+
+constinit const category_impl category_instance{};
+
+sandbox_facts facts_for(const observation& seen, const classification& c) {
+    return {.operation = seen.operation,
+            .kind = c.kind,
+            .sandbox_id = seen.sandbox_id,
+            .cause = seen.cause,
+            .reason = seen.reason,
+            .execution_id = seen.execution_id,
+            .provider = "opensandbox",
+            .provider_status_reason = seen.provider_status_reason,
+            .exit_code = seen.exit_code,
+            .http_status = seen.http_status,
+            .provider_code = seen.provider_code,
+            .delivery = c.delivery,
+            .retry_after = seen.retry_after};
+}
+
+}  // namespace
+
+const std::error_category& error_category() noexcept { return category_instance; }
+
+classification classify(const observation& seen) noexcept {
+    const bool reads_cause = seen.cause && (!seen.http_status || !seen.provider_code || !seen.transport_error);
+    const cause_facts from_cause = reads_cause ? facts_of(seen.cause) : cause_facts{};
+    const evidence e{.operation = seen.operation,
+                     .status = seen.http_status ? seen.http_status : from_cause.status,
+                     .code = seen.provider_code ? std::string_view(*seen.provider_code) : view(from_cause.code),
+                     .status_reason = view(seen.provider_status_reason),
+                     .state = view(seen.sandbox_state),
+                     .exit_code = seen.exit_code,
+                     .execution_known = seen.execution_id.has_value(),
+                     .net = network_of(seen.transport_error ? seen.transport_error : from_cause.transport),
+                     .at = seen.transport_phase};
+    const row* match = first_match(e);
+    const std::optional<delivery> established = match ? match->delivery(e) : std::nullopt;
+    if (seen.failure_kind) {
+        return {kind_from_name(validate_kind_name(*seen.failure_kind)), established};
+    }
+    if (!match) return {make_error_code(kind::undetermined), std::nullopt};
+    return {make_error_code(match->result), established};
+}
+
+sandbox_failure opensandbox_failure(const observation& seen) { return sandbox_failure(facts_for(seen, classify(seen))); }
+
+failure to_failure(const observation& seen) noexcept {
+    const classification c = classify(seen);
+    try {
+        return make_sandbox_failure(facts_for(seen, c));
+    } catch (...) {  // copying the facts ran out of memory
+        return failure(c.kind);
+    }
+}
+
+api_error::api_error(int status, std::optional<std::string> code, const std::string& message,
+                     std::optional<std::string> request_id, std::optional<std::chrono::seconds> retry_after)
+    : std::runtime_error("HTTP " + std::to_string(status) + (code ? " " + *code : std::string()) + ": " + message),
+      status_(status),
+      code_(std::move(code)),
+      request_id_(std::move(request_id)),
+      retry_after_(retry_after) {}
+
+}  // namespace ngfail::opensandbox

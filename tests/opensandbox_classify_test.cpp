@@ -1,0 +1,318 @@
+#include <ngfail/opensandbox/classify.hpp>
+
+#include <boost/asio/error.hpp>
+#include <boost/beast/core/error.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/system/system_error.hpp>
+#include <gtest/gtest.h>
+
+namespace {
+
+using ngfail::delivery;
+using ngfail::kind;
+using ngfail::opensandbox::classify;
+using ngfail::opensandbox::errc;
+using ngfail::opensandbox::observation;
+using ngfail::opensandbox::phase;
+
+struct expected {
+    kind k;
+    std::optional<delivery> d;
+};
+
+void expect_classified(const observation& seen, expected want, std::string_view note = "") {
+    const auto c = classify(seen);
+    EXPECT_EQ(c.kind, want.k) << "got " << ngfail::kind_name(c.kind) << " " << note;
+    EXPECT_EQ(c.delivery, want.d) << "kind " << ngfail::kind_name(c.kind) << " " << note;
+}
+
+std::error_code errno_code(std::errc e) { return std::make_error_code(e); }
+std::error_code from_boost(boost::system::error_code ec) { return ec; }
+
+// ---- one test per row ------------------------------------------------------------------------
+
+TEST(classify_row_1, an_explicit_kind_is_taken_and_delivery_comes_from_the_rows_below) {
+    expect_classified({.operation = "exec", .failure_kind = "agent_timeout"}, {kind::agent_timeout, std::nullopt});
+    expect_classified({.operation = "get", .failure_kind = "cancelled", .http_status = 401},
+                      {kind::cancelled, delivery::not_sent});
+    const auto unknown = classify({.operation = "exec", .failure_kind = "acme:sandbox_melted"});
+    EXPECT_EQ(ngfail::kind_name(unknown.kind), "acme:sandbox_melted") << "unknown kinds are kept";
+}
+
+TEST(classify_row_2, status_reason_oomkilled_is_an_oom_kill) {
+    expect_classified({.operation = "exec", .execution_id = "ex-1", .provider_status_reason = "OOMKilled"},
+                      {kind::provider_oom_killed, delivery::delivered});
+    expect_classified({.operation = "get", .provider_status_reason = "OOMKilled"},
+                      {kind::provider_oom_killed, std::nullopt});
+}
+
+TEST(classify_row_3, exec_exit_minus_one_is_a_command_killed_by_a_signal) {
+    expect_classified({.operation = "exec", .exit_code = -1}, {kind::provider_command_terminated, delivery::delivered});
+    expect_classified({.operation = "exec_status", .exit_code = -1},
+                      {kind::provider_command_terminated, delivery::delivered});
+}
+
+TEST(classify_row_4, create_start_failures) {
+    expect_classified({.operation = "create", .http_status = 504, .provider_code = "KUBERNETES::POD_READY_TIMEOUT"},
+                      {kind::provider_start_failed, std::nullopt});
+    expect_classified({.operation = "create", .provider_status_reason = "ImagePullBackOff"},
+                      {kind::provider_start_failed, std::nullopt});
+    expect_classified({.operation = "create", .provider_status_reason = "ErrImagePull"},
+                      {kind::provider_start_failed, std::nullopt});
+    expect_classified({.operation = "create", .transport_error = errc::readiness_timeout},
+                      {kind::provider_start_failed, std::nullopt});
+}
+
+TEST(classify_row_5, http_401_is_rejected_credentials) {
+    expect_classified({.operation = "get", .http_status = 401, .provider_code = "INVALID_API_KEY"},
+                      {kind::provider_credentials_rejected, delivery::not_sent});
+}
+
+TEST(classify_row_6, quota_and_capacity) {
+    const auto c = classify({.operation = "create", .http_status = 429, .retry_after = std::chrono::seconds(7)});
+    EXPECT_EQ(c.kind, kind::provider_quota_exhausted);
+    EXPECT_EQ(c.delivery, delivery::not_sent);
+    expect_classified({.operation = "create", .http_status = 403, .provider_code = "KUBERNETES::QUOTA_EXCEEDED"},
+                      {kind::provider_quota_exhausted, delivery::not_sent});
+    expect_classified({.operation = "create", .http_status = 503, .provider_code = "KUBERNETES::POOL_CAPACITY_EXHAUSTED"},
+                      {kind::provider_quota_exhausted, delivery::not_sent});
+    const auto event = ngfail::opensandbox::opensandbox_failure(
+        {.operation = "create", .http_status = 429, .retry_after = std::chrono::seconds(7)});
+    EXPECT_EQ(event.sandbox().retry_after, std::chrono::seconds(7));
+}
+
+TEST(classify_row_7, a_lost_sandbox) {
+    expect_classified({.operation = "get", .http_status = 404, .provider_code = "KUBERNETES::SANDBOX_NOT_FOUND"},
+                      {kind::provider_sandbox_lost, delivery::not_sent});
+    expect_classified({.operation = "get", .http_status = 404, .provider_code = "DOCKER::SANDBOX_NOT_FOUND"},
+                      {kind::provider_sandbox_lost, delivery::not_sent});
+    expect_classified({.operation = "exec", .sandbox_state = "Terminated"}, {kind::provider_sandbox_lost, delivery::not_sent});
+    expect_classified({.operation = "get", .sandbox_state = "Failed"}, {kind::provider_sandbox_lost, delivery::not_sent});
+}
+
+TEST(classify_row_8, provider_not_ready) {
+    expect_classified({.operation = "endpoint", .http_status = 404, .provider_code = "KUBERNETES::POD_IP_NOT_AVAILABLE"},
+                      {kind::provider_unavailable, delivery::not_sent});
+    expect_classified({.operation = "create", .http_status = 503, .provider_code = "DOCKER::INITIALIZATION_ERROR"},
+                      {kind::provider_unavailable, delivery::not_sent});
+}
+
+TEST(classify_row_9, backend_connection_failed_is_unreachable) {
+    expect_classified({.operation = "exec", .http_status = 502, .provider_code = "BACKEND_CONNECTION_FAILED"},
+                      {kind::transport_unreachable, delivery::not_sent});
+}
+
+TEST(classify_row_10, http_409_is_a_state_conflict) {
+    expect_classified({.operation = "renew", .http_status = 409, .provider_code = "KUBERNETES::INVALID_STATE"},
+                      {kind::provider_state_conflict, delivery::not_sent});
+}
+
+TEST(classify_row_11, other_4xx_is_a_rejected_request) {
+    expect_classified({.operation = "create", .http_status = 400, .provider_code = "SANDBOX::INVALID_PARAMETER"},
+                      {kind::provider_request_rejected, delivery::not_sent});
+    expect_classified({.operation = "get", .http_status = 403}, {kind::provider_request_rejected, delivery::not_sent});
+}
+
+TEST(classify_row_12, other_5xx_is_unavailable_and_possibly_delivered) {
+    expect_classified({.operation = "exec", .http_status = 500, .provider_code = "GENERAL::UNKNOWN_ERROR"},
+                      {kind::provider_unavailable, delivery::possibly_delivered});
+    expect_classified({.operation = "create", .http_status = 502}, {kind::provider_unavailable, delivery::possibly_delivered});
+    expect_classified({.operation = "create", .http_status = 504}, {kind::provider_unavailable, delivery::possibly_delivered});
+}
+
+TEST(classify_row_13, unreachable_while_connecting) {
+    for (const auto e : {std::errc::connection_refused, std::errc::network_unreachable, std::errc::host_unreachable,
+                         std::errc::timed_out}) {
+        expect_classified({.operation = "create", .transport_error = errno_code(e), .transport_phase = phase::connect},
+                          {kind::transport_unreachable, delivery::not_sent});
+    }
+    expect_classified({.operation = "get", .transport_error = from_boost(boost::asio::error::host_not_found),
+                       .transport_phase = phase::connect},
+                      {kind::transport_unreachable, delivery::not_sent});
+    expect_classified({.operation = "get", .transport_error = errno_code(std::errc::connection_refused)},
+                      {kind::transport_unreachable, delivery::not_sent}, "a refusal says the phase itself");
+}
+
+TEST(classify_row_14, local_resources) {
+    for (const auto e : {std::errc::too_many_files_open, std::errc::too_many_files_open_in_system,
+                         std::errc::no_buffer_space, std::errc::not_enough_memory, std::errc::address_not_available}) {
+        expect_classified({.operation = "exec", .transport_error = errno_code(e), .transport_phase = phase::connect},
+                          {kind::transport_local_resource, delivery::not_sent});
+        expect_classified({.operation = "exec", .transport_error = errno_code(e), .transport_phase = phase::send},
+                          {kind::transport_local_resource, delivery::possibly_delivered});
+    }
+}
+
+TEST(classify_row_15, a_malformed_response) {
+    expect_classified({.operation = "get", .transport_error = errc::malformed_response, .transport_phase = phase::receive},
+                      {kind::protocol_violation, delivery::possibly_delivered});
+}
+
+TEST(classify_row_16, the_peer_dropped_an_established_connection) {
+    for (const std::error_code e : {errno_code(std::errc::connection_reset), errno_code(std::errc::connection_aborted),
+                                    errno_code(std::errc::broken_pipe), from_boost(boost::asio::error::eof),
+                                    from_boost(boost::beast::http::error::end_of_stream),
+                                    from_boost(boost::beast::http::error::partial_message),
+                                    std::error_code(errc::stream_incomplete)}) {
+        expect_classified({.operation = "get", .transport_error = e, .transport_phase = phase::receive},
+                          {kind::transport_peer_drop, delivery::possibly_delivered});
+    }
+    expect_classified({.operation = "exec", .execution_id = "ex-1", .transport_error = errc::stream_incomplete,
+                       .transport_phase = phase::receive},
+                      {kind::transport_peer_drop, delivery::delivered});
+    expect_classified({.operation = "exec", .transport_error = from_boost(boost::asio::error::eof), .transport_phase = phase::receive},
+                      {kind::transport_peer_drop, delivery::possibly_delivered}, "before init, nothing shows the command started");
+}
+
+TEST(classify_row_17, timed_out_after_connecting) {
+    expect_classified({.operation = "get", .transport_error = errno_code(std::errc::timed_out),
+                       .transport_phase = phase::receive},
+                      {kind::transport_timeout, delivery::possibly_delivered});
+    expect_classified({.operation = "exec", .execution_id = "ex-9",
+                       .transport_error = from_boost(boost::beast::error::timeout), .transport_phase = phase::receive},
+                      {kind::transport_timeout, delivery::delivered});
+}
+
+TEST(classify_row_18, nothing_is_undetermined) {
+    expect_classified({.operation = "exec"}, {kind::undetermined, std::nullopt});
+    expect_classified({.operation = "exec", .exit_code = 1}, {kind::undetermined, std::nullopt}, "a non-zero exit is no failure kind");
+}
+
+// ---- precedence ----------------------------------------------------------------------------
+
+TEST(classify_precedence, oom_beats_a_signal_exit) {
+    expect_classified({.operation = "exec", .execution_id = "e", .provider_status_reason = "OOMKilled", .exit_code = -1},
+                      {kind::provider_oom_killed, delivery::delivered});
+}
+
+TEST(classify_precedence, a_start_failure_beats_5xx) {
+    expect_classified({.operation = "create", .http_status = 504, .provider_code = "KUBERNETES::POD_READY_TIMEOUT"},
+                      {kind::provider_start_failed, std::nullopt});
+    expect_classified({.operation = "get", .http_status = 504, .provider_code = "KUBERNETES::POD_READY_TIMEOUT"},
+                      {kind::provider_unavailable, delivery::possibly_delivered}, "row 4 is about create only");
+}
+
+TEST(classify_precedence, credentials_beat_quota_and_quota_beats_lost) {
+    expect_classified({.operation = "create", .http_status = 401, .provider_code = "KUBERNETES::POOL_CAPACITY_EXHAUSTED"},
+                      {kind::provider_credentials_rejected, delivery::not_sent});
+    expect_classified({.operation = "get", .http_status = 429, .sandbox_state = "Failed"},
+                      {kind::provider_quota_exhausted, delivery::not_sent});
+}
+
+TEST(classify_precedence, specific_codes_beat_the_generic_status_rows) {
+    expect_classified({.operation = "exec", .http_status = 502, .provider_code = "BACKEND_CONNECTION_FAILED"},
+                      {kind::transport_unreachable, delivery::not_sent});
+    expect_classified({.operation = "exec", .http_status = 404, .provider_code = "KUBERNETES::POD_IP_NOT_AVAILABLE"},
+                      {kind::provider_unavailable, delivery::not_sent});
+}
+
+TEST(classify_precedence, an_http_status_beats_a_transport_error) {
+    expect_classified({.operation = "get", .http_status = 500, .transport_error = errno_code(std::errc::connection_reset),
+                       .transport_phase = phase::receive},
+                      {kind::provider_unavailable, delivery::possibly_delivered});
+}
+
+TEST(classify_precedence, a_code_needs_its_backend_separator) {
+    expect_classified({.operation = "get", .http_status = 404, .provider_code = "NOTSANDBOX_NOT_FOUND"},
+                      {kind::provider_request_rejected, delivery::not_sent});
+}
+
+// ---- never evidence --------------------------------------------------------------------------
+
+TEST(classify_never_evidence, words_in_messages_reasons_and_causes_prove_nothing) {
+    for (const std::string text : {"OOMKilled", "container OOMKilled (exit code 137)", "401 Unauthorized",
+                                   "signal: killed", "connection refused", "HTTP 502 Bad Gateway",
+                                   "KUBERNETES::SANDBOX_NOT_FOUND", "exit status -1"}) {
+        const observation seen{.operation = "exec",
+                               .cause = std::make_exception_ptr(std::runtime_error(text)),
+                               .reason = text};
+        const auto c = classify(seen);
+        EXPECT_EQ(c.kind, kind::undetermined) << text;
+        EXPECT_EQ(c.delivery, std::nullopt) << text;
+    }
+}
+
+TEST(classify_never_evidence, exit_codes_137_and_143_alone) {
+    expect_classified({.operation = "exec", .exit_code = 137}, {kind::undetermined, std::nullopt});
+    expect_classified({.operation = "exec", .exit_code = 143}, {kind::undetermined, std::nullopt});
+}
+
+TEST(classify_never_evidence, a_bare_404_is_not_a_lost_sandbox) {
+    expect_classified({.operation = "get", .http_status = 404}, {kind::provider_request_rejected, delivery::not_sent});
+}
+
+TEST(classify_never_evidence, minus_one_outside_exec_is_no_signal) {
+    expect_classified({.operation = "get", .exit_code = -1}, {kind::undetermined, std::nullopt});
+}
+
+// ---- causes read structurally -----------------------------------------------------------------
+
+TEST(classify_causes, an_api_error_gives_status_and_code) {
+    const auto cause = std::make_exception_ptr(
+        ngfail::opensandbox::api_error(404, "KUBERNETES::SANDBOX_NOT_FOUND", "Sandbox 'x' not found", "req-1"));
+    expect_classified({.operation = "get", .cause = cause}, {kind::provider_sandbox_lost, delivery::not_sent});
+}
+
+TEST(classify_causes, a_std_system_error_gives_its_errno_code) {
+    const auto cause = std::make_exception_ptr(std::system_error(errno_code(std::errc::connection_reset)));
+    expect_classified({.operation = "get", .cause = cause, .transport_phase = phase::receive},
+                      {kind::transport_peer_drop, delivery::possibly_delivered});
+}
+
+TEST(classify_causes, a_boost_system_error_gives_its_asio_code) {
+    const auto with = [](boost::system::error_code ec, std::optional<phase> at) {
+        return observation{.operation = "get", .cause = std::make_exception_ptr(boost::system::system_error(ec)),
+                           .transport_phase = at};
+    };
+    expect_classified(with(boost::asio::error::connection_refused, phase::connect),
+                      {kind::transport_unreachable, delivery::not_sent});
+    expect_classified(with(boost::asio::error::eof, phase::receive), {kind::transport_peer_drop, delivery::possibly_delivered});
+    expect_classified(with(boost::asio::error::connection_reset, phase::receive),
+                      {kind::transport_peer_drop, delivery::possibly_delivered});
+    expect_classified(with(boost::asio::error::timed_out, phase::receive),
+                      {kind::transport_timeout, delivery::possibly_delivered});
+    expect_classified(with(boost::asio::error::host_not_found, phase::connect),
+                      {kind::transport_unreachable, delivery::not_sent});
+}
+
+TEST(classify_causes, observation_fields_win_over_the_cause) {
+    const auto cause = std::make_exception_ptr(ngfail::opensandbox::api_error(500, "GENERAL::UNKNOWN_ERROR", "x"));
+    expect_classified({.operation = "get", .cause = cause, .http_status = 401},
+                      {kind::provider_credentials_rejected, delivery::not_sent});
+}
+
+// ---- the event and the failure ---------------------------------------------------------------
+
+TEST(opensandbox_failure, records_the_observation_and_keeps_the_cause) {
+    const auto cause = std::make_exception_ptr(
+        ngfail::opensandbox::api_error(404, "KUBERNETES::SANDBOX_NOT_FOUND", "gone", "req-2"));
+    const auto e = ngfail::opensandbox::opensandbox_failure(
+        {.operation = "exec", .sandbox_id = "sbx-3", .cause = cause, .http_status = 404,
+         .provider_code = "KUBERNETES::SANDBOX_NOT_FOUND"});
+    EXPECT_EQ(e.code(), kind::provider_sandbox_lost);
+    EXPECT_EQ(e.sandbox().provider, "opensandbox");
+    EXPECT_EQ(e.sandbox().delivery, delivery::not_sent);
+    EXPECT_EQ(e.sandbox().sandbox_id, "sbx-3");
+    EXPECT_EQ(e.http_status(), 404);
+    EXPECT_EQ(e.cause(), cause);
+    const ngfail::failure f = ngfail::opensandbox::to_failure(
+        {.operation = "exec", .sandbox_id = "sbx-3", .cause = cause, .http_status = 404,
+         .provider_code = "KUBERNETES::SANDBOX_NOT_FOUND"});
+    EXPECT_EQ(f.code(), e.code());
+    EXPECT_EQ(std::get<ngfail::sandbox_details>(f.details()), e.sandbox());
+}
+
+TEST(api_error, carries_the_envelope_as_data) {
+    const ngfail::opensandbox::api_error e(429, "KUBERNETES::POOL_CAPACITY_EXHAUSTED", "pool full", "req-9",
+                                           std::chrono::seconds(5));
+    EXPECT_EQ(e.status(), 429);
+    EXPECT_EQ(e.code(), "KUBERNETES::POOL_CAPACITY_EXHAUSTED");
+    EXPECT_EQ(e.request_id(), "req-9");
+    EXPECT_EQ(e.retry_after(), std::chrono::seconds(5));
+    const auto d = ngfail::sdk_error_details_of(std::make_exception_ptr(e));
+    EXPECT_EQ(d.http_status, 429);
+    EXPECT_EQ(d.code, "KUBERNETES::POOL_CAPACITY_EXHAUSTED");
+    EXPECT_EQ(d.request_id, "req-9");
+}
+
+}  // namespace
