@@ -1,0 +1,139 @@
+// <ngfail/opensandbox/client.hpp> — an OpenSandbox client that speaks ngfail
+// (target ngfail::opensandbox_client, Boost.Beast, HTTP/1.1).
+//
+// Two faces over one implementation. Throwing methods raise classified `sandbox_failure`s
+// with the underlying error (an `api_error` or a `connection_error`) nested as the cause;
+// `noexcept` `try_*` methods return the same failures as `result<T>`:
+//
+//   ngfail::opensandbox::client sandboxes({.port = 8080, .api_key = key});
+//   auto box = sandboxes.create({.image = "python:3.11"});
+//   auto run = sandboxes.exec(box.id, {.command = "pytest -q"});    // exit 1 is a result
+//
+//   auto r = sandboxes.try_exec(box.id, {.command = "make"});       // noexcept
+//   if (!r && r.error().code() == ngfail::kind::provider_oom_killed) …
+//
+// Every call has a timeout. Retries are off; when enabled they happen only for failures
+// whose delivery is `not_sent`, and each failed attempt goes to `call_options::log`. The
+// API key travels only in the OPEN-SANDBOX-API-KEY header, and appears in no failure.
+#pragma once
+
+#include <ngfail/opensandbox/classify.hpp>
+#include <ngfail/result.hpp>
+#include <ngfail/transport.hpp>
+
+#include <boost/system/system_error.hpp>
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ngfail::opensandbox {
+
+struct retry_policy {
+    int max_attempts = 1;                          // 1: no retries
+    std::chrono::milliseconds backoff{50};         // between attempts, unless Retry-After says more
+    std::chrono::milliseconds max_backoff{2000};   // cap on any wait, Retry-After included
+};
+
+struct client_options {
+    std::string host = "127.0.0.1";
+    unsigned short port = 8080;
+    std::string api_key;
+    std::chrono::milliseconds timeout{30000};  // per call, unless call_options says otherwise
+    retry_policy retries{};
+    std::size_t max_body_bytes = 8 << 20;      // a reply body, or an exec stream's output
+};
+
+struct call_options {
+    std::optional<std::chrono::milliseconds> timeout{};
+    request_failure_log* log = nullptr;  // receives every failed attempt that was retried
+};
+
+struct create_request {
+    std::string image = "python:3.11";
+    std::vector<std::string> entrypoint{"tail", "-f", "/dev/null"};
+    std::optional<int> timeout_s{};
+    std::map<std::string, std::string> resource_limits{{"cpu", "500m"}, {"memory", "512Mi"}};
+    std::map<std::string, std::string> metadata{};
+};
+
+struct sandbox_info {
+    std::string id{};
+    std::string state{};                  // Pending, Running, …, Terminated, Failed (or newer)
+    std::optional<std::string> reason{};  // the status reason, as reported
+    std::optional<std::string> expires_at{};
+};
+
+struct endpoint_info {
+    std::string endpoint{};  // host:port[/path]
+    std::map<std::string, std::string> headers{};
+};
+
+struct command {
+    std::string command;
+    std::optional<std::string> cwd{};
+    std::optional<std::chrono::milliseconds> timeout{};  // enforced by execd
+    std::map<std::string, std::string> envs{};
+};
+
+// What a command did. A non-zero exit is a normal result, not a failure.
+struct exec_result {
+    std::string execution_id{};
+    std::optional<int> exit_code{};  // absent when execd could not say (a failed start)
+    std::string stdout_text{};
+    std::string stderr_text{};
+    std::optional<std::string> error_value{};  // execd's `error.evalue`
+    bool output_truncated = false;           // more than `max_body_bytes` was produced
+};
+
+struct command_status {
+    std::string id{};
+    bool running = false;
+    std::optional<int> exit_code{};
+    std::optional<std::string> error{};
+};
+
+// A transport failure, with the phase it happened in (connecting means nothing was sent).
+class connection_error : public boost::system::system_error {
+public:
+    connection_error(boost::system::error_code ec, phase at)
+        : boost::system::system_error(ec), at_(at) {}
+    [[nodiscard]] phase at() const noexcept { return at_; }
+
+private:
+    phase at_;
+};
+
+class client {
+public:
+    explicit client(client_options options);
+
+    sandbox_info create(const create_request& request, const call_options& options = {});
+    sandbox_info get(std::string_view sandbox_id, const call_options& options = {});
+    void kill(std::string_view sandbox_id, const call_options& options = {});
+    std::string renew(std::string_view sandbox_id, std::string_view expires_at, const call_options& options = {});
+    endpoint_info endpoint(std::string_view sandbox_id, int port = 44772, const call_options& options = {});
+    exec_result exec(std::string_view sandbox_id, const command& cmd, const call_options& options = {});
+    command_status exec_status(std::string_view sandbox_id, std::string_view execution_id,
+                               const call_options& options = {});
+
+    result<sandbox_info> try_create(const create_request& request, const call_options& options = {}) noexcept;
+    result<sandbox_info> try_get(std::string_view sandbox_id, const call_options& options = {}) noexcept;
+    result<void> try_kill(std::string_view sandbox_id, const call_options& options = {}) noexcept;
+    result<std::string> try_renew(std::string_view sandbox_id, std::string_view expires_at,
+                                  const call_options& options = {}) noexcept;
+    result<endpoint_info> try_endpoint(std::string_view sandbox_id, int port = 44772,
+                                       const call_options& options = {}) noexcept;
+    result<exec_result> try_exec(std::string_view sandbox_id, const command& cmd,
+                                 const call_options& options = {}) noexcept;
+    result<command_status> try_exec_status(std::string_view sandbox_id, std::string_view execution_id,
+                                           const call_options& options = {}) noexcept;
+
+private:
+    client_options options_;
+};
+
+}  // namespace ngfail::opensandbox

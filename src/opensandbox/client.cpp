@@ -1,0 +1,504 @@
+#include <ngfail/opensandbox/client.hpp>
+
+#include "execd_stream.hpp"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/json.hpp>
+
+#include <charconv>
+#include <thread>
+
+namespace ngfail::opensandbox {
+namespace {
+
+namespace beast = boost::beast;
+namespace beast_http = beast::http;
+namespace json = boost::json;
+using tcp = boost::asio::ip::tcp;
+using clock = std::chrono::steady_clock;
+using string_response = beast_http::response<beast_http::string_body>;
+
+constexpr std::string_view api_key_header = "OPEN-SANDBOX-API-KEY";
+constexpr std::size_t max_header_bytes = 64 << 10;
+constexpr auto status_probe_timeout = std::chrono::milliseconds(2000);
+
+// Where a request goes: host, port and a path prefix.
+struct target {
+    std::string host;
+    unsigned short port = 0;
+    std::string base;
+};
+
+[[noreturn]] void malformed(const char* what) {
+    throw std::system_error(make_error_code(errc::malformed_response), what);
+}
+
+// "host:port[/path]" as the endpoint API returns it (a scheme is tolerated).
+target parse_endpoint(std::string_view endpoint) {
+    if (const auto scheme = endpoint.find("://"); scheme != std::string_view::npos) endpoint.remove_prefix(scheme + 3);
+    const auto slash = endpoint.find('/');
+    const std::string_view authority = endpoint.substr(0, slash);
+    const auto colon = authority.rfind(':');
+    if (colon == std::string_view::npos) malformed("the endpoint has no port");
+    int port = 0;
+    const auto digits = authority.substr(colon + 1);
+    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), port);
+    if (ec != std::errc() || end != digits.data() + digits.size() || port <= 0 || port > 65535) {
+        malformed("the endpoint's port is not a number");
+    }
+    return {std::string(authority.substr(0, colon)), static_cast<unsigned short>(port),
+            slash == std::string_view::npos ? std::string() : std::string(endpoint.substr(slash))};
+}
+
+// One HTTP/1.1 exchange, every step bounded by the deadline. Errors are connection_errors
+// that say in which phase they happened.
+class exchange {
+public:
+    exchange(const target& t, clock::time_point deadline) : stream_(io_), target_(t), deadline_(deadline) {}
+
+    void connect() {
+        boost::system::error_code ec;
+        const auto address = boost::asio::ip::make_address(target_.host, ec);
+        std::vector<tcp::endpoint> endpoints;
+        if (!ec) {
+            endpoints.emplace_back(address, target_.port);
+        } else {
+            tcp::resolver resolver(io_);
+            tcp::resolver::results_type found;
+            run([&](auto handler) { resolver.async_resolve(target_.host, std::to_string(target_.port), handler); },
+                phase::connect, &found);
+            for (const auto& entry : found) endpoints.push_back(entry.endpoint());
+        }
+        run([&](auto handler) { stream_.async_connect(endpoints, handler); }, phase::connect);
+    }
+
+    template <class Body>
+    void send(beast_http::request<Body>& request) {
+        request.set(beast_http::field::host, target_.host);
+        request.prepare_payload();
+        run([&](auto handler) { beast_http::async_write(stream_, request, handler); }, phase::send);
+    }
+
+    string_response receive(std::size_t max_body) {
+        beast_http::response_parser<beast_http::string_body> parser;
+        parser.header_limit(max_header_bytes);
+        parser.body_limit(max_body);
+        run([&](auto handler) { beast_http::async_read(stream_, buffer_, parser, handler); }, phase::receive);
+        return parser.release();
+    }
+
+    // Reads a streamed reply: `on_head` sees the status and headers, then `on_bytes` each
+    // piece of the body as it arrives.
+    template <class OnHead, class OnBytes>
+    void receive_stream(OnHead&& on_head, OnBytes&& on_bytes) {
+        beast_http::response_parser<beast_http::buffer_body> parser;
+        parser.header_limit(max_header_bytes);
+        parser.body_limit(boost::none);  // the reader bounds what it keeps
+        run([&](auto handler) { beast_http::async_read_header(stream_, buffer_, parser, handler); }, phase::receive);
+        on_head(parser.get().base());
+        std::array<char, 8192> chunk{};
+        while (!parser.is_done()) {
+            parser.get().body().data = chunk.data();
+            parser.get().body().size = chunk.size();
+            boost::system::error_code ec;
+            start([&](auto handler) { beast_http::async_read(stream_, buffer_, parser, handler); }, ec);
+            if (ec == beast_http::error::need_buffer) ec = {};
+            if (ec) throw connection_error(ec, phase::receive);
+            on_bytes(std::string_view(chunk.data(), chunk.size() - parser.get().body().size));
+        }
+    }
+
+private:
+    // Starts an operation and runs the io_context until it completes or the deadline passes.
+    template <class Start, class Result = std::nullptr_t>
+    void start(Start&& op, boost::system::error_code& ec, Result* result = nullptr) {
+        stream_.expires_at(deadline_);
+        bool done = false;
+        op([&](boost::system::error_code e, auto&& value) {
+            ec = e;
+            done = true;
+            if constexpr (!std::is_same_v<Result, std::nullptr_t>) {
+                if (result) *result = std::forward<decltype(value)>(value);
+            }
+        });
+        io_.restart();
+        io_.run_until(deadline_);
+        if (!done) {  // only a resolve outlives the stream's expiry
+            stream_.socket().close();
+            io_.restart();
+            io_.run();
+            ec = beast::error::timeout;
+        }
+    }
+
+    template <class Start, class Result = std::nullptr_t>
+    void run(Start&& op, phase at, Result* result = nullptr) {
+        boost::system::error_code ec;
+        start(std::forward<Start>(op), ec, result);
+        if (ec) throw connection_error(ec, at);
+    }
+
+    boost::asio::io_context io_;
+    beast::tcp_stream stream_;
+    beast::flat_buffer buffer_;
+    target target_;
+    clock::time_point deadline_;
+};
+
+std::optional<std::chrono::seconds> retry_after_of(const beast_http::response_header<>& head) {
+    const auto it = head.find(beast_http::field::retry_after);
+    if (it == head.end()) return std::nullopt;
+    int seconds = 0;
+    const auto text = it->value();
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), seconds);
+    if (ec != std::errc() || seconds < 0) return std::nullopt;
+    return std::chrono::seconds(seconds);
+}
+
+// The api_error for an error reply, from its {"code","message"} envelope.
+api_error api_error_of(const beast_http::response_header<>& head, std::string_view body) {
+    std::optional<std::string> code;
+    std::string message = "no error envelope";
+    json::error_code ec;
+    const json::value v = json::parse(body, ec);
+    if (!ec && v.is_object()) {
+        const auto& o = v.as_object();
+        if (const auto* c = o.if_contains("code"); c && c->is_string()) code = std::string(c->as_string().subview().substr(0, 256));
+        if (const auto* m = o.if_contains("message"); m && m->is_string()) message = std::string(m->as_string().subview().substr(0, 1024));
+    }
+    std::optional<std::string> request_id;
+    if (const auto it = head.find("X-Request-ID"); it != head.end()) request_id = std::string(it->value().substr(0, 256));
+    return api_error(static_cast<int>(head.result_int()), std::move(code), message, std::move(request_id),
+                     retry_after_of(head));
+}
+
+const json::object& as_object(const json::value& v) {
+    if (!v.is_object()) malformed("the reply is not a JSON object");
+    return v.as_object();
+}
+
+std::string required_string(const json::object& o, std::string_view key) {
+    const json::value* v = o.if_contains(key);
+    if (!v || !v->is_string()) malformed("a required string field is missing from the reply");
+    return std::string(v->as_string());
+}
+
+std::optional<std::string> optional_string(const json::object& o, std::string_view key) {
+    const json::value* v = o.if_contains(key);
+    return v && v->is_string() ? std::optional(std::string(v->as_string())) : std::nullopt;
+}
+
+sandbox_info sandbox_of(const json::value& v) {
+    const auto& o = as_object(v);
+    sandbox_info info{.id = required_string(o, "id"), .expires_at = optional_string(o, "expiresAt")};
+    const json::value* status = o.if_contains("status");
+    if (!status) malformed("the sandbox has no status");
+    const auto& s = as_object(*status);
+    info.state = required_string(s, "state");
+    info.reason = optional_string(s, "reason");
+    return info;
+}
+
+json::object string_map(const std::map<std::string, std::string>& m) {
+    json::object o;
+    for (const auto& [k, v] : m) o[k] = v;
+    return o;
+}
+
+// ---- one call, with its observation and its retries ------------------------------------------
+
+struct call_context {
+    const client_options& options;
+    clock::time_point deadline;
+
+    std::string lifecycle_path(std::string_view suffix) const { return "/v1" + std::string(suffix); }
+
+    // A lifecycle request with the API key; error replies become api_errors.
+    json::value lifecycle(beast_http::verb verb, const std::string& path, const json::value* body) const {
+        exchange x({options.host, options.port, ""}, deadline);
+        x.connect();
+        beast_http::request<beast_http::string_body> req(verb, lifecycle_path(path), 11);
+        req.set(api_key_header, options.api_key);
+        req.set(beast_http::field::accept, "application/json");
+        if (body) {
+            req.set(beast_http::field::content_type, "application/json");
+            req.body() = json::serialize(*body);
+        }
+        x.send(req);
+        const string_response res = x.receive(options.max_body_bytes);
+        if (res.result_int() >= 300) throw api_error_of(res.base(), res.body());
+        if (res.body().empty()) return nullptr;
+        json::error_code ec;
+        json::value v = json::parse(res.body(), ec);
+        if (ec) malformed("the reply is not JSON");
+        return v;
+    }
+};
+
+std::string reason_for(const observation& seen, const std::exception_ptr& cause) {
+    std::string reason = seen.operation + " failed";
+    if (seen.sandbox_id) reason += " on " + *seen.sandbox_id;
+    if (!cause) return reason;
+    try {
+        std::rethrow_exception(cause);
+    } catch (const std::exception& e) {
+        reason += ": ";
+        reason += std::string_view(e.what()).substr(0, 512);
+    } catch (...) {
+    }
+    return reason;
+}
+
+// Fills the observation from what went wrong, structurally.
+void describe(observation& seen, const std::exception_ptr& cause) {
+    seen.cause = cause;
+    seen.reason = reason_for(seen, cause);
+    try {
+        std::rethrow_exception(cause);
+    } catch (const api_error& e) {
+        seen.http_status = e.status();
+        seen.provider_code = e.code();
+        seen.retry_after = e.retry_after();
+    } catch (const connection_error& e) {
+        seen.transport_error = e.code();
+        seen.transport_phase = e.at();
+    } catch (const std::system_error& e) {
+        seen.transport_error = e.code();
+        seen.transport_phase = phase::receive;
+    } catch (...) {
+    }
+}
+
+std::chrono::milliseconds wait_before_retry(const observation& seen, const retry_policy& policy) {
+    const auto wanted = seen.retry_after ? std::chrono::duration_cast<std::chrono::milliseconds>(*seen.retry_after)
+                                         : policy.backoff;
+    return std::min(wanted, policy.max_backoff);
+}
+
+// Runs `attempt` until it succeeds, fails for good, or may not be retried. `attempt`
+// returns the value, or nothing after recording its evidence in the observation.
+template <class T, class Attempt>
+result<T> call(const client_options& options, const call_options& per_call, std::string_view operation,
+               std::string_view sandbox_id, Attempt&& attempt) noexcept {
+    try {
+        const int attempts = std::max(1, options.retries.max_attempts);
+        for (int n = 1;; ++n) {
+            observation seen{.operation = std::string(operation)};
+            if (!sandbox_id.empty()) seen.sandbox_id = std::string(sandbox_id);
+            const call_context context{options, clock::now() + per_call.timeout.value_or(options.timeout)};
+            try {
+                if (std::optional<T> value = attempt(context, seen)) return std::move(*value);
+            } catch (...) {
+                describe(seen, std::current_exception());
+            }
+            failure f = to_failure(seen);
+            if (n >= attempts || classify(seen).delivery != delivery::not_sent) return f;
+            if (per_call.log) per_call.log->observe_failure(f);
+            std::this_thread::sleep_for(wait_before_retry(seen, options.retries));
+        }
+    } catch (...) {  // out of memory while describing a failure
+        return failure(kind::transport_local_resource);
+    }
+}
+
+// After an exec went wrong, the sandbox's own status is evidence: an OOM kill, a lost sandbox.
+void add_sandbox_status(const call_context& context, observation& seen) {
+    try {
+        const call_context probe{context.options, clock::now() + status_probe_timeout};
+        const sandbox_info info = sandbox_of(probe.lifecycle(beast_http::verb::get, "/sandboxes/" + *seen.sandbox_id, nullptr));
+        seen.sandbox_state = info.state;
+        seen.provider_status_reason = info.reason;
+    } catch (...) {
+        // no status, no evidence: the failure stands on what was seen
+    }
+}
+
+// POST /command and read its event stream. An error reply becomes an api_error; a stream
+// that ends without a terminal event, a connection_error (stream_incomplete).
+exec_result run_command(const call_context& context, const target& where, const endpoint_info& endpoint,
+                        const command& cmd, observation& seen) {
+    json::object body{{"command", cmd.command}, {"background", false}};
+    if (cmd.cwd) body["cwd"] = *cmd.cwd;
+    if (cmd.timeout) body["timeout"] = cmd.timeout->count();
+    if (!cmd.envs.empty()) body["envs"] = string_map(cmd.envs);
+    beast_http::request<beast_http::string_body> req(beast_http::verb::post, where.base + "/command", 11);
+    for (const auto& [name, value] : endpoint.headers) req.set(name, value);
+    req.set(beast_http::field::content_type, "application/json");
+    req.set(beast_http::field::accept, "text/event-stream");
+    req.body() = json::serialize(body);
+
+    exchange x(where, context.deadline);
+    x.connect();
+    x.send(req);
+    detail::execd_stream events(context.options.max_body_bytes);
+    std::optional<beast_http::response_header<>> error_head;
+    std::string error_body;
+    x.receive_stream(
+        [&](const beast_http::response_header<>& head) {
+            if (head.result_int() >= 300) error_head = head;
+        },
+        [&](std::string_view bytes) {
+            if (error_head) {
+                error_body.append(bytes.substr(0, max_header_bytes - std::min(error_body.size(), max_header_bytes)));
+                return;
+            }
+            events.feed(bytes);
+            if (!events.result().execution_id.empty()) seen.execution_id = events.result().execution_id;
+        });
+    if (error_head) throw api_error_of(*error_head, error_body);
+    events.finish();
+    if (!events.terminal()) {
+        throw connection_error(boost::system::error_code(make_error_code(errc::stream_incomplete)), phase::receive);
+    }
+    return events.take_result();
+}
+
+}  // namespace
+
+client::client(client_options options) : options_(std::move(options)) {}
+
+// ---- the noexcept face: every method is one attempt function --------------------------------
+
+result<sandbox_info> client::try_create(const create_request& request, const call_options& options) noexcept {
+    return call<sandbox_info>(options_, options, "create", "", [&](const call_context& c, observation& seen)
+                                  -> std::optional<sandbox_info> {
+        json::value body = json::object{{"image", json::object{{"uri", request.image}}},
+                          {"entrypoint", json::array(request.entrypoint.begin(), request.entrypoint.end())},
+                          {"resourceLimits", string_map(request.resource_limits)}};
+        if (request.timeout_s) body.as_object()["timeout"] = *request.timeout_s;
+        if (!request.metadata.empty()) body.as_object()["metadata"] = string_map(request.metadata);
+        const json::value reply = c.lifecycle(beast_http::verb::post, "/sandboxes", &body);
+        sandbox_info info = sandbox_of(reply);
+        if (info.state != "Failed" && info.state != "Terminated") return info;
+        // Created, but not alive: its status is the evidence.
+        seen.sandbox_id = info.id;
+        seen.sandbox_state = info.state;
+        seen.provider_status_reason = info.reason;
+        seen.reason = "create: sandbox " + info.id + " is " + info.state;
+        return std::nullopt;
+    });
+}
+
+result<sandbox_info> client::try_get(std::string_view sandbox_id, const call_options& options) noexcept {
+    return call<sandbox_info>(options_, options, "get", sandbox_id, [&](const call_context& c, observation&) {
+        return std::optional(sandbox_of(c.lifecycle(beast_http::verb::get, "/sandboxes/" + std::string(sandbox_id), nullptr)));
+    });
+}
+
+result<void> client::try_kill(std::string_view sandbox_id, const call_options& options) noexcept {
+    auto r = call<bool>(options_, options, "kill", sandbox_id, [&](const call_context& c, observation&) {
+        (void)c.lifecycle(beast_http::verb::delete_, "/sandboxes/" + std::string(sandbox_id), nullptr);
+        return std::optional(true);
+    });
+    if (!r) return std::move(r).error();
+    return boost::outcome_v2::success();
+}
+
+result<std::string> client::try_renew(std::string_view sandbox_id, std::string_view expires_at,
+                                      const call_options& options) noexcept {
+    return call<std::string>(options_, options, "renew", sandbox_id, [&](const call_context& c, observation&) {
+        const json::value body = json::object{{"expiresAt", expires_at}};
+        const json::value reply =
+            c.lifecycle(beast_http::verb::post, "/sandboxes/" + std::string(sandbox_id) + "/renew-expiration", &body);
+        return std::optional(required_string(as_object(reply), "expiresAt"));
+    });
+}
+
+result<endpoint_info> client::try_endpoint(std::string_view sandbox_id, int port, const call_options& options) noexcept {
+    return call<endpoint_info>(options_, options, "endpoint", sandbox_id, [&](const call_context& c, observation&) {
+        const json::value reply = c.lifecycle(
+            beast_http::verb::get, "/sandboxes/" + std::string(sandbox_id) + "/endpoints/" + std::to_string(port), nullptr);
+        const auto& o = as_object(reply);
+        endpoint_info info{.endpoint = required_string(o, "endpoint")};
+        if (const auto* headers = o.if_contains("headers"); headers && headers->is_object()) {
+            for (const auto& [name, value] : headers->as_object()) {
+                if (value.is_string()) info.headers.emplace(name, value.as_string());
+            }
+        }
+        return std::optional(std::move(info));
+    });
+}
+
+result<exec_result> client::try_exec(std::string_view sandbox_id, const command& cmd, const call_options& options) noexcept {
+    return call<exec_result>(options_, options, "exec", sandbox_id, [&](const call_context& c, observation& seen)
+                                 -> std::optional<exec_result> {
+        const json::value reply = c.lifecycle(
+            beast_http::verb::get, "/sandboxes/" + std::string(sandbox_id) + "/endpoints/44772", nullptr);
+        endpoint_info endpoint{.endpoint = required_string(as_object(reply), "endpoint")};
+        exec_result ran;
+        try {
+            ran = run_command(c, parse_endpoint(endpoint.endpoint), endpoint, cmd, seen);
+        } catch (const api_error&) {
+            throw;  // the reply says what happened; the sandbox's status adds nothing
+        } catch (...) {
+            describe(seen, std::current_exception());
+            add_sandbox_status(c, seen);
+            return std::nullopt;
+        }
+        if (ran.exit_code != -1) return ran;  // any other exit is the command's own result
+        seen.exit_code = -1;
+        seen.execution_id = ran.execution_id;
+        seen.reason = "exec on " + std::string(sandbox_id) + ": the command was killed by a signal (exit -1)";
+        add_sandbox_status(c, seen);
+        return std::nullopt;
+    });
+}
+
+result<command_status> client::try_exec_status(std::string_view sandbox_id, std::string_view execution_id,
+                                               const call_options& options) noexcept {
+    return call<command_status>(options_, options, "exec_status", sandbox_id,
+                                [&](const call_context& c, observation& seen) -> std::optional<command_status> {
+        seen.execution_id = std::string(execution_id);
+        const json::value endpoint_reply = c.lifecycle(
+            beast_http::verb::get, "/sandboxes/" + std::string(sandbox_id) + "/endpoints/44772", nullptr);
+        const target where = parse_endpoint(required_string(as_object(endpoint_reply), "endpoint"));
+        exchange x(where, c.deadline);
+        x.connect();
+        beast_http::request<beast_http::empty_body> req(beast_http::verb::get,
+                                                        where.base + "/command/status/" + std::string(execution_id), 11);
+        x.send(req);
+        const string_response res = x.receive(c.options.max_body_bytes);
+        if (res.result_int() >= 300) throw api_error_of(res.base(), res.body());
+        json::error_code ec;
+        const json::value v = json::parse(res.body(), ec);
+        if (ec) malformed("the command status is not JSON");
+        const auto& o = as_object(v);
+        command_status status{.id = required_string(o, "id"), .error = optional_string(o, "error")};
+        if (const auto* running = o.if_contains("running"); running && running->is_bool()) status.running = running->as_bool();
+        if (const auto* code = o.if_contains("exit_code"); code && code->is_int64()) {
+            status.exit_code = static_cast<int>(code->as_int64());
+        }
+        if (status.exit_code != -1) return status;
+        seen.exit_code = -1;
+        seen.reason = "exec_status: command " + status.id + " was killed by a signal (exit -1)";
+        return std::nullopt;
+    });
+}
+
+// ---- the throwing face: the same calls, raised with their causes nested ------------------------
+
+sandbox_info client::create(const create_request& request, const call_options& options) {
+    return try_create(request, options).value();
+}
+sandbox_info client::get(std::string_view sandbox_id, const call_options& options) {
+    return try_get(sandbox_id, options).value();
+}
+void client::kill(std::string_view sandbox_id, const call_options& options) { try_kill(sandbox_id, options).value(); }
+std::string client::renew(std::string_view sandbox_id, std::string_view expires_at, const call_options& options) {
+    return try_renew(sandbox_id, expires_at, options).value();
+}
+endpoint_info client::endpoint(std::string_view sandbox_id, int port, const call_options& options) {
+    return try_endpoint(sandbox_id, port, options).value();
+}
+exec_result client::exec(std::string_view sandbox_id, const command& cmd, const call_options& options) {
+    return try_exec(sandbox_id, cmd, options).value();
+}
+command_status client::exec_status(std::string_view sandbox_id, std::string_view execution_id,
+                                   const call_options& options) {
+    return try_exec_status(sandbox_id, execution_id, options).value();
+}
+
+}  // namespace ngfail::opensandbox

@@ -1,0 +1,93 @@
+#include "execd_stream.hpp"
+
+#include <boost/json.hpp>
+
+#include <charconv>
+
+namespace ngfail::opensandbox::detail {
+namespace {
+
+constexpr std::size_t max_line_bytes = 1 << 20;
+
+[[noreturn]] void malformed(const char* what) {
+    throw std::system_error(make_error_code(errc::malformed_response), what);
+}
+
+std::string_view string_field(const boost::json::object& o, std::string_view key) {
+    const boost::json::value* v = o.if_contains(key);
+    return v && v->is_string() ? std::string_view(v->as_string()) : std::string_view{};
+}
+
+std::optional<int> integer(std::string_view text) {
+    int value = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    return ec == std::errc() && end == text.data() + text.size() ? std::optional(value) : std::nullopt;
+}
+
+}  // namespace
+
+void execd_stream::feed(std::string_view bytes) {
+    while (!bytes.empty()) {
+        const auto newline = bytes.find('\n');
+        const std::string_view piece = bytes.substr(0, newline);
+        if (line_.size() + piece.size() > max_line_bytes) malformed("an execd event line is over 1 MiB");
+        line_.append(piece);
+        if (newline == std::string_view::npos) return;
+        take_line(line_);
+        line_.clear();
+        bytes.remove_prefix(newline + 1);
+    }
+}
+
+void execd_stream::finish() {
+    if (!line_.empty()) take_line(line_);
+    line_.clear();
+}
+
+void execd_stream::take_line(std::string_view line) {
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.starts_with("data:")) {
+        line.remove_prefix(5);
+        if (line.starts_with(' ')) line.remove_prefix(1);
+    } else if (line.starts_with(':') || line.starts_with("event:") || line.starts_with("id:") ||
+               line.starts_with("retry:")) {
+        return;  // SSE framing that carries no execd event
+    }
+    if (line.empty()) return;
+    boost::json::error_code ec;
+    const boost::json::value v = boost::json::parse(line, ec);
+    if (ec || !v.is_object()) malformed("an execd event is not a JSON object");
+    const auto& event = v.as_object();
+    const boost::json::value* type = event.if_contains("type");
+    if (!type || !type->is_string()) malformed("an execd event has no type");
+    const std::string_view kind = type->as_string();
+    if (kind == "init") {
+        result_.execution_id = std::string(string_field(event, "text"));
+    } else if (kind == "stdout") {
+        append_output(result_.stdout_text, string_field(event, "text"));
+    } else if (kind == "stderr") {
+        append_output(result_.stderr_text, string_field(event, "text"));
+    } else if (kind == "execution_complete") {
+        result_.exit_code = 0;
+        terminal_ = true;
+    } else if (kind == "error") {
+        const boost::json::value* error = event.if_contains("error");
+        if (!error || !error->is_object()) malformed("an execd error event has no error object");
+        const std::string_view evalue = string_field(error->as_object(), "evalue");
+        result_.error_value = std::string(evalue.substr(0, 4096));
+        result_.exit_code = integer(evalue);  // not a number: the command failed to start
+        terminal_ = true;
+    }
+    // ping, status, result, execution_count: nothing to keep
+}
+
+void execd_stream::append_output(std::string& to, std::string_view text) {
+    const std::size_t used = result_.stdout_text.size() + result_.stderr_text.size();
+    if (used + text.size() > max_output_) {
+        text = text.substr(0, max_output_ - std::min(used, max_output_));
+        result_.output_truncated = true;
+    }
+    to.append(text);
+}
+
+}  // namespace ngfail::opensandbox::detail
