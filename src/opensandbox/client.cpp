@@ -106,8 +106,9 @@ public:
             boost::system::error_code ec;
             start([&](auto handler) { beast_http::async_read(stream_, buffer_, parser, handler); }, ec);
             if (ec == beast_http::error::need_buffer) ec = {};
-            if (ec) throw connection_error(ec, phase::receive);
+            // What arrived before a failure is still evidence (an `init` names the execution).
             on_bytes(std::string_view(chunk.data(), chunk.size() - parser.get().body().size));
+            if (ec) throw connection_error(ec, phase::receive);
         }
     }
 

@@ -386,7 +386,10 @@ struct embedded_server::impl {
     }
 
     response endpoint(const request& req, const route& r) {
-        if (!to_int(r.extra)) return error_reply(req, 400, "SANDBOX::INVALID_PARAMETER", "port must be a number");
+        const auto port_number = to_int(r.extra);
+        if (!port_number || *port_number < 1 || *port_number > 65535) {
+            return error_reply(req, 400, "SANDBOX::INVALID_PARAMETER", "port must be a number from 1 to 65535");
+        }
         const std::string endpoint =
             "127.0.0.1:" + std::to_string(port) + "/v1/sandboxes/" + r.sandbox_id + "/proxy/" + r.extra;
         return json_reply(req, 200, json::object{{"endpoint", endpoint}, {"headers", json::object{}}});
