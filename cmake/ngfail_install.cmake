@@ -4,7 +4,7 @@ include(CMakePackageConfigHelpers)
 set(NGFAIL_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/ngfail)
 get_property(ngfail_libraries GLOBAL PROPERTY NGFAIL_LIBRARIES)
 
-install(TARGETS ${ngfail_libraries} EXPORT ngfailTargets
+install(TARGETS ${ngfail_libraries} ngfail_all EXPORT ngfailTargets
     ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
     LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
     RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})

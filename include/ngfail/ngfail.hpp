@@ -1,12 +1,19 @@
-// <ngfail/ngfail.hpp> — every public header of ngfail::core.
+// <ngfail/ngfail.hpp> — every public header (link ngfail::ngfail). For the core alone,
+// include the module headers you use and link ngfail::core.
 #pragma once
 
 #include <ngfail/details.hpp>
 #include <ngfail/event.hpp>
 #include <ngfail/event_id.hpp>
 #include <ngfail/failure.hpp>
+#include <ngfail/http.hpp>
+#include <ngfail/json.hpp>
 #include <ngfail/kind.hpp>
 #include <ngfail/kind_extension.hpp>
+#include <ngfail/limits.hpp>
+#include <ngfail/opensandbox.hpp>
+#include <ngfail/report.hpp>
 #include <ngfail/result.hpp>
 #include <ngfail/sandbox.hpp>
+#include <ngfail/transport.hpp>
 #include <ngfail/visit_event.hpp>

@@ -14,6 +14,7 @@ cmake -S "$here" -B "$work/cmake-build" -G Ninja \
     -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_BUILD_TYPE=Debug >/dev/null
 cmake --build "$work/cmake-build" >/dev/null
 "$work/cmake-build/consumer"
+"$work/cmake-build/consumer_all"
 
 pc_dir=$(dirname "$(find "$work/prefix" -name ngfail.pc -print -quit)")
 # shellcheck disable=SC2046 # pkg-config's output is a list of flags
