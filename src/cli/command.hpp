@@ -3,6 +3,7 @@
 
 #include <iosfwd>
 #include <span>
+#include <string>
 #include <string_view>
 
 namespace ngfail::cli {
@@ -22,10 +23,20 @@ using arguments = std::span<const std::string_view>;
 struct command {
     std::string_view name;
     std::string_view summary;
-    std::string_view usage;  // the whole --help text
+    std::string (*usage)();  // the whole --help text
     int (*run)(arguments args, const streams& io);
 };
 
 int run_kinds(arguments args, const streams& io);
+int run_classify(arguments args, const streams& io);
+int run_decode(arguments args, const streams& io);
+int run_stats(arguments args, const streams& io);
+int run_demo(arguments args, const streams& io);
+
+std::string kinds_usage();
+std::string classify_usage();
+std::string decode_usage();
+std::string stats_usage();
+std::string demo_usage();
 
 }  // namespace ngfail::cli

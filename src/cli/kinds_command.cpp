@@ -56,4 +56,13 @@ int run_kinds(arguments args, const streams& io) {
     return exit_ok;
 }
 
+std::string kinds_usage() {
+    return "usage: ngfail kinds [--json]\n"
+           "\n"
+           "Lists every core failure kind with its domain, its code in the ngfail.kind\n"
+           "category and a one-line description.\n"
+           "\n"
+           "  --json   print one JSON document instead of a table\n";
+}
+
 }  // namespace ngfail::cli

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <iostream>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -11,19 +12,16 @@ namespace ngfail::cli {
 namespace {
 
 constexpr std::array commands{
-    command{"kinds", "list the failure vocabulary: name, domain, code, description",
-            "usage: ngfail kinds [--json]\n"
-            "\n"
-            "Lists every core failure kind with its domain, its code in the ngfail.kind\n"
-            "category and a one-line description.\n"
-            "\n"
-            "  --json   print one JSON document instead of a table\n",
-            run_kinds},
+    command{"kinds", "list the failure vocabulary: name, domain, code, description", kinds_usage, run_kinds},
+    command{"classify", "classify OpenSandbox evidence into a kind and delivery", classify_usage, run_classify},
+    command{"decode", "validate a failure header or report and print its chains", decode_usage, run_decode},
+    command{"stats", "aggregate failures in rollout rows (JSONL)", stats_usage, run_stats},
+    command{"demo", "run failures through the client against the embedded server", demo_usage, run_demo},
 };
 
 void print_overview(std::ostream& out) {
     out << "usage: ngfail <command> [options]\n\ncommands:\n";
-    for (const command& c : commands) out << "  " << c.name << "   " << c.summary << '\n';
+    for (const command& c : commands) out << "  " << c.name << std::string(10 - c.name.size(), ' ') << c.summary << '\n';
     out << "\n'ngfail <command> --help' describes one command.\n";
 }
 
@@ -44,7 +42,7 @@ int dispatch(std::span<const std::string_view> args, const streams& io) {
     }
     const auto rest = args.subspan(1);
     if (std::ranges::find(rest, std::string_view{"--help"}) != rest.end()) {
-        io.out << it->usage;
+        io.out << it->usage();
         return exit_ok;
     }
     return it->run(rest, io);

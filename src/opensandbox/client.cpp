@@ -378,7 +378,7 @@ result<sandbox_info> client::try_create(const create_request& request, const cal
         seen.sandbox_id = info.id;
         seen.sandbox_state = info.state;
         seen.provider_status_reason = info.reason;
-        seen.reason = "create: sandbox " + info.id + " is " + info.state;
+        seen.reason = "create: the new sandbox is " + info.state + (info.reason ? " (" + *info.reason + ")" : "");
         return std::nullopt;
     });
 }

@@ -274,11 +274,9 @@ struct embedded_server::impl {
                 res.body() = "{\"id\": \"sbx-1\", \"status\": {\"state\": ";
                 return send(socket, req, std::move(res));
             }
-            case action::sandbox_status: {
-                if (r.operation == "create") return send(socket, req, create(req, &f));
-                set_status(r.sandbox_id, f.state, f.reason);
-                return std::nullopt;
-            }
+            case action::sandbox_status:
+                // This reply only: the sandbox as the controller would report it.
+                return send(socket, req, r.operation == "create" ? create(req, &f) : answer(req, r, &f));
             default:
                 if (r.operation == "exec") return exec(socket, req, r, f.what);
                 return std::nullopt;
@@ -334,7 +332,7 @@ struct embedded_server::impl {
 
     // ---- the lifecycle routes ----
 
-    response answer(const request& req, const route& r) {
+    response answer(const request& req, const route& r, const fault* status = nullptr) {
         if (r.operation == "health") return json_reply(req, 200, json::object{{"status", "ok"}});
         if (r.operation == "create") return create(req, nullptr);
         const std::lock_guard lock(mutex);
@@ -343,7 +341,14 @@ struct embedded_server::impl {
             if (r.operation == "exec_status") return error_reply(req, 404, "INVALID_REQUEST_BODY", "unknown command id");
             return not_found(req, r.sandbox_id);
         }
-        if (r.operation == "get") return json_reply(req, 200, sandbox_json(r.sandbox_id, it->second));
+        if (r.operation == "get") {
+            sandbox reported = it->second;
+            if (status) {
+                reported.state = status->state;
+                reported.reason = status->reason;
+            }
+            return json_reply(req, 200, sandbox_json(r.sandbox_id, reported));
+        }
         if (r.operation == "kill") {
             sandboxes.erase(it);
             return response(beast_http::status::no_content, req.version());
@@ -435,7 +440,9 @@ struct embedded_server::impl {
         if (misbehave == action::drop_before_init) return false;
         emit({{"type", "init"}, {"text", execution_id}});
         if (misbehave == action::drop_after_init) return false;
-        const auto [output, exit_code] = run(std::string(command->as_string()), emit);
+        // A killed command never finishes: it is not run.
+        const auto [output, exit_code] = misbehave == action::signal_exit ? std::pair<std::string, int>{"", -1}
+                                                                           : run(std::string(command->as_string()), emit);
         if (!output.empty()) emit({{"type", "stdout"}, {"text", output}});
         execution x{.output = output};
         if (misbehave == action::signal_exit) {

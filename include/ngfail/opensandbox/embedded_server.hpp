@@ -34,7 +34,7 @@ struct fault {
         signal_exit,        // exec: `error` event with evalue "-1", "signal: killed"
         stall,              // nothing is answered for `stall_for`
         malformed_json,     // a 200 whose body is not JSON
-        sandbox_status,     // the sandbox reports `state` and `reason` (create, get)
+        sandbox_status,     // the reply reports the sandbox in `state` with `reason` (create, get)
     };
 
     std::string operation{};
@@ -73,7 +73,7 @@ public:
     // Queues a fault; faults for one operation apply in the order given.
     void inject(fault f);
 
-    // Sets a sandbox's reported state and reason (as a controller would after an OOM kill).
+    // Sets a sandbox's state and reason from now on (as a controller would after an OOM kill).
     void set_sandbox_status(std::string_view sandbox_id, std::string state, std::string reason);
 
     // Requests served so far (every route, faults included).

@@ -1,0 +1,41 @@
+#include "args.hpp"
+
+#include <charconv>
+
+namespace ngfail::cli {
+
+std::variant<parsed_args, std::string> parse_args(arguments args, const arg_spec& spec) {
+    parsed_args out;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        const std::string_view arg = args[i];
+        if (!arg.starts_with("--")) {
+            if (out.positionals.size() >= spec.max_positionals) return "unexpected argument '" + std::string(arg) + "'";
+            out.positionals.emplace_back(arg);
+            continue;
+        }
+        const auto equals = arg.find('=');
+        const std::string_view name = arg.substr(2, equals == std::string_view::npos ? std::string_view::npos : equals - 2);
+        if (spec.flags.contains(name) && equals == std::string_view::npos) {
+            out.flags.emplace(name);
+        } else if (spec.with_value.contains(name)) {
+            if (equals != std::string_view::npos) {
+                out.values[std::string(name)] = std::string(arg.substr(equals + 1));
+            } else if (i + 1 < args.size()) {
+                out.values[std::string(name)] = std::string(args[++i]);
+            } else {
+                return "--" + std::string(name) + " needs a value";
+            }
+        } else {
+            return "unknown option '" + std::string(arg) + "'";
+        }
+    }
+    return out;
+}
+
+std::optional<int> to_int(std::string_view text) {
+    int value = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    return ec == std::errc() && end == text.data() + text.size() && !text.empty() ? std::optional(value) : std::nullopt;
+}
+
+}  // namespace ngfail::cli

@@ -1,0 +1,41 @@
+// Command-line arguments: `--flag`, `--name value`, `--name=value` and positionals.
+#pragma once
+
+#include "command.hpp"
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+namespace ngfail::cli {
+
+struct parsed_args {
+    std::map<std::string, std::string, std::less<>> values;
+    std::set<std::string, std::less<>> flags;
+    std::vector<std::string> positionals;
+
+    [[nodiscard]] bool has(std::string_view flag) const { return flags.contains(flag); }
+    [[nodiscard]] std::optional<std::string> value(std::string_view name) const {
+        const auto it = values.find(name);
+        return it == values.end() ? std::nullopt : std::optional(it->second);
+    }
+};
+
+// What a command accepts: options that take a value, and boolean flags.
+struct arg_spec {
+    std::set<std::string_view> with_value{};
+    std::set<std::string_view> flags{};
+    std::size_t max_positionals = 0;
+};
+
+// The parsed arguments, or a one-line error naming the offending argument.
+[[nodiscard]] std::variant<parsed_args, std::string> parse_args(arguments args, const arg_spec& spec);
+
+// An integer argument, or nothing when `text` is not one.
+[[nodiscard]] std::optional<int> to_int(std::string_view text);
+
+}  // namespace ngfail::cli

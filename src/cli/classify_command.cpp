@@ -1,0 +1,144 @@
+// ngfail classify --operation OP [evidence flags] [--json]
+#include "args.hpp"
+#include "style.hpp"
+
+#include <ngfail/json.hpp>
+#include <ngfail/opensandbox/classify.hpp>
+
+#include <boost/asio/error.hpp>
+
+#include <array>
+#include <ostream>
+
+namespace ngfail::cli {
+namespace {
+
+struct named_error {
+    std::string_view name;
+    std::error_code code;
+};
+
+// The transport errors --transport-error accepts: std::errc names, and a few without errno.
+const std::array<named_error, 17>& transport_errors() {
+    static const std::array<named_error, 17> table{{
+        {"connection_refused", std::make_error_code(std::errc::connection_refused)},
+        {"connection_reset", std::make_error_code(std::errc::connection_reset)},
+        {"connection_aborted", std::make_error_code(std::errc::connection_aborted)},
+        {"broken_pipe", std::make_error_code(std::errc::broken_pipe)},
+        {"timed_out", std::make_error_code(std::errc::timed_out)},
+        {"network_unreachable", std::make_error_code(std::errc::network_unreachable)},
+        {"host_unreachable", std::make_error_code(std::errc::host_unreachable)},
+        {"too_many_files_open", std::make_error_code(std::errc::too_many_files_open)},
+        {"too_many_files_open_in_system", std::make_error_code(std::errc::too_many_files_open_in_system)},
+        {"no_buffer_space", std::make_error_code(std::errc::no_buffer_space)},
+        {"not_enough_memory", std::make_error_code(std::errc::not_enough_memory)},
+        {"address_not_available", std::make_error_code(std::errc::address_not_available)},
+        {"eof", std::error_code(boost::system::error_code(boost::asio::error::eof))},
+        {"host_not_found", std::error_code(boost::system::error_code(boost::asio::error::host_not_found))},
+        {"stream_incomplete", make_error_code(opensandbox::errc::stream_incomplete)},
+        {"readiness_timeout", make_error_code(opensandbox::errc::readiness_timeout)},
+        {"malformed_response", make_error_code(opensandbox::errc::malformed_response)},
+    }};
+    return table;
+}
+
+constexpr std::array<std::pair<std::string_view, opensandbox::phase>, 3> phases{{
+    {"connect", opensandbox::phase::connect},
+    {"send", opensandbox::phase::send},
+    {"receive", opensandbox::phase::receive},
+}};
+
+const arg_spec spec{.with_value = {"operation", "sandbox-id", "http-status", "provider-code", "provider-status-reason",
+                                   "sandbox-state", "exit-code", "execution-id", "transport-error", "transport-phase",
+                                   "failure-kind", "retry-after"},
+                    .flags = {"json"}};
+
+// The observation the flags describe, or a one-line error.
+std::variant<opensandbox::observation, std::string> observation_of(const parsed_args& a) {
+    opensandbox::observation seen;
+    const auto op = a.value("operation");
+    if (!op || op->empty()) return std::string("--operation is required");
+    seen.operation = *op;
+    seen.sandbox_id = a.value("sandbox-id");
+    seen.provider_code = a.value("provider-code");
+    seen.provider_status_reason = a.value("provider-status-reason");
+    seen.sandbox_state = a.value("sandbox-state");
+    seen.execution_id = a.value("execution-id");
+    seen.failure_kind = a.value("failure-kind");
+    for (const auto& [flag, field] : {std::pair{"http-status", &seen.http_status}, std::pair{"exit-code", &seen.exit_code}}) {
+        if (const auto text = a.value(flag)) {
+            *field = to_int(*text);
+            if (!*field) return "--" + std::string(flag) + " needs an integer, not '" + *text + "'";
+        }
+    }
+    if (const auto text = a.value("retry-after")) {
+        const auto seconds = to_int(*text);
+        if (!seconds || *seconds < 0) return "--retry-after needs whole seconds, not '" + *text + "'";
+        seen.retry_after = std::chrono::seconds(*seconds);
+    }
+    if (const auto name = a.value("transport-error")) {
+        const auto& table = transport_errors();
+        const auto it = std::find_if(table.begin(), table.end(), [&](const auto& e) { return e.name == *name; });
+        if (it == table.end()) return "unknown --transport-error '" + *name + "' (see --help)";
+        seen.transport_error = it->code;
+    }
+    if (const auto name = a.value("transport-phase")) {
+        const auto it = std::find_if(phases.begin(), phases.end(), [&](const auto& p) { return p.first == *name; });
+        if (it == phases.end()) return "--transport-phase is connect, send or receive, not '" + *name + "'";
+        seen.transport_phase = it->second;
+    }
+    return seen;
+}
+
+void print_summary(std::ostream& out, const sandbox_failure& e, const style& s) {
+    const auto& d = e.sandbox();
+    const auto dom = is_kind(e.code()) && e.code().category() == kind_category()
+                         ? domain_of(static_cast<kind>(e.code().value()))
+                         : std::nullopt;
+    out << "kind      " << s.kind(e.kind_name()) << (dom ? "  (domain " + std::string(name(*dom)) + ")" : "") << '\n';
+    out << "delivery  " << (d.delivery ? std::string(name(*d.delivery)) : std::string("not established")) << '\n';
+    if (d.retry_after) out << "retry     after " << d.retry_after->count() << " s\n";
+    out << "event     " << e.what() << '\n';
+}
+
+}  // namespace
+
+int run_classify(arguments args, const streams& io) {
+    auto parsed = parse_args(args, spec);
+    if (auto* error = std::get_if<std::string>(&parsed)) {
+        io.err << "ngfail classify: " << *error << '\n';
+        return exit_bad_input;
+    }
+    const auto& a = std::get<parsed_args>(parsed);
+    auto seen = observation_of(a);
+    if (auto* error = std::get_if<std::string>(&seen)) {
+        io.err << "ngfail classify: " << *error << '\n';
+        return exit_bad_input;
+    }
+    const sandbox_failure event = opensandbox::opensandbox_failure(std::get<opensandbox::observation>(seen));
+    if (a.has("json")) {
+        io.out << to_json(record_of(failure_of(event))) << '\n';
+    } else {
+        print_summary(io.out, event, style::for_stdout());
+    }
+    return exit_ok;
+}
+
+std::string classify_usage() {
+    std::string names;
+    for (const auto& e : transport_errors()) names += std::string(names.empty() ? "" : ", ") + std::string(e.name);
+    return "usage: ngfail classify --operation OP [--http-status N] [--provider-code C]\n"
+           "                       [--provider-status-reason R] [--sandbox-state S] [--exit-code N]\n"
+           "                       [--execution-id ID] [--sandbox-id ID] [--retry-after SECONDS]\n"
+           "                       [--transport-error NAME --transport-phase connect|send|receive]\n"
+           "                       [--failure-kind K] [--json]\n"
+           "\n"
+           "Runs the OpenSandbox evidence classifier on the structured evidence given and prints\n"
+           "the kind and delivery it establishes (docs/opensandbox.md has the table). With --json,\n"
+           "prints the event record as it travels on the wire.\n"
+           "\n"
+           "OP: create, get, kill, renew, endpoint, exec, exec_status, ...\n"
+           "NAME: " + names + "\n";
+}
+
+}  // namespace ngfail::cli
