@@ -1,4 +1,5 @@
 // Drives the built `ngfail` binary the way a script would.
+#include <ngfail/event_id.hpp>
 #include <ngfail/kind.hpp>
 
 #include <boost/json.hpp>
@@ -7,6 +8,9 @@
 
 #include <array>
 #include <cstdio>
+#include <fstream>
+#include <map>
+#include <set>
 #include <string>
 #include <sys/wait.h>
 
@@ -17,9 +21,11 @@ struct outcome {
     std::string out;  // stdout only; stderr is sent to /dev/null unless asked for
 };
 
-outcome run_cli(const std::string& args, bool merge_stderr = false) {
-    const std::string command =
-        std::string(NGFAIL_CLI_PATH) + ' ' + args + (merge_stderr ? " 2>&1" : " 2>/dev/null");
+enum class capture { out, out_and_err, err };
+
+outcome run_cli(const std::string& args, capture what) {
+    constexpr std::array<const char*, 3> redirect{" 2>/dev/null", " 2>&1", " 2>&1 >/dev/null"};
+    const std::string command = std::string(NGFAIL_CLI_PATH) + ' ' + args + redirect[static_cast<std::size_t>(what)];
     FILE* pipe = ::popen(command.c_str(), "r");
     if (!pipe) throw std::runtime_error("popen failed");
     std::string out;
@@ -27,6 +33,10 @@ outcome run_cli(const std::string& args, bool merge_stderr = false) {
     for (std::size_t n; (n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0;) out.append(buffer.data(), n);
     const int raw = ::pclose(pipe);
     return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, out};
+}
+
+outcome run_cli(const std::string& args, bool merge_stderr = false) {
+    return run_cli(args, merge_stderr ? capture::out_and_err : capture::out);
 }
 
 TEST(cli_kinds, json_lists_every_kind_with_domain_code_and_description) {
@@ -80,7 +90,212 @@ TEST(cli, unknown_command_is_bad_input) {
 TEST(cli, top_level_help_lists_the_commands) {
     const auto [status, out] = run_cli("--help");
     EXPECT_EQ(status, 0);
-    EXPECT_THAT(out, testing::HasSubstr("kinds"));
+    for (const char* c : {"kinds", "classify", "decode", "stats", "demo"}) EXPECT_THAT(out, testing::HasSubstr(c));
+}
+
+TEST(cli, every_command_has_help) {
+    for (const std::string& c : {std::string("kinds"), std::string("classify"), std::string("decode"),
+                                 std::string("stats"), std::string("demo")}) {
+        const auto [status, out] = run_cli(c + " --help");
+        EXPECT_EQ(status, 0) << c;
+        EXPECT_THAT(out, testing::StartsWith("usage: ngfail " + c)) << c;
+    }
+}
+
+// ---- classify: one case per evidence row ----------------------------------------------------------
+
+struct row_case {
+    int row;
+    std::string flags;
+    std::string kind;
+    std::string delivery;  // "" when not established
+};
+
+TEST(cli_classify, one_case_per_evidence_row) {
+    const std::vector<row_case> cases{
+        {1, "--operation exec --failure-kind agent_timeout", "agent_timeout", ""},
+        {2, "--operation exec --provider-status-reason OOMKilled --execution-id e1", "provider_oom_killed", "delivered"},
+        {3, "--operation exec --exit-code -1", "provider_command_terminated", "delivered"},
+        {4, "--operation create --http-status 504 --provider-code KUBERNETES::POD_READY_TIMEOUT", "provider_start_failed", ""},
+        {5, "--operation get --http-status 401", "provider_credentials_rejected", "not_sent"},
+        {6, "--operation create --http-status 429 --retry-after 7", "provider_quota_exhausted", "not_sent"},
+        {7, "--operation get --http-status 404 --provider-code DOCKER::SANDBOX_NOT_FOUND", "provider_sandbox_lost", "not_sent"},
+        {8, "--operation endpoint --http-status 404 --provider-code KUBERNETES::POD_IP_NOT_AVAILABLE", "provider_unavailable", "not_sent"},
+        {9, "--operation exec --http-status 502 --provider-code BACKEND_CONNECTION_FAILED", "transport_unreachable", "not_sent"},
+        {10, "--operation renew --http-status 409", "provider_state_conflict", "not_sent"},
+        {11, "--operation create --http-status 400", "provider_request_rejected", "not_sent"},
+        {12, "--operation exec --http-status 500", "provider_unavailable", "possibly_delivered"},
+        {13, "--operation create --transport-error connection_refused --transport-phase connect", "transport_unreachable", "not_sent"},
+        {14, "--operation exec --transport-error too_many_files_open --transport-phase connect", "transport_local_resource", "not_sent"},
+        {15, "--operation get --transport-error malformed_response --transport-phase receive", "protocol_violation", "possibly_delivered"},
+        {16, "--operation exec --transport-error connection_reset --transport-phase receive --execution-id e2", "transport_peer_drop", "delivered"},
+        {17, "--operation get --transport-error timed_out --transport-phase receive", "transport_timeout", "possibly_delivered"},
+        {18, "--operation exec --exit-code 137", "undetermined", ""},
+    };
+    for (const auto& c : cases) {
+        const auto [status, out] = run_cli("classify " + c.flags + " --json");
+        ASSERT_EQ(status, 0) << "row " << c.row;
+        const auto record = boost::json::parse(out).as_object();
+        EXPECT_EQ(record.at("failure_kind").as_string(), c.kind) << "row " << c.row;
+        const auto& details = record.at("details").as_object();
+        EXPECT_EQ(details.at("type").as_string(), "sandbox");
+        if (c.delivery.empty()) {
+            EXPECT_FALSE(details.contains("delivery")) << "row " << c.row;
+        } else {
+            EXPECT_EQ(details.at("delivery").as_string(), c.delivery) << "row " << c.row;
+        }
+        EXPECT_TRUE(ngfail::parse_event_id(record.at("event_id").as_string()).has_value());
+    }
+}
+
+TEST(cli_classify, prints_a_readable_summary_without_json) {
+    const auto [status, out] = run_cli("classify --operation create --http-status 429 --retry-after 7");
+    EXPECT_EQ(status, 0);
+    EXPECT_THAT(out, testing::HasSubstr("provider_quota_exhausted"));
+    EXPECT_THAT(out, testing::HasSubstr("not_sent"));
+    EXPECT_THAT(out, testing::HasSubstr("after 7 s"));
+}
+
+TEST(cli_classify, bad_input_is_exit_2_with_a_reason) {
+    for (const char* bad : {"classify", "classify --operation get --http-status abc",
+                                  "classify --operation get --transport-error no_such_error",
+                                  "classify --operation get --transport-phase sideways", "classify --operation"}) {
+        const auto quiet = run_cli(bad);
+        EXPECT_EQ(quiet.status, 2) << bad;
+        EXPECT_EQ(quiet.out, "") << bad;
+        EXPECT_THAT(run_cli(bad, true).out, testing::StartsWith("ngfail classify: ")) << bad;
+    }
+}
+
+// ---- decode --------------------------------------------------------------------------------------
+
+const std::string sample_report =
+    R"({"failure_id":"0192f1c4-7d2a-7c3e-9a51-2b8f6c0d4e17","events":{)"
+    R"("0192f1c4-7d2a-7c3e-9a51-2b8f6c0d4e16":{"event_id":"0192f1c4-7d2a-7c3e-9a51-2b8f6c0d4e16",)"
+    R"("failure_kind":"transport_peer_drop","failure_reason":"stream dropped"},)"
+    R"("0192f1c4-7d2a-7c3e-9a51-2b8f6c0d4e17":{"event_id":"0192f1c4-7d2a-7c3e-9a51-2b8f6c0d4e17",)"
+    R"("failure_kind":"agent_run_error","failure_reason":"agent failed","boundary":"agent","stage":"agent",)"
+    R"("http_status":500,"cause_id":"0192f1c4-7d2a-7c3e-9a51-2b8f6c0d4e16"}}})";
+
+std::string shell_quote(const std::string& s) { return "'" + s + "'"; }
+
+std::string temp_file(const std::string& name, const std::string& content) {
+    const std::string path = testing::TempDir() + name;
+    std::ofstream(path, std::ios::binary) << content;
+    return path;
+}
+
+TEST(cli_decode, prints_the_chain_as_a_tree) {
+    const auto [status, out] = run_cli("decode " + shell_quote(sample_report));
+    ASSERT_EQ(status, 0);
+    EXPECT_THAT(out, testing::HasSubstr("failure\n"
+                                        "  2b8f6c0d4e17  agent_run_error  [boundary agent, stage agent, http 500]  agent failed\n"
+                                        "  └─ 2b8f6c0d4e16  transport_peer_drop    stream dropped\n"));
+}
+
+TEST(cli_decode, json_prints_the_validated_report) {
+    const auto [status, out] = run_cli("decode --json " + shell_quote(sample_report));
+    ASSERT_EQ(status, 0);
+    EXPECT_EQ(out, sample_report + "\n");
+}
+
+TEST(cli_decode, reads_a_file_and_standard_input) {
+    const std::string pretty = boost::json::serialize(boost::json::parse(sample_report)) + "\n\n";
+    const auto path = temp_file("report.json", pretty);
+    EXPECT_EQ(run_cli("decode --json --file " + path).out, sample_report + "\n");
+    EXPECT_EQ(run_cli("decode --json < " + path).out, sample_report + "\n");
+}
+
+TEST(cli_decode, invalid_input_is_exit_2_with_one_line) {
+    for (const std::string& bad : {std::string("'{\"events\":'"), std::string("'not json'"),
+                                  shell_quote(R"({"failure_id":"0192f1c4-7d2a-7c3e-9a51-2b8f6c0d4e17","events":{}})"),
+                                  std::string("--file /nonexistent/report.json")}) {
+        const auto quiet = run_cli("decode " + bad);
+        EXPECT_EQ(quiet.status, 2) << bad;
+        EXPECT_EQ(quiet.out, "") << bad;
+        const auto loud = run_cli("decode " + bad, true);
+        EXPECT_EQ(std::count(loud.out.begin(), loud.out.end(), '\n'), 1) << loud.out;
+        EXPECT_THAT(loud.out, testing::StartsWith("ngfail decode: "));
+    }
+}
+
+// ---- stats ---------------------------------------------------------------------------------------
+
+TEST(cli_stats, counts_the_sample_file_as_an_independent_count_does) {
+    const std::string path = NGFAIL_EXAMPLES_DATA "/rollouts.jsonl";
+    std::ifstream in(path);
+    std::size_t rows = 0, failures = 0;
+    std::map<std::string, std::size_t> by_kind;
+    for (std::string line; std::getline(in, line);) {
+        ++rows;
+        const auto row = boost::json::parse(line).as_object();
+        const auto* id = row.if_contains("_ng_failure_id");
+        if (!id || id->is_null()) continue;
+        ++failures;
+        ++by_kind[std::string(row.at("_ng_failure_events").at(id->as_string()).at("failure_kind").as_string())];
+    }
+    ASSERT_GE(rows, 1000u);
+
+    const auto [status, out] = run_cli("stats --json " + path);
+    ASSERT_EQ(status, 0);
+    const auto stats = boost::json::parse(out).as_object();
+    EXPECT_EQ(stats.at("rows").as_int64(), static_cast<std::int64_t>(rows));
+    EXPECT_EQ(stats.at("failures").as_int64(), static_cast<std::int64_t>(failures));
+    EXPECT_EQ(stats.at("successes").as_int64(), static_cast<std::int64_t>(rows - failures));
+    EXPECT_EQ(stats.at("invalid_rows").as_int64(), 0);
+    const auto& kinds = stats.at("by_kind").as_object();
+    EXPECT_EQ(kinds.size(), by_kind.size());
+    for (const auto& [k, n] : by_kind) EXPECT_EQ(kinds.at(k).as_int64(), static_cast<std::int64_t>(n)) << k;
+}
+
+TEST(cli_stats, draws_bars_and_chains_in_text) {
+    const auto [status, out] = run_cli("stats " + std::string(NGFAIL_EXAMPLES_DATA "/rollouts.jsonl"));
+    EXPECT_EQ(status, 0);
+    EXPECT_THAT(out, testing::HasSubstr("█"));
+    EXPECT_THAT(out, testing::HasSubstr(" → "));
+    EXPECT_THAT(out, testing::HasSubstr("most common chains"));
+}
+
+TEST(cli_stats, counts_invalid_rows_and_names_them) {
+    const auto path = temp_file("rows.jsonl", "{\"reward\":1}\nnot json\n{\"_ng_failure_id\":\"x\"}\n\n[1]\n");
+    const auto out = boost::json::parse(run_cli("stats --json " + path).out).as_object();
+    EXPECT_EQ(out.at("rows").as_int64(), 4);
+    EXPECT_EQ(out.at("successes").as_int64(), 1);
+    EXPECT_EQ(out.at("invalid_rows").as_int64(), 3);
+    EXPECT_THAT(run_cli("stats --json " + path, capture::err).out, testing::HasSubstr("invalid row, line 2"));
+    EXPECT_EQ(run_cli("stats /nonexistent.jsonl").status, 2);
+}
+
+// ---- demo ----------------------------------------------------------------------------------------
+
+TEST(cli_demo, meets_at_least_eight_kinds_and_classifies_each_as_expected) {
+    const auto [status, out] = run_cli("demo --json");
+    ASSERT_EQ(status, 0) << out;
+    const auto doc = boost::json::parse(out).as_object();
+    EXPECT_TRUE(doc.at("ok").as_bool());
+    std::set<std::string> kinds;
+    for (const auto& s : doc.at("scenarios").as_array()) {
+        const auto& o = s.as_object();
+        EXPECT_EQ(o.at("kind").as_string(), o.at("expected").as_string()) << o.at("name").as_string();
+        EXPECT_TRUE(o.at("result_agrees").as_bool()) << o.at("name").as_string();
+        EXPECT_FALSE(o.at("header").as_string().empty());
+        kinds.emplace(o.at("kind").as_string());
+    }
+    EXPECT_GE(kinds.size(), 8u);
+    for (const char* k : {"provider_oom_killed", "provider_command_terminated", "provider_credentials_rejected",
+                          "provider_quota_exhausted", "provider_sandbox_lost", "transport_unreachable",
+                          "transport_peer_drop", "transport_timeout"}) {
+        EXPECT_TRUE(kinds.contains(k)) << k;
+    }
+    EXPECT_THAT(out, testing::Not(testing::HasSubstr("sk-demo"))) << "the demo's API key is never printed";
+}
+
+TEST(cli_demo, prints_a_summary_without_json) {
+    const auto [status, out] = run_cli("demo");
+    EXPECT_EQ(status, 0);
+    EXPECT_THAT(out, testing::HasSubstr("10 of 10 scenarios classified as expected"));
+    EXPECT_THAT(out, testing::HasSubstr("X-NG-Failure-Report: {"));
+    EXPECT_THAT(out, testing::Not(testing::HasSubstr("\x1b["))) << "no colours when stdout is not a terminal";
 }
 
 }  // namespace
