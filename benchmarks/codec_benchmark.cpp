@@ -1,0 +1,53 @@
+// The header codec on a 3-event chain, against plain Boost.JSON serialize + parse of the
+// same value.
+#include <ngfail/json.hpp>
+#include <ngfail/sandbox.hpp>
+#include <ngfail/transport.hpp>
+
+#include <benchmark/benchmark.h>
+#include <boost/json.hpp>
+
+#include <stdexcept>
+
+namespace {
+
+ngfail::failure_report three_event_report() {
+    const ngfail::failure root = ngfail::failure_of(
+        ngfail::foreign_failure(std::make_exception_ptr(std::runtime_error("sdk: connection reset by peer"))));
+    const ngfail::failure sandbox = ngfail::make_sandbox_failure({.operation = "exec",
+                                                                  .kind = ngfail::kind::transport_peer_drop,
+                                                                  .sandbox_id = "sbx-42",
+                                                                  .cause = root,
+                                                                  .provider = "opensandbox",
+                                                                  .delivery = ngfail::delivery::delivered});
+    return ngfail::report_for(ngfail::failure(ngfail::event_info{.kind = ngfail::kind::agent_run_error,
+                                                                 .reason = "the agent run failed",
+                                                                 .boundary = ngfail::boundary::agent,
+                                                                 .http_status = 500,
+                                                                 .cause = sandbox}));
+}
+
+void header_encode_decode(benchmark::State& state) {
+    const auto report = three_event_report();
+    for (auto _ : state) {
+        const std::string value = ngfail::encode_header(report);
+        auto back = ngfail::decode_header(value);
+        benchmark::DoNotOptimize(back);
+    }
+}
+
+void plain_boost_json_serialize_parse(benchmark::State& state) {
+    const boost::json::value value = boost::json::value_from(three_event_report());
+    for (auto _ : state) {
+        const std::string text = boost::json::serialize(value);
+        auto back = boost::json::parse(text);
+        benchmark::DoNotOptimize(back);
+    }
+}
+
+}  // namespace
+
+BENCHMARK(header_encode_decode);
+BENCHMARK(plain_boost_json_serialize_parse);
+
+BENCHMARK_MAIN();

@@ -1,0 +1,149 @@
+// Reads Google Benchmark JSON files and prints the SPEC §13 table: each row a metric,
+// ngfail's number, its baseline from the same run, the ratio, the target and whether it
+// was met. Writes every raw result, merged, to the first argument.
+// Usage: benchmark_report OUT.json IN.json...
+#include <boost/json.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <map>
+#include <optional>
+#include <string>
+
+namespace {
+
+namespace json = boost::json;
+
+// A benchmark's time in nanoseconds (the median when repeated), or its items per second.
+struct measured {
+    double ns = 0;
+    double items_per_second = 0;
+};
+
+enum class goal { ratio_at_most, ratio_at_least, ns_at_most, info };
+
+struct metric {
+    const char* label;
+    const char* ngfail;    // benchmark name
+    const char* baseline;  // benchmark name, or "" for an absolute target
+    goal kind;
+    double target;
+    bool throughput = false;  // compare items_per_second (higher is better) instead of time
+};
+
+// SPEC §13, one row per target; then rows that only inform.
+constexpr metric table[] = {
+    {"success, 10 frames: result<int> vs int", "success_ngfail_result/10", "success_plain_int/10", goal::ratio_at_most, 1.25},
+    {"success, 10 frames: result<int> vs Outcome std_result<int>", "success_ngfail_result/10",
+     "success_outcome_std_result/10", goal::ratio_at_most, 1.05},
+    {"kind-only failure, 10 frames vs std::error_code return", "failure_ngfail_kind_only/10", "failure_error_code/10",
+     goal::ratio_at_most, 1.2},
+    {"kind-only failure vs throwing failure_event, 10 frames (x faster)", "failure_throw_failure_event/10",
+     "failure_ngfail_kind_only/10", goal::ratio_at_least, 100},
+    {"creating a sandbox_failure (3 strings) vs std::system_error", "create_sandbox_failure", "create_system_error",
+     goal::ratio_at_most, 2},
+    {"classify, full observation (ns)", "classify_full_observation", "", goal::ns_at_most, 50},
+    {"event id (ns)", "generate_event_id", "", goal::ns_at_most, 25},
+    {"header encode+decode, 3 events vs Boost.JSON serialize+parse", "header_encode_decode",
+     "plain_boost_json_serialize_parse", goal::ratio_at_most, 1.5},
+    {"result path throughput, 1 -> 2 threads", "result_path_threads/real_time/threads:2",
+     "result_path_threads/real_time/threads:1", goal::ratio_at_least, 1.8, true},
+    {"ngfail stats over 100,000 rows (ns)", "ngfail_stats_100k_rows", "", goal::ns_at_most, 2e9},
+    // informational
+    {"success, 100 frames: result<int> vs int", "success_ngfail_result/100", "success_plain_int/100", goal::info, 0},
+    {"success, 10 frames: result<int> vs Boost.LEAF", "success_ngfail_result/10", "success_leaf_result/10", goal::info, 0},
+    {"success, 10 frames: result<int> vs std::expected", "success_ngfail_result/10", "success_std_expected/10", goal::info, 0},
+    {"failure, 10 frames: kind-only vs Boost.LEAF", "failure_ngfail_kind_only/10", "failure_leaf/10", goal::info, 0},
+    {"failure, 10 frames: kind-only vs std::expected", "failure_ngfail_kind_only/10", "failure_std_expected/10", goal::info, 0},
+    {"throwing failure_event vs std::system_error, 1 frame", "failure_throw_failure_event/1", "failure_throw_system_error/1",
+     goal::info, 0},
+    {"throwing failure_event, 1 frame (ns)", "failure_throw_failure_event/1", "", goal::info, 0},
+    {"throwing failure_event, 10 frames (ns)", "failure_throw_failure_event/10", "", goal::info, 0},
+    {"throwing failure_event, 100 frames (ns)", "failure_throw_failure_event/100", "", goal::info, 0},
+    {"full failure (with record) throughput, 1 -> 2 threads", "full_failure_threads/real_time/threads:2",
+     "full_failure_threads/real_time/threads:1", goal::info, 0, true},
+};
+
+double to_ns(double value, std::string_view unit) {
+    if (unit == "us") return value * 1e3;
+    if (unit == "ms") return value * 1e6;
+    if (unit == "s") return value * 1e9;
+    return value;
+}
+
+// Collects every benchmark: a median aggregate wins over single runs of the same name.
+void collect(const json::value& doc, std::map<std::string, measured>& out, json::array& raw) {
+    for (const auto& b : doc.at("benchmarks").as_array()) {
+        raw.push_back(b);
+        const auto& o = b.as_object();
+        std::string name(o.at("name").as_string());
+        const bool aggregate = o.contains("aggregate_name");
+        if (aggregate && o.at("aggregate_name").as_string() != "median") continue;
+        if (aggregate) name = std::string(o.at("run_name").as_string());
+        if (!aggregate && out.contains(name)) continue;
+        measured m{to_ns(o.at("real_time").to_number<double>(), o.at("time_unit").as_string())};
+        if (const auto* ips = o.if_contains("items_per_second")) m.items_per_second = ips->to_number<double>();
+        out[name] = m;
+    }
+}
+
+std::string number(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, v >= 100 ? "%.0f" : "%.2f", v);
+    return buf;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc < 3) {
+        std::cerr << "usage: benchmark_report OUT.json IN.json...\n";
+        return 2;
+    }
+    std::map<std::string, measured> results;
+    json::array raw;
+    for (int i = 2; i < argc; ++i) {
+        std::ifstream in(argv[i]);
+        const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        json::error_code ec;
+        const auto doc = json::parse(text, ec);
+        if (ec || !doc.is_object() || !doc.as_object().contains("benchmarks")) {
+            std::cerr << "benchmark_report: skipping " << argv[i] << ": not benchmark JSON\n";
+            continue;
+        }
+        collect(doc, results, raw);
+    }
+    std::ofstream(argv[1]) << json::serialize(json::object{{"benchmarks", raw}}) << '\n';
+
+    std::printf("| metric | ngfail | baseline | ratio | target | |\n|---|---:|---:|---:|---|---|\n");
+    int missed = 0;
+    for (const metric& m : table) {
+        const auto a = results.find(m.ngfail);
+        const auto b = *m.baseline ? results.find(m.baseline) : results.end();
+        if (a == results.end() || (*m.baseline && b == results.end())) {
+            std::printf("| %s | - | - | - | | not measured |\n", m.label);
+            continue;
+        }
+        const bool per_time = !m.throughput;
+        const double mine = per_time ? a->second.ns : a->second.items_per_second;
+        const double base = b == results.end() ? 0 : (per_time ? b->second.ns : b->second.items_per_second);
+        const double ratio = base > 0 ? mine / base : 0;
+        const double value = m.kind == goal::ns_at_most || !*m.baseline ? mine : ratio;
+        const bool met = m.kind == goal::ratio_at_most   ? ratio <= m.target
+                         : m.kind == goal::ratio_at_least ? ratio >= m.target
+                         : m.kind == goal::ns_at_most     ? mine <= m.target
+                                                          : true;
+        const char* op = m.kind == goal::ratio_at_least ? ">=" : "<=";
+        const std::string unit = per_time ? " ns" : "/s";
+        const std::string target = m.kind == goal::info ? "" : std::string(op) + " " + number(m.target) +
+                                                                   (m.kind == goal::ns_at_most ? " ns" : "x");
+        std::printf("| %s | %s | %s | %s | %s | %s |\n", m.label, (number(mine) + unit).c_str(),
+                    *m.baseline ? (number(base) + unit).c_str() : "-", *m.baseline ? (number(value) + "x").c_str() : "-",
+                    target.c_str(), m.kind == goal::info ? "info" : met ? "met" : "MISSED");
+        missed += met ? 0 : 1;
+    }
+    std::printf("\n%d target(s) missed\n", missed);
+    return 0;
+}
