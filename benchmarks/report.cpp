@@ -62,6 +62,8 @@ constexpr metric table[] = {
     {"throwing failure_event, 1 frame (ns)", "failure_throw_failure_event/1", "", goal::info, 0},
     {"throwing failure_event, 10 frames (ns)", "failure_throw_failure_event/10", "", goal::info, 0},
     {"throwing failure_event, 100 frames (ns)", "failure_throw_failure_event/100", "", goal::info, 0},
+    {"plain int path throughput, 1 -> 2 threads (the machine's scaling)", "plain_path_threads/real_time/threads:2",
+     "plain_path_threads/real_time/threads:1", goal::info, 0, true},
     {"full failure (with record) throughput, 1 -> 2 threads", "full_failure_threads/real_time/threads:2",
      "full_failure_threads/real_time/threads:1", goal::info, 0, true},
 };

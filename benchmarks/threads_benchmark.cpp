@@ -21,6 +21,17 @@ __attribute__((noinline)) ngfail::result<int> full_failure(int depth) noexcept {
     return v + 1;
 }
 
+__attribute__((noinline)) int plain(int depth) noexcept {
+    if (depth == 0) return opaque(1);
+    return plain(depth - 1) + 1;
+}
+
+// The machine's own scaling on the same shape of work, with no ngfail in it.
+void plain_path_threads(benchmark::State& state) {
+    for (auto _ : state) benchmark::DoNotOptimize(plain(opaque(10)));
+    state.SetItemsProcessed(state.iterations());
+}
+
 void result_path_threads(benchmark::State& state) {
     for (auto _ : state) benchmark::DoNotOptimize(work(opaque(10)).has_error());
     state.SetItemsProcessed(state.iterations());
@@ -34,6 +45,7 @@ void full_failure_threads(benchmark::State& state) {
 
 }  // namespace
 
+BENCHMARK(plain_path_threads)->Threads(1)->Threads(2)->UseRealTime();
 BENCHMARK(result_path_threads)->Threads(1)->Threads(2)->UseRealTime();
 BENCHMARK(full_failure_threads)->Threads(1)->Threads(2)->UseRealTime();
 

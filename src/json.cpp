@@ -10,8 +10,8 @@
 #include <charconv>
 #include <functional>
 #include <limits>
+#include <set>
 #include <stdexcept>
-#include <unordered_set>
 #include <vector>
 
 namespace ngfail {
@@ -423,16 +423,14 @@ public:
     }
 
     json::value_stack st;
-    std::string problem;  // set when the handler itself rejects the input
+    std::string problem;                     // set when the handler itself rejects the input
+    std::vector<std::size_t> member_counts;  // members each object had, in the order objects end
 
     bool on_document_begin(json::error_code&) { return true; }
     bool on_document_end(json::error_code&) { return true; }
-    bool on_object_begin(json::error_code&) {
-        keys_.emplace_back();
-        return true;
-    }
+    bool on_object_begin(json::error_code&) { return true; }
     bool on_object_end(std::size_t n, json::error_code&) {
-        keys_.pop_back();
+        member_counts.push_back(n);
         st.push_object(n);
         return true;
     }
@@ -443,17 +441,11 @@ public:
     }
     bool on_key_part(json::string_view s, std::size_t n, json::error_code& ec) {
         if (n > max_key_) return reject(ec, "a key is longer than " + std::to_string(max_key_) + " bytes");
-        key_.append(s.data(), s.size());
         st.push_chars(s);
         return true;
     }
     bool on_key(json::string_view s, std::size_t n, json::error_code& ec) {
         if (n > max_key_) return reject(ec, "a key is longer than " + std::to_string(max_key_) + " bytes");
-        key_.append(s.data(), s.size());
-        if (!keys_.back().insert(key_).second) {
-            return reject(ec, "duplicate key \"" + detail::printable(key_, max_quoted) + "\"");
-        }
-        key_.clear();
         st.push_key(s);
         return true;
     }
@@ -500,9 +492,82 @@ private:
 
     std::size_t max_string_;
     std::size_t max_key_;
-    std::string key_;
-    std::vector<std::unordered_set<std::string>> keys_;
 };
+
+// Boost.JSON keeps the last of duplicate keys, so an object built from n members with
+// fewer than n had a duplicate. Objects end in post-order; this walk visits them alike.
+bool has_duplicate_key(const json::value& v, const std::vector<std::size_t>& counts, std::size_t& next) {
+    if (const auto* array = v.if_array()) {
+        return std::any_of(array->begin(), array->end(), [&](const json::value& e) { return has_duplicate_key(e, counts, next); });
+    }
+    if (const auto* object = v.if_object()) {
+        for (const auto& member : *object) {
+            if (has_duplicate_key(member.value(), counts, next)) return true;
+        }
+        return next < counts.size() && counts[next++] != object->size();
+    }
+    return false;
+}
+
+// Only on the error path: reads the text again to name the first duplicate key.
+class duplicate_finder {
+public:
+    static constexpr std::size_t max_object_size = json::object::max_size();
+    static constexpr std::size_t max_array_size = json::array::max_size();
+    static constexpr std::size_t max_key_size = json::string::max_size();
+    static constexpr std::size_t max_string_size = json::string::max_size();
+
+    std::optional<std::string> found;
+
+    bool on_object_begin(json::error_code&) {
+        keys_.emplace_back();
+        return true;
+    }
+    bool on_object_end(std::size_t, json::error_code&) {
+        keys_.pop_back();
+        return true;
+    }
+    bool on_key_part(json::string_view s, std::size_t, json::error_code&) {
+        key_.append(s.data(), s.size());
+        return true;
+    }
+    bool on_key(json::string_view s, std::size_t, json::error_code& ec) {
+        key_.append(s.data(), s.size());
+        if (!keys_.back().insert(key_).second && !found) {
+            found = key_;
+            ec = json::error::syntax;
+            return false;
+        }
+        key_.clear();
+        return true;
+    }
+    bool on_document_begin(json::error_code&) { return true; }
+    bool on_document_end(json::error_code&) { return true; }
+    bool on_array_begin(json::error_code&) { return true; }
+    bool on_array_end(std::size_t, json::error_code&) { return true; }
+    bool on_string_part(json::string_view, std::size_t, json::error_code&) { return true; }
+    bool on_string(json::string_view, std::size_t, json::error_code&) { return true; }
+    bool on_number_part(json::string_view, json::error_code&) { return true; }
+    bool on_int64(std::int64_t, json::string_view, json::error_code&) { return true; }
+    bool on_uint64(std::uint64_t, json::string_view, json::error_code&) { return true; }
+    bool on_double(double, json::string_view, json::error_code&) { return true; }
+    bool on_bool(bool, json::error_code&) { return true; }
+    bool on_null(json::error_code&) { return true; }
+    bool on_comment_part(json::string_view, json::error_code&) { return true; }
+    bool on_comment(json::string_view, json::error_code&) { return true; }
+
+private:
+    std::string key_;
+    std::vector<std::set<std::string>> keys_;
+};
+
+std::string name_duplicate(std::string_view text, const json::parse_options& options) {
+    json::basic_parser<duplicate_finder> finder(options);
+    json::error_code ec;
+    const std::size_t at = finder.write_some(false, text.data(), text.size(), ec);
+    const auto& key = finder.handler().found;
+    return "JSON: duplicate key \"" + detail::printable(key.value_or("?"), max_quoted) + "\" at byte " + std::to_string(at);
+}
 
 result<json::value> parse_limited(std::string_view text, const limits& lim, const json::storage_ptr& sp) {
     if (text.size() > lim.max_json_bytes) {
@@ -521,7 +586,10 @@ result<json::value> parse_limited(std::string_view text, const limits& lim, cons
         const std::string& problem = parser.handler().problem;
         return violation("JSON: " + (problem.empty() ? ec.message() : problem) + " at byte " + std::to_string(consumed));
     }
-    return parser.handler().st.release();
+    json::value value = parser.handler().st.release();
+    std::size_t next = 0;
+    if (has_duplicate_key(value, parser.handler().member_counts, next)) return violation(name_duplicate(text, options));
+    return value;
 }
 
 }  // namespace

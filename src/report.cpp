@@ -29,16 +29,16 @@ std::optional<std::string> oversized_detail(const event_details& details, std::s
 }
 
 std::optional<std::string> broken_record_rule(const event_id& key, const event_record& record, const limits& lim) {
-    const std::string id = to_string(key);
-    if (record.id != key) return "events key " + id + " does not match its event_id " + to_string(record.id);
+    const auto event = [&] { return "event " + to_string(key); };  // only built when a rule breaks
+    if (record.id != key) return "events key " + to_string(key) + " does not match its event_id " + to_string(record.id);
     if (record.kind.size() > lim.max_string_bytes) {
-        return "event " + id + ": failure_kind is " + limit_text(record.kind.size(), lim.max_string_bytes);
+        return event() + ": failure_kind is " + limit_text(record.kind.size(), lim.max_string_bytes);
     }
     if (record.reason.size() > lim.max_reason_bytes) {
-        return "event " + id + ": failure_reason is " + limit_text(record.reason.size(), lim.max_reason_bytes);
+        return event() + ": failure_reason is " + limit_text(record.reason.size(), lim.max_reason_bytes);
     }
-    if (const auto detail = oversized_detail(record.details, lim.max_string_bytes)) return "event " + id + ": " + *detail;
-    if (record.cause_id == key) return "event " + id + " is its own cause (a cycle)";
+    if (const auto detail = oversized_detail(record.details, lim.max_string_bytes)) return event() + ": " + *detail;
+    if (record.cause_id == key) return event() + " is its own cause (a cycle)";
     return std::nullopt;
 }
 

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 #include <string_view>
+#include <utility>
 
 namespace ngfail::opensandbox {
 namespace {
@@ -24,17 +25,53 @@ enum class network {
     malformed,          // errc::malformed_response
 };
 
+// The provider codes, status reasons and states the table names, recognised once.
+enum class code_name : unsigned char {
+    other, pod_ready_timeout, quota_exceeded, pool_capacity_exhausted, sandbox_not_found,
+    pod_ip_not_available, initialization_error, backend_connection_failed,
+};
+enum class status_reason : unsigned char { other, oom_killed, image_pull_failed };
+
 struct evidence {
-    std::string_view operation;
+    bool exec = false;
+    bool create = false;
     std::optional<int> status;
-    std::string_view code;
-    std::string_view status_reason;
-    std::string_view state;
+    code_name code = code_name::other;
+    status_reason reason = status_reason::other;
+    bool terminal_state = false;  // Terminated or Failed
     std::optional<int> exit_code;
     bool execution_known = false;
     network net = network::none;
     std::optional<phase> at;
 };
+
+// `*NAME` codes match with any backend prefix ("DOCKER::", "KUBERNETES::"); the proxy's
+// BACKEND_CONNECTION_FAILED has none.
+code_name code_name_of(std::string_view code) noexcept {
+    static constexpr std::array<std::pair<std::string_view, code_name>, 6> any_backend{{
+        {"POD_READY_TIMEOUT", code_name::pod_ready_timeout},
+        {"QUOTA_EXCEEDED", code_name::quota_exceeded},
+        {"POOL_CAPACITY_EXHAUSTED", code_name::pool_capacity_exhausted},
+        {"SANDBOX_NOT_FOUND", code_name::sandbox_not_found},
+        {"POD_IP_NOT_AVAILABLE", code_name::pod_ip_not_available},
+        {"INITIALIZATION_ERROR", code_name::initialization_error},
+    }};
+    if (code == "BACKEND_CONNECTION_FAILED") return code_name::backend_connection_failed;
+    std::size_t start = code.size();  // after the last "::", a few bytes from the end
+    while (start > 0 && code[start - 1] != ':') --start;
+    if (start == 1 || (start > 1 && code[start - 2] != ':')) return code_name::other;  // a lone ':'
+    const std::string_view name = code.substr(start);
+    for (const auto& [known, tag] : any_backend) {
+        if (name == known) return tag;
+    }
+    return code_name::other;
+}
+
+status_reason status_reason_of(std::string_view reason) noexcept {
+    if (reason == "OOMKilled") return status_reason::oom_killed;
+    if (reason == "ImagePullBackOff" || reason == "ErrImagePull") return status_reason::image_pull_failed;
+    return status_reason::other;
+}
 
 network network_of_errno(int value) noexcept {
     switch (value) {
@@ -115,34 +152,27 @@ cause_facts facts_of(const std::exception_ptr& cause) noexcept {
 
 bool is_exec(std::string_view operation) noexcept { return operation == "exec" || operation == "exec_status"; }
 
-// `*NAME`: the code itself or any backend prefix before "::".
-bool code_is(std::string_view code, std::string_view name) noexcept {
-    return code == name || (code.size() > name.size() + 2 && code.ends_with(name) &&
-                            code.substr(code.size() - name.size() - 2, 2) == "::");
-}
-
-// ---- the table (SPEC §9.3) -------------------------------------------------------------------
-
-bool oom_reported(const evidence& e) noexcept { return e.status_reason == "OOMKilled"; }
-bool killed_by_signal(const evidence& e) noexcept { return is_exec(e.operation) && e.exit_code == -1; }
+bool oom_reported(const evidence& e) noexcept { return e.reason == status_reason::oom_killed; }
+bool killed_by_signal(const evidence& e) noexcept { return e.exec && e.exit_code == -1; }
 bool start_failed(const evidence& e) noexcept {
-    return e.operation == "create" &&
-           ((e.status == 504 && code_is(e.code, "POD_READY_TIMEOUT")) || e.status_reason == "ImagePullBackOff" ||
-            e.status_reason == "ErrImagePull" || e.net == network::readiness_timeout);
+    return e.create && ((e.status == 504 && e.code == code_name::pod_ready_timeout) ||
+                        e.reason == status_reason::image_pull_failed || e.net == network::readiness_timeout);
 }
 bool credentials_rejected(const evidence& e) noexcept { return e.status == 401; }
 bool quota_exhausted(const evidence& e) noexcept {
-    return e.status == 429 || (e.status == 403 && code_is(e.code, "QUOTA_EXCEEDED")) ||
-           code_is(e.code, "POOL_CAPACITY_EXHAUSTED");
+    return e.status == 429 || (e.status == 403 && e.code == code_name::quota_exceeded) ||
+           e.code == code_name::pool_capacity_exhausted;
 }
 bool sandbox_lost(const evidence& e) noexcept {
-    return (e.status == 404 && code_is(e.code, "SANDBOX_NOT_FOUND")) || e.state == "Terminated" || e.state == "Failed";
+    return (e.status == 404 && e.code == code_name::sandbox_not_found) || e.terminal_state;
 }
 bool provider_not_ready(const evidence& e) noexcept {
-    return (e.status == 404 && code_is(e.code, "POD_IP_NOT_AVAILABLE")) ||
-           (e.status == 503 && code_is(e.code, "INITIALIZATION_ERROR"));
+    return (e.status == 404 && e.code == code_name::pod_ip_not_available) ||
+           (e.status == 503 && e.code == code_name::initialization_error);
 }
-bool backend_unreachable(const evidence& e) noexcept { return e.status == 502 && e.code == "BACKEND_CONNECTION_FAILED"; }
+bool backend_unreachable(const evidence& e) noexcept {
+    return e.status == 502 && e.code == code_name::backend_connection_failed;
+}
 bool state_conflict(const evidence& e) noexcept { return e.status == 409; }
 bool other_4xx(const evidence& e) noexcept { return e.status && *e.status >= 400 && *e.status < 500; }
 bool other_5xx(const evidence& e) noexcept { return e.status && *e.status >= 500 && *e.status < 600; }
@@ -173,7 +203,7 @@ std::optional<delivery> not_sent_if_connecting(const evidence& e) noexcept {
     return e.at == phase::connect ? delivery::not_sent : delivery::possibly_delivered;
 }
 std::optional<delivery> after_connect(const evidence& e) noexcept {
-    return is_exec(e.operation) && e.execution_known ? delivery::delivered : delivery::possibly_delivered;
+    return e.exec && e.execution_known ? delivery::delivered : delivery::possibly_delivered;
 }
 
 struct row {
@@ -205,11 +235,17 @@ constexpr std::array evidence_table{
     row{17, timed_out_after_connect, kind::transport_timeout,            after_connect},
 };
 
+// The table walked in order; a fold over constant indices lets the compiler call each
+// predicate directly instead of through a pointer.
+template <std::size_t... I>
+const row* first_match(const evidence& e, std::index_sequence<I...>) noexcept {
+    const row* found = nullptr;
+    (void)((evidence_table[I].matches(e) && (found = &evidence_table[I], true)) || ...);
+    return found;
+}
+
 const row* first_match(const evidence& e) noexcept {
-    for (const row& r : evidence_table) {
-        if (r.matches(e)) return &r;
-    }
-    return nullptr;
+    return first_match(e, std::make_index_sequence<evidence_table.size()>{});
 }
 
 std::string_view view(const std::optional<std::string>& s) noexcept { return s ? std::string_view(*s) : std::string_view{}; }
@@ -250,17 +286,25 @@ sandbox_facts facts_for(const observation& seen, const classification& c) {
 const std::error_category& error_category() noexcept { return category_instance; }
 
 classification classify(const observation& seen) noexcept {
-    const bool reads_cause = seen.cause && (!seen.http_status || !seen.provider_code || !seen.transport_error);
-    const cause_facts from_cause = reads_cause ? facts_of(seen.cause) : cause_facts{};
-    const evidence e{.operation = seen.operation,
-                     .status = seen.http_status ? seen.http_status : from_cause.status,
-                     .code = seen.provider_code ? std::string_view(*seen.provider_code) : view(from_cause.code),
-                     .status_reason = view(seen.provider_status_reason),
-                     .state = view(seen.sandbox_state),
-                     .exit_code = seen.exit_code,
-                     .execution_known = seen.execution_id.has_value(),
-                     .net = network_of(seen.transport_error ? seen.transport_error : from_cause.transport),
-                     .at = seen.transport_phase};
+    const std::string_view state = view(seen.sandbox_state);
+    evidence e{.exec = is_exec(seen.operation),
+               .create = seen.operation == "create",
+               .status = seen.http_status,
+               .code = seen.provider_code ? code_name_of(*seen.provider_code) : code_name::other,
+               .reason = seen.provider_status_reason ? status_reason_of(*seen.provider_status_reason)
+                                                     : status_reason::other,
+               .terminal_state = state == "Terminated" || state == "Failed",
+               .exit_code = seen.exit_code,
+               .execution_known = seen.execution_id.has_value(),
+               .net = network_of(seen.transport_error),
+               .at = seen.transport_phase};
+    // What the observation leaves out, the cause may carry structurally.
+    if (seen.cause && (!seen.http_status || !seen.provider_code || !seen.transport_error)) {
+        const cause_facts from_cause = facts_of(seen.cause);
+        if (!e.status) e.status = from_cause.status;
+        if (!seen.provider_code && from_cause.code) e.code = code_name_of(*from_cause.code);
+        if (!seen.transport_error) e.net = network_of(from_cause.transport);
+    }
     const row* match = first_match(e);
     const std::optional<delivery> established = match ? match->delivery(e) : std::nullopt;
     if (seen.failure_kind) {
