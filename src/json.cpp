@@ -235,11 +235,22 @@ public:
 
 constexpr std::size_t max_quoted = 64;
 
+// Where a value sits in the document, rendered only when an error names it.
+struct json_path {
+    const json_path* parent = nullptr;
+    std::string_view name;
+
+    [[nodiscard]] std::string str() const {
+        std::string text = parent ? parent->str() + "." : std::string();
+        return text + detail::printable(name, max_quoted);
+    }
+};
+
 class object_reader {
 public:
-    object_reader(const json::value& value, std::string path) : path_(std::move(path)) {
+    object_reader(const json::value& value, const json_path& path) : path_(path) {
         obj_ = value.if_object();
-        if (!obj_) throw shape_error(path_ + ": expected an object");
+        if (!obj_) throw shape_error(path_.str() + ": expected an object");
     }
 
     [[nodiscard]] const json::object& object() const { return *obj_; }
@@ -303,14 +314,13 @@ public:
     }
 
     [[noreturn]] void fail(std::string_view key, const std::string& what) const {
-        throw shape_error(path_ + "." + std::string(key) + ": " + what);
+        throw shape_error(path_.str() + "." + std::string(key) + ": " + what);
     }
 
-    [[nodiscard]] const std::string& path() const { return path_; }
 
 private:
     const json::object* obj_ = nullptr;
-    std::string path_;
+    const json_path& path_;
 };
 
 sandbox_details read_sandbox(const object_reader& r) {
@@ -352,7 +362,7 @@ constexpr std::array details_table{
     details_row{"model", [](const object_reader& r) -> event_details { return read_model(r); }},
 };
 
-event_details read_details(const json::value& value, const std::string& path) {
+event_details read_details(const json::value& value, const json_path& path) {
     const object_reader r(value, path);
     const std::string type = r.required_string("type");
     for (const details_row& row : details_table) {
@@ -361,7 +371,7 @@ event_details read_details(const json::value& value, const std::string& path) {
     r.fail("type", "\"" + detail::printable(type, max_quoted) + "\" is not one of sandbox, sdk_error, model");
 }
 
-event_record read_record(const json::value& value, const std::string& path) {
+event_record read_record(const json::value& value, const json_path& path) {
     const object_reader r(value, path);
     event_record record;
     const auto id = r.optional_id("event_id");
@@ -375,30 +385,31 @@ event_record read_record(const json::value& value, const std::string& path) {
     record.http_status = r.optional_int("http_status", 0, 999);
     record.cause_id = r.optional_id("cause_id");
     if (const json::value* details = r.object().if_contains("details")) {
-        record.details = read_details(*details, path + ".details");
+        record.details = read_details(*details, json_path{&path, "details"});
     }
     return record;
 }
 
-std::map<event_id, event_record> read_events(const json::value& value, const std::string& path) {
+std::map<event_id, event_record> read_events(const json::value& value, const json_path& path) {
     const object_reader r(value, path);
     std::map<event_id, event_record> events;
     for (const auto& [key, record] : r.object()) {
         const auto id = parse_event_id(key);
-        const std::string record_path = path + "." + detail::printable(key, max_quoted);
-        if (!id) throw shape_error(record_path + ": the key is not a UUID");
-        events.emplace(*id, read_record(record, record_path));
+        const json_path record_path{&path, key};
+        if (!id) throw shape_error(record_path.str() + ": the key is not a UUID");
+        events.emplace_hint(events.end(), *id, read_record(record, record_path));
     }
     return events;
 }
 
 failure_report read_report(const json::value& value) {
-    const object_reader r(value, "report");
+    const json_path root{nullptr, "report"};
+    const object_reader r(value, root);
     failure_report report;
     report.failure_id = r.optional_id("failure_id");
     const json::value* events = r.object().if_contains("events");
     if (!events) r.fail("events", "missing");
-    report.events = read_events(*events, "events");
+    report.events = read_events(*events, json_path{nullptr, "events"});
     report.dropped_events =
         static_cast<std::size_t>(r.optional_integer("dropped_events", 0, std::int64_t{1} << 40).value_or(0));
     return report;
@@ -664,7 +675,7 @@ void tag_invoke(const json::value_from_tag&, json::value& out, const event_recor
 }
 
 event_record tag_invoke(const json::value_to_tag<event_record>&, const json::value& in) {
-    return read_record(in, "event");
+    return read_record(in, json_path{nullptr, "event"});
 }
 
 void tag_invoke(const json::value_from_tag&, json::value& out, const failure_report& report) {
