@@ -165,6 +165,12 @@ struct intern_table {
         return value;
     }
 
+    bool contains(int value) const {
+        if (value == overflow_value) return true;
+        std::shared_lock lock(mutex);
+        return value >= 1 && static_cast<std::size_t>(value) <= names.size();
+    }
+
     std::string_view name_of(int value) const {
         if (value == overflow_value) return overflow_name;
         std::shared_lock lock(mutex);
@@ -329,7 +335,17 @@ std::optional<kind> parse_kind(std::string_view text) noexcept {
     return std::nullopt;
 }
 
-bool is_kind(const std::error_code& ec) noexcept { return !kind_name(ec).empty(); }
+bool is_kind(const std::error_code& ec) noexcept {
+    if (!ec) return false;
+    if (ec.category() == unknown_category_instance) {  // an interned name may be empty
+        try {
+            return interned().contains(ec.value());
+        } catch (...) {
+            return false;
+        }
+    }
+    return !kind_name(ec).empty();
+}
 
 std::string_view kind_name(const std::error_code& ec) noexcept {
     if (!ec) return {};

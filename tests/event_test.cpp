@@ -155,6 +155,11 @@ TEST(failure_event, a_non_kind_code_becomes_undetermined) {
     EXPECT_EQ(e.code(), kind::undetermined);
 }
 
+TEST(failure_event, an_empty_unknown_kind_is_kept_not_replaced) {
+    const auto ec = ngfail::kind_from_name("");
+    EXPECT_EQ(ngfail::failure_event(ec, "r").code(), ec);
+}
+
 TEST(failure_event, copies_share_one_record) {
     const ngfail::failure_event original(kind::cancelled, "stop");
     const ngfail::failure_event copy = original;  // NOLINT(performance-unnecessary-copy-initialization)

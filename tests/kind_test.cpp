@@ -306,6 +306,13 @@ TEST(unknown_kind, malformed_names_are_kept_byte_for_byte) {
     }
 }
 
+TEST(unknown_kind, an_empty_name_is_a_kind_too) {
+    // Found by the classify fuzzer: an empty explicit kind must still be kept as a kind.
+    const auto ec = ngfail::kind_from_name("");
+    EXPECT_TRUE(ngfail::is_kind(ec));
+    EXPECT_EQ(ngfail::kind_name(ec), "");
+}
+
 TEST(unknown_kind, unknown_kind_is_in_no_domain) {
     const auto ec = ngfail::kind_from_name("transport_something_new");
     for (int d = 1; d <= 8; ++d) EXPECT_NE(ec, static_cast<domain>(d));

@@ -1,0 +1,93 @@
+#include "reply.hpp"
+
+#include <boost/beast/http/field.hpp>
+#include <boost/json.hpp>
+
+#include <charconv>
+
+namespace ngfail::opensandbox::detail {
+
+namespace beast_http = boost::beast::http;
+namespace json = boost::json;
+
+namespace {
+
+std::optional<std::chrono::seconds> retry_after_of(const beast_http::response_header<>& head) {
+    const auto it = head.find(beast_http::field::retry_after);
+    if (it == head.end()) return std::nullopt;
+    int seconds = 0;
+    const auto text = it->value();
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), seconds);
+    if (ec != std::errc() || seconds < 0) return std::nullopt;
+    return std::chrono::seconds(seconds);
+}
+
+}  // namespace
+
+void malformed(const char* what) {
+    throw std::system_error(make_error_code(errc::malformed_response), what);
+}
+
+// "host:port[/path]" as the endpoint API returns it (a scheme is tolerated).
+target parse_endpoint(std::string_view endpoint) {
+    if (const auto scheme = endpoint.find("://"); scheme != std::string_view::npos) endpoint.remove_prefix(scheme + 3);
+    const auto slash = endpoint.find('/');
+    const std::string_view authority = endpoint.substr(0, slash);
+    const auto colon = authority.rfind(':');
+    if (colon == std::string_view::npos) malformed("the endpoint has no port");
+    int port = 0;
+    const auto digits = authority.substr(colon + 1);
+    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), port);
+    if (ec != std::errc() || end != digits.data() + digits.size() || port <= 0 || port > 65535) {
+        malformed("the endpoint's port is not a number");
+    }
+    return {std::string(authority.substr(0, colon)), static_cast<unsigned short>(port),
+            slash == std::string_view::npos ? std::string() : std::string(endpoint.substr(slash))};
+}
+
+// The api_error for an error reply, from its {"code","message"} envelope.
+api_error api_error_of(const beast_http::response_header<>& head, std::string_view body) {
+    std::optional<std::string> code;
+    std::string message = "no error envelope";
+    json::error_code ec;
+    const json::value v = json::parse(body, ec);
+    if (!ec && v.is_object()) {
+        const auto& o = v.as_object();
+        if (const auto* c = o.if_contains("code"); c && c->is_string()) code = std::string(c->as_string().subview().substr(0, 256));
+        if (const auto* m = o.if_contains("message"); m && m->is_string()) message = std::string(m->as_string().subview().substr(0, 1024));
+    }
+    std::optional<std::string> request_id;
+    if (const auto it = head.find("X-Request-ID"); it != head.end()) request_id = std::string(it->value().substr(0, 256));
+    return api_error(static_cast<int>(head.result_int()), std::move(code), message, std::move(request_id),
+                     retry_after_of(head));
+}
+
+const json::object& as_object(const json::value& v) {
+    if (!v.is_object()) malformed("the reply is not a JSON object");
+    return v.as_object();
+}
+
+std::string required_string(const json::object& o, std::string_view key) {
+    const json::value* v = o.if_contains(key);
+    if (!v || !v->is_string()) malformed("a required string field is missing from the reply");
+    return std::string(v->as_string());
+}
+
+std::optional<std::string> optional_string(const json::object& o, std::string_view key) {
+    const json::value* v = o.if_contains(key);
+    return v && v->is_string() ? std::optional(std::string(v->as_string())) : std::nullopt;
+}
+
+sandbox_info sandbox_of(const json::value& v) {
+    const auto& o = as_object(v);
+    sandbox_info info{.id = required_string(o, "id"), .expires_at = optional_string(o, "expiresAt")};
+    const json::value* status = o.if_contains("status");
+    if (!status) malformed("the sandbox has no status");
+    const auto& s = as_object(*status);
+    info.state = required_string(s, "state");
+    info.reason = optional_string(s, "reason");
+    return info;
+}
+
+
+}  // namespace ngfail::opensandbox::detail

@@ -1,0 +1,37 @@
+// Reading OpenSandbox replies: error envelopes, sandboxes, endpoints. Shared by the client
+// and its fuzz target, so what the fuzzer exercises is what the client runs.
+#pragma once
+
+#include <ngfail/opensandbox/client.hpp>
+
+#include <boost/beast/http/message.hpp>
+#include <boost/json/value.hpp>
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace ngfail::opensandbox::detail {
+
+// Where a request goes: host, port and a path prefix.
+struct target {
+    std::string host;
+    unsigned short port = 0;
+    std::string base;
+};
+
+// Throws std::system_error(errc::malformed_response).
+[[noreturn]] void malformed(const char* what);
+
+// "host:port[/path]" as the endpoint API returns it (a scheme is tolerated).
+[[nodiscard]] target parse_endpoint(std::string_view endpoint);
+
+// The api_error for an error reply, from its {"code","message"} envelope.
+[[nodiscard]] api_error api_error_of(const boost::beast::http::response_header<>& head, std::string_view body);
+
+[[nodiscard]] const boost::json::object& as_object(const boost::json::value& v);
+[[nodiscard]] std::string required_string(const boost::json::object& o, std::string_view key);
+[[nodiscard]] std::optional<std::string> optional_string(const boost::json::object& o, std::string_view key);
+[[nodiscard]] sandbox_info sandbox_of(const boost::json::value& v);
+
+}  // namespace ngfail::opensandbox::detail

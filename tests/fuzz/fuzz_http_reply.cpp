@@ -1,0 +1,35 @@
+// The client's reading of HTTP replies: Beast's parser with the client's limits, then the
+// error envelope or the sandbox document.
+#include "opensandbox/reply.hpp"
+
+#include <boost/asio/buffer.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/json.hpp>
+
+#include <cstdint>
+#include <cstdlib>
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    namespace http = boost::beast::http;
+    http::response_parser<http::string_body> parser;
+    parser.header_limit(64 << 10);
+    parser.body_limit(1 << 20);
+    parser.eager(true);
+    boost::beast::error_code ec;
+    parser.put(boost::asio::buffer(data, size), ec);
+    if (ec || !parser.is_done()) return 0;
+    const auto& res = parser.get();
+    try {
+        if (res.result_int() >= 300) {
+            const auto e = ngfail::opensandbox::detail::api_error_of(res.base(), res.body());
+            if (e.status() != static_cast<int>(res.result_int())) std::abort();
+        } else {
+            boost::json::error_code jec;
+            const auto v = boost::json::parse(res.body(), jec);
+            if (!jec) (void)ngfail::opensandbox::detail::sandbox_of(v);
+        }
+    } catch (const std::system_error& e) {
+        if (e.code() != ngfail::opensandbox::errc::malformed_response) std::abort();
+    }
+    return 0;
+}
