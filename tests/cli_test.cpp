@@ -266,6 +266,22 @@ TEST(cli_stats, counts_invalid_rows_and_names_them) {
     EXPECT_EQ(run_cli("stats /nonexistent.jsonl").status, 2);
 }
 
+TEST(cli_limits, decode_reads_a_file_up_to_1_mib_and_refuses_one_byte_more) {
+    std::string report = R"({"events":{}})";
+    report.append((std::size_t{1} << 20) - report.size(), ' ');
+    EXPECT_EQ(run_cli("decode --file " + temp_file("at.json", report)).status, 0);
+    EXPECT_EQ(run_cli("decode --file " + temp_file("past.json", report + " ")).status, 2);
+}
+
+TEST(cli_limits, stats_reads_rows_up_to_1_mib_and_counts_longer_ones_invalid) {
+    std::string row = R"({"reward":1})";
+    row.append((std::size_t{1} << 20) - row.size(), ' ');
+    const auto path = temp_file("big-rows.jsonl", row + "\n" + row + " \n");
+    const auto out = boost::json::parse(run_cli("stats --json " + path).out).as_object();
+    EXPECT_EQ(out.at("successes").as_int64(), 1);
+    EXPECT_EQ(out.at("invalid_rows").as_int64(), 1);
+}
+
 // ---- demo ----------------------------------------------------------------------------------------
 
 TEST(cli_demo, meets_at_least_eight_kinds_and_classifies_each_as_expected) {

@@ -58,6 +58,10 @@ int run_decode(arguments args, const streams& io) {
         } else {
             text = read_bounded(std::cin, lim.max_json_bytes);
         }
+        if (text.size() > lim.max_json_bytes) {
+            io.err << "ngfail decode: the input is over " << lim.max_json_bytes << " bytes\n";
+            return exit_bad_input;
+        }
         report = report_from_json(trim(text), lim);
     }
     if (!report) {

@@ -63,8 +63,8 @@ struct observation {
 };
 
 struct classification {
-    std::error_code kind;                   // a kind code; `undetermined` when nothing matched
-    std::optional<ngfail::delivery> delivery;  // only what the evidence establishes
+    std::error_code kind{};                   // a kind code; `undetermined` when nothing matched
+    std::optional<ngfail::delivery> delivery{};  // only what the evidence establishes
 
     friend bool operator==(const classification&, const classification&) = default;
 };

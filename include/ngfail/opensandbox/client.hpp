@@ -41,7 +41,7 @@ struct retry_policy {
 struct client_options {
     std::string host = "127.0.0.1";
     unsigned short port = 8080;
-    std::string api_key;
+    std::string api_key{};
     std::chrono::milliseconds timeout{30000};  // per call, unless call_options says otherwise
     retry_policy retries{};
     std::size_t max_body_bytes = 8 << 20;      // a reply body, or an exec stream's output
@@ -73,7 +73,7 @@ struct endpoint_info {
 };
 
 struct command {
-    std::string command;
+    std::string command{};
     std::optional<std::string> cwd{};
     std::optional<std::chrono::milliseconds> timeout{};  // enforced by execd
     std::map<std::string, std::string> envs{};
