@@ -3,6 +3,8 @@
 #include <ngfail/sandbox.hpp>
 
 #include <benchmark/benchmark.h>
+#include <boost/uuid/random_generator.hpp>
+#include <boost/uuid/uuid.hpp>
 
 #include <string>
 #include <system_error>
@@ -40,11 +42,18 @@ void generate_event_id(benchmark::State& state) {
     for (auto _ : state) benchmark::DoNotOptimize(ngfail::event_id::generate());
 }
 
+// A peer: Boost.UUID's random (version 4) generator, one per thread as ids are made.
+void generate_boost_uuid(benchmark::State& state) {
+    boost::uuids::random_generator generate;
+    for (auto _ : state) benchmark::DoNotOptimize(generate());
+}
+
 }  // namespace
 
 BENCHMARK(create_sandbox_failure);
 BENCHMARK(create_system_error);
 BENCHMARK(create_failure_noexcept);
 BENCHMARK(generate_event_id);
+BENCHMARK(generate_boost_uuid);
 
 BENCHMARK_MAIN();
