@@ -1,6 +1,7 @@
 #include "args.hpp"
 
 #include <charconv>
+#include <ostream>
 
 namespace ngfail::cli {
 
@@ -30,6 +31,16 @@ std::variant<parsed_args, std::string> parse_args(arguments args, const arg_spec
         }
     }
     return out;
+}
+
+std::optional<parsed_args> parse_or_complain(std::string_view command, arguments args, const arg_spec& spec,
+                                             const streams& io) {
+    auto parsed = parse_args(args, spec);
+    if (auto* problem = std::get_if<std::string>(&parsed)) {
+        io.err << "ngfail " << command << ": " << *problem << '\n';
+        return std::nullopt;
+    }
+    return std::get<parsed_args>(std::move(parsed));
 }
 
 std::optional<int> to_int(std::string_view text) {

@@ -35,6 +35,10 @@ struct arg_spec {
 // The parsed arguments, or a one-line error naming the offending argument.
 [[nodiscard]] std::variant<parsed_args, std::string> parse_args(arguments args, const arg_spec& spec);
 
+// The parsed arguments, or nothing after telling stderr "ngfail COMMAND: <problem>".
+[[nodiscard]] std::optional<parsed_args> parse_or_complain(std::string_view command, arguments args,
+                                                           const arg_spec& spec, const streams& io);
+
 // An integer argument, or nothing when `text` is not one.
 [[nodiscard]] std::optional<int> to_int(std::string_view text);
 

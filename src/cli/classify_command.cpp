@@ -104,12 +104,9 @@ void print_summary(std::ostream& out, const sandbox_failure& e, const style& s) 
 }  // namespace
 
 int run_classify(arguments args, const streams& io) {
-    auto parsed = parse_args(args, spec);
-    if (auto* error = std::get_if<std::string>(&parsed)) {
-        io.err << "ngfail classify: " << *error << '\n';
-        return exit_bad_input;
-    }
-    const auto& a = std::get<parsed_args>(parsed);
+    const auto parsed = parse_or_complain("classify", args, spec, io);
+    if (!parsed) return exit_bad_input;
+    const parsed_args& a = *parsed;
     auto seen = observation_of(a);
     if (auto* error = std::get_if<std::string>(&seen)) {
         io.err << "ngfail classify: " << *error << '\n';

@@ -32,12 +32,9 @@ std::string_view trim(std::string_view s) {
 }  // namespace
 
 int run_decode(arguments args, const streams& io) {
-    auto parsed = parse_args(args, spec);
-    if (auto* error = std::get_if<std::string>(&parsed)) {
-        io.err << "ngfail decode: " << *error << '\n';
-        return exit_bad_input;
-    }
-    const auto& a = std::get<parsed_args>(parsed);
+    const auto parsed = parse_or_complain("decode", args, spec, io);
+    if (!parsed) return exit_bad_input;
+    const parsed_args& a = *parsed;
     const limits lim;
     result<failure_report> report = failure_report{};
     if (!a.positionals.empty()) {

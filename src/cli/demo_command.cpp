@@ -233,12 +233,9 @@ void print_json(std::ostream& out, const std::vector<outcome>& all) {
 }  // namespace
 
 int run_demo(arguments args, const streams& io) {
-    auto parsed = parse_args(args, {.flags = {"json"}});
-    if (auto* error = std::get_if<std::string>(&parsed)) {
-        io.err << "ngfail demo: " << *error << '\n';
-        return exit_bad_input;
-    }
-    const bool json = std::get<parsed_args>(parsed).has("json");
+    const auto parsed = parse_or_complain("demo", args, {.flags = {"json"}}, io);
+    if (!parsed) return exit_bad_input;
+    const bool json = parsed->has("json");
     const auto started = std::chrono::steady_clock::now();
     const style s = style::for_stdout();
 

@@ -1,5 +1,5 @@
 // ngfail kinds [--json]
-#include "command.hpp"
+#include "args.hpp"
 
 #include <ngfail/kind.hpp>
 
@@ -43,16 +43,9 @@ void print_table(std::ostream& out) {
 }  // namespace
 
 int run_kinds(arguments args, const streams& io) {
-    bool json = false;
-    for (const std::string_view arg : args) {
-        if (arg == "--json") {
-            json = true;
-        } else {
-            io.err << "ngfail kinds: unexpected argument '" << arg << "' (see 'ngfail kinds --help')\n";
-            return exit_bad_input;
-        }
-    }
-    json ? print_json(io.out) : print_table(io.out);
+    const auto parsed = parse_or_complain("kinds", args, {.flags = {"json"}}, io);
+    if (!parsed) return exit_bad_input;
+    parsed->has("json") ? print_json(io.out) : print_table(io.out);
     return exit_ok;
 }
 

@@ -165,12 +165,9 @@ void print_json(std::ostream& out, const tally& t) {
 }  // namespace
 
 int run_stats(arguments args, const streams& io) {
-    auto parsed = parse_args(args, spec);
-    if (auto* error = std::get_if<std::string>(&parsed)) {
-        io.err << "ngfail stats: " << *error << '\n';
-        return exit_bad_input;
-    }
-    const auto& a = std::get<parsed_args>(parsed);
+    const auto parsed = parse_or_complain("stats", args, spec, io);
+    if (!parsed) return exit_bad_input;
+    const parsed_args& a = *parsed;
     if (a.positionals.empty()) {
         io.err << "ngfail stats: give a FILE.jsonl (see 'ngfail stats --help')\n";
         return exit_bad_input;
