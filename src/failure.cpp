@@ -10,18 +10,28 @@ namespace detail {
 
 constexpr std::size_t max_reason_bytes = 2000;
 
+event_state* new_event_state(std::string_view kind_name, std::string_view reason) {
+    const std::string_view separator = reason.empty() ? std::string_view() : std::string_view(": ");
+    const std::size_t text_size = kind_name.size() + separator.size() + reason.size();
+    void* block = ::operator new(sizeof(event_state) + text_size + 1);
+    auto* state = new (block) event_state;
+    char* text = reinterpret_cast<char*>(state + 1);
+    kind_name.copy(text, kind_name.size());
+    separator.copy(text + kind_name.size(), separator.size());
+    reason.copy(text + kind_name.size() + separator.size(), reason.size());
+    text[text_size] = '\0';
+    state->text = std::string_view(text, text_size);
+    state->reason_offset = kind_name.size() + separator.size();
+    return state;
+}
+
 failure make_record(event_info&& info, event_details&& details, const event_id& id) {
-    auto* state = new event_state;
+    const std::error_code code = is_kind(info.kind) ? info.kind : make_error_code(kind::undetermined);
+    truncate_utf8(info.reason, max_reason_bytes);
+    auto* state = new_event_state(ngfail::kind_name(code), info.reason);
     failure owner = event_access::adopt(state);  // frees the record if anything below throws
     state->id = id.is_nil() ? event_id::generate() : id;
-    state->code = is_kind(info.kind) ? info.kind : make_error_code(kind::undetermined);
-    truncate_utf8(info.reason, max_reason_bytes);
-    const std::string_view name = ngfail::kind_name(state->code);
-    state->text.reserve(name.size() + 2 + info.reason.size());
-    state->text = name;
-    if (!info.reason.empty()) state->text += ": ";
-    state->reason_offset = state->text.size();
-    state->text += info.reason;
+    state->code = code;
     state->boundary = info.boundary;
     state->stage = info.stage;
     state->http_status = info.http_status;
@@ -33,12 +43,11 @@ failure make_record(event_info&& info, event_details&& details, const event_id& 
 failure with_cause(const failure& f, std::exception_ptr cause) {
     const event_state* original = event_access::state(f);
     if (!original) return f;
-    auto* copy = new event_state;
+    const std::string_view name = original->text.substr(0, original->reason_offset);
+    auto* copy = new_event_state(name.substr(0, name.size() - (original->reason().empty() ? 0 : 2)), original->reason());
     failure owner = event_access::adopt(copy);
     copy->id = original->id;
     copy->code = original->code;
-    copy->text = original->text;
-    copy->reason_offset = original->reason_offset;
     copy->boundary = original->boundary;
     copy->stage = original->stage;
     copy->http_status = original->http_status;
@@ -57,7 +66,11 @@ failure event_access::adopt(event_state* state) noexcept {
     return f;
 }
 
-void destroy(const state_header* state) noexcept { delete static_cast<const event_state*>(state); }
+void destroy(const state_header* state) noexcept {
+    const auto* record = static_cast<const event_state*>(state);
+    record->~event_state();
+    ::operator delete(const_cast<event_state*>(record));
+}
 
 namespace {
 
@@ -141,7 +154,7 @@ const cause& failure::cause() const noexcept {
 
 std::string_view failure::what() const noexcept {
     const auto* s = detail::event_access::state(*this);
-    return s ? std::string_view(s->text) : kind_name();
+    return s ? s->text : kind_name();
 }
 
 }  // namespace ngfail

@@ -6,13 +6,17 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 
 namespace ngfail::detail {
 
+// Allocated in one block with its text ("<kind>: <reason>", NUL-terminated) right after it,
+// so creating a record is one allocation and what() needs none. Make one with
+// `new_event_state`; `destroy` frees it.
 struct event_state : state_header {
     event_id id;
     std::error_code code;
-    std::string text;  // "<kind>: <reason>", so what() needs no allocation
+    std::string_view text;  // points just past this object
     std::size_t reason_offset = 0;
     std::optional<ngfail::boundary> boundary;
     std::optional<ngfail::stage> stage;
@@ -24,6 +28,9 @@ struct event_state : state_header {
         return std::string_view(text).substr(reason_offset);
     }
 };
+
+// A record with room for `text`, copied in; throws std::bad_alloc.
+[[nodiscard]] event_state* new_event_state(std::string_view kind_name, std::string_view reason);
 
 // A new record with `id` (a fresh one when nil); throws std::bad_alloc when memory runs out.
 [[nodiscard]] failure make_record(event_info&& info, event_details&& details, const event_id& id = {});
