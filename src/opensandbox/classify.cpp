@@ -47,22 +47,29 @@ struct evidence {
 
 // `*NAME` codes match with any backend prefix ("DOCKER::", "KUBERNETES::"); the proxy's
 // BACKEND_CONNECTION_FAILED has none.
+struct known_code {
+    std::string_view name;
+    code_name tag;
+    bool any_backend;
+};
+constexpr std::array<known_code, 7> known_codes{{
+    {"POD_READY_TIMEOUT", code_name::pod_ready_timeout, true},
+    {"QUOTA_EXCEEDED", code_name::quota_exceeded, true},
+    {"POOL_CAPACITY_EXHAUSTED", code_name::pool_capacity_exhausted, true},
+    {"SANDBOX_NOT_FOUND", code_name::sandbox_not_found, true},
+    {"POD_IP_NOT_AVAILABLE", code_name::pod_ip_not_available, true},
+    {"INITIALIZATION_ERROR", code_name::initialization_error, true},
+    {"BACKEND_CONNECTION_FAILED", code_name::backend_connection_failed, false},
+}};
+
 code_name code_name_of(std::string_view code) noexcept {
-    static constexpr std::array<std::pair<std::string_view, code_name>, 6> any_backend{{
-        {"POD_READY_TIMEOUT", code_name::pod_ready_timeout},
-        {"QUOTA_EXCEEDED", code_name::quota_exceeded},
-        {"POOL_CAPACITY_EXHAUSTED", code_name::pool_capacity_exhausted},
-        {"SANDBOX_NOT_FOUND", code_name::sandbox_not_found},
-        {"POD_IP_NOT_AVAILABLE", code_name::pod_ip_not_available},
-        {"INITIALIZATION_ERROR", code_name::initialization_error},
-    }};
-    if (code == "BACKEND_CONNECTION_FAILED") return code_name::backend_connection_failed;
-    std::size_t start = code.size();  // after the last "::", a few bytes from the end
-    while (start > 0 && code[start - 1] != ':') --start;
-    if (start == 1 || (start > 1 && code[start - 2] != ':')) return code_name::other;  // a lone ':'
-    const std::string_view name = code.substr(start);
-    for (const auto& [known, tag] : any_backend) {
-        if (name == known) return tag;
+    if (code.empty()) return code_name::other;
+    for (const known_code& k : known_codes) {
+        // The last byte rules out most names before any comparison of the text.
+        if (k.name.back() != code.back() || !code.ends_with(k.name)) continue;
+        const std::size_t prefix = code.size() - k.name.size();
+        if (prefix == 0) return k.tag;
+        if (k.any_backend && prefix >= 2 && code.substr(prefix - 2, 2) == "::") return k.tag;
     }
     return code_name::other;
 }
