@@ -1,5 +1,6 @@
 #include <ngfail/event_id.hpp>
 
+#include <array>
 #include <ctime>
 #include <sys/random.h>
 
@@ -58,12 +59,17 @@ struct generator {
 
 thread_local generator local_generator{};
 
-constexpr int hex_value(char c) noexcept {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
+// Each byte's hex digit value, or -1.
+constexpr std::array<std::int8_t, 256> hex_values = [] {
+    std::array<std::int8_t, 256> table{};
+    table.fill(-1);
+    for (int c = '0'; c <= '9'; ++c) table[static_cast<std::size_t>(c)] = static_cast<std::int8_t>(c - '0');
+    for (int c = 'a'; c <= 'f'; ++c) table[static_cast<std::size_t>(c)] = static_cast<std::int8_t>(c - 'a' + 10);
+    for (int c = 'A'; c <= 'F'; ++c) table[static_cast<std::size_t>(c)] = static_cast<std::int8_t>(c - 'A' + 10);
+    return table;
+}();
+
+int hex_value(char c) noexcept { return hex_values[static_cast<unsigned char>(c)]; }
 
 constexpr bool is_dash_position(std::size_t i) noexcept { return i == 8 || i == 13 || i == 18 || i == 23; }
 

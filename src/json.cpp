@@ -118,11 +118,12 @@ public:
     }
 
 private:
+    // Keys are ngfail's own field names and event ids: plain ASCII, nothing to escape.
     void begin(std::string_view key) {
-        if (!first_) out_ += ',';
+        out_.append(first_ ? "\"" : ",\"");
         first_ = false;
-        append_ascii_string(out_, key);
-        out_ += ':';
+        out_.append(key);
+        out_.append("\":");
     }
     std::string& out_;
     bool first_ = true;
