@@ -19,3 +19,13 @@ function(ngfail_add_library name)
     ngfail_target_defaults(ngfail_${name})
     set_property(GLOBAL APPEND PROPERTY NGFAIL_LIBRARIES ngfail_${name})
 endfunction()
+
+# A program of ngfail's own (test, benchmark, fuzz target, example): built with the
+# project's settings, able to reach the private headers under src/, linked with LIBRARIES.
+function(ngfail_add_program target)
+    cmake_parse_arguments(PARSE_ARGV 1 arg "" "" "SOURCES;LIBRARIES")
+    add_executable(${target} ${arg_SOURCES})
+    ngfail_target_defaults(${target})
+    target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR}/src)
+    target_link_libraries(${target} PRIVATE ${arg_LIBRARIES})
+endfunction()
