@@ -216,6 +216,12 @@ std::chrono::milliseconds wait_before_retry(const observation& seen, const retry
     return std::min(wanted, policy.max_backoff);
 }
 
+// The failure's own classification says nothing was sent: the only case a retry is safe.
+bool proven_not_sent(const failure& f) noexcept {
+    const auto* sandbox = std::get_if<sandbox_details>(&f.details());
+    return sandbox && sandbox->delivery == delivery::not_sent;
+}
+
 // Runs `attempt` until it succeeds, fails for good, or may not be retried. `attempt`
 // returns the value, or nothing after recording its evidence in the observation.
 template <class T, class Attempt>
@@ -233,7 +239,7 @@ result<T> call(const client_options& options, const call_options& per_call, std:
                 describe(seen, std::current_exception());
             }
             failure f = to_failure(seen);
-            if (n >= attempts || classify(seen).delivery != delivery::not_sent) return f;
+            if (n >= attempts || !proven_not_sent(f)) return f;
             if (per_call.log) per_call.log->observe_failure(f);
             std::this_thread::sleep_for(wait_before_retry(seen, options.retries));
         }
