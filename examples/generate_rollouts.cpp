@@ -116,7 +116,7 @@ private:
                                                                         "HTTP 502 BACKEND_CONNECTION_FAILED"),
                                                                502));
             observed.failure_id.reset();
-            ngfail::merge(report, observed);
+            ngfail::merge(report, observed).value();  // fresh ids: never a twin
         }
         return report;
     }

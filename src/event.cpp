@@ -1,4 +1,5 @@
 #include <ngfail/event.hpp>
+#include <ngfail/limits.hpp>
 #include <ngfail/sandbox.hpp>
 #include <ngfail/visit_event.hpp>
 
@@ -65,6 +66,21 @@ failure foreign_record(sdk_error_details details, std::error_code kind, const st
 
 bool is_foreign(const failure& f) noexcept { return std::holds_alternative<sdk_error_details>(f.details()); }
 
+bool has_cause(const failure& f) noexcept {
+    const ngfail::cause& c = f.cause();
+    return c.as_failure() || (c.as_exception() && !is_foreign(f));
+}
+
+// Raising and walking stop here; deeper levels are cut and the cut is said by a last level.
+constexpr std::size_t max_chain_levels = limits{}.max_chain_depth;
+
+failure cut_marker() {
+    return failure(make_error_code(kind::undetermined),
+                   "the cause chain is deeper than " + std::to_string(max_chain_levels) +
+                       " levels; the deeper causes were cut");
+}
+
+
 }  // namespace
 
 namespace detail {
@@ -116,8 +132,33 @@ const sdk_error_details& foreign_failure::sdk_error() const noexcept { return st
 // ---- raising and converting --------------------------------------------------------------------
 
 void raise(const failure& f) {
-    visit_event(with_record(f), [](const auto& event) { raise(event); });
-    std::abort();  // unreachable: the visitor always throws
+    // Levels linked as records are raised innermost first, each nested over the one below:
+    // iteration, since a retry loop can link a million of them. The innermost raises over
+    // its own cause (an exception, or nothing).
+    std::vector<failure> levels;
+    bool cut = false;
+    for (failure level = f; level;) {
+        if (levels.size() == max_chain_levels - 1 && level.cause().as_failure()) {
+            cut = true;
+            break;
+        }
+        levels.push_back(level);
+        level = failure(level.cause().as_failure());
+    }
+    if (levels.empty()) levels.push_back(f);  // an empty failure: raised as an undetermined event
+    std::exception_ptr inner;
+    if (cut) visit_event(cut_marker(), [&](const auto& event) { inner = std::make_exception_ptr(event); });
+    for (auto it = levels.rbegin(); it != levels.rend(); ++it) {
+        visit_event(with_record(*it), [&](const auto& event) {
+            try {
+                if (inner) detail::throw_nested_over(event, inner);
+                raise(event);
+            } catch (...) {
+                inner = std::current_exception();
+            }
+        });
+    }
+    std::rethrow_exception(inner);
 }
 
 failure failure_of(const failure_event& e) noexcept {
@@ -137,6 +178,10 @@ std::vector<failure> cause_chain(const failure& f) {
     std::vector<failure> chain;
     failure level = f;
     while (level) {
+        if (chain.size() == max_chain_levels - 1 && has_cause(level)) {
+            chain.push_back(cut_marker());
+            break;
+        }
         chain.push_back(level);
         const ngfail::cause& c = level.cause();
         if (c.as_failure()) {

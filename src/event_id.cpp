@@ -2,6 +2,7 @@
 
 #include <array>
 #include <ctime>
+#include <pthread.h>
 #include <sys/random.h>
 
 namespace ngfail {
@@ -59,6 +60,13 @@ struct generator {
 
 thread_local generator local_generator{};
 
+// A forked child starts with a copy of the forking thread's generator: without a new seed
+// every child would make the same ids as its siblings. Only the forking thread lives on in
+// the child, so its generator is the only one to reseed.
+void reseed_after_fork() noexcept { local_generator.seeded = false; }
+
+const bool fork_handler_registered = [] { return ::pthread_atfork(nullptr, nullptr, reseed_after_fork) == 0; }();
+
 // Each byte's hex digit value, or -1.
 constexpr std::array<std::int8_t, 256> hex_values = [] {
     std::array<std::int8_t, 256> table{};
@@ -76,6 +84,7 @@ constexpr bool is_dash_position(std::size_t i) noexcept { return i == 8 || i == 
 }  // namespace
 
 event_id event_id::generate() noexcept {
+    (void)fork_handler_registered;
     generator& g = local_generator;
     if (!g.seeded) g.seed();
     g.advance();

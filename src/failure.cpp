@@ -21,14 +21,15 @@ event_state* new_event_state(std::string_view kind_name, std::string_view reason
     reason.copy(text + kind_name.size() + separator.size(), reason.size());
     text[text_size] = '\0';
     state->text = std::string_view(text, text_size);
+    state->kind_size = kind_name.size();
     state->reason_offset = kind_name.size() + separator.size();
     return state;
 }
 
-failure make_record(event_info&& info, event_details&& details, const event_id& id) {
+failure make_record(event_info&& info, event_details&& details, const event_id& id, std::string_view kind_text) {
     const std::error_code code = is_kind(info.kind) ? info.kind : make_error_code(kind::undetermined);
     truncate_utf8(info.reason, max_reason_bytes);
-    auto* state = new_event_state(ngfail::kind_name(code), info.reason);
+    auto* state = new_event_state(kind_text.empty() ? ngfail::kind_name(code) : kind_text, info.reason);
     failure owner = event_access::adopt(state);  // frees the record if anything below throws
     state->id = id.is_nil() ? event_id::generate() : id;
     state->code = code;
@@ -43,8 +44,7 @@ failure make_record(event_info&& info, event_details&& details, const event_id& 
 failure with_cause(const failure& f, std::exception_ptr cause) {
     const event_state* original = event_access::state(f);
     if (!original) return f;
-    const std::string_view name = original->text.substr(0, original->reason_offset);
-    auto* copy = new_event_state(name.substr(0, name.size() - (original->reason().empty() ? 0 : 2)), original->reason());
+    auto* copy = new_event_state(original->kind_name(), original->reason());
     failure owner = event_access::adopt(copy);
     copy->id = original->id;
     copy->code = original->code;
@@ -53,11 +53,25 @@ failure with_cause(const failure& f, std::exception_ptr cause) {
     copy->http_status = original->http_status;
     copy->details = original->details;
     copy->cause = std::move(cause);
+    copy->dropped_events = original->dropped_events;
     return owner;
 }
 
 const event_state* event_access::state(const failure& f) noexcept {
     return static_cast<const event_state*>(f.header());
+}
+
+failure event_access::take_failure(ngfail::cause& c) noexcept { return std::move(c.failure_); }
+
+const state_header* event_access::release_last(failure& f) noexcept {
+    const state_header* h = f.header();
+    f.bits_ = 0;
+    return h && h->refs.fetch_sub(1, std::memory_order_acq_rel) == 1 ? h : nullptr;
+}
+
+std::size_t event_access::dropped_events(const failure& f) noexcept {
+    const event_state* s = state(f);
+    return s ? s->dropped_events : 0;
 }
 
 failure event_access::adopt(event_state* state) noexcept {
@@ -66,10 +80,16 @@ failure event_access::adopt(event_state* state) noexcept {
     return f;
 }
 
+// Iterative: a chain a retry loop built (`f = failure({…, .cause = f})`) may be a million
+// levels deep, far too deep to free by recursion.
 void destroy(const state_header* state) noexcept {
-    const auto* record = static_cast<const event_state*>(state);
-    record->~event_state();
-    ::operator delete(const_cast<event_state*>(record));
+    while (state) {
+        auto* record = const_cast<event_state*>(static_cast<const event_state*>(state));
+        failure next = event_access::take_failure(record->cause);
+        record->~event_state();
+        ::operator delete(record);
+        state = event_access::release_last(next);
+    }
 }
 
 namespace {
@@ -102,6 +122,14 @@ failure::failure(const std::error_code& kind) noexcept {
     }
 }
 
+failure::failure(const std::error_code& kind, std::string_view reason) noexcept {
+    try {
+        *this = detail::make_record(event_info{.kind = kind, .reason = std::string(reason)}, event_details{});
+    } catch (...) {  // out of memory: the kind survives, the reason cannot
+        *this = detail::kind_only_fallback(kind);
+    }
+}
+
 failure::failure(event_info info) noexcept : failure(std::move(info), event_details{}) {}
 
 failure::failure(event_info info, event_details details) noexcept {
@@ -120,7 +148,10 @@ event_id failure::id() const noexcept {
     return s ? s->id : event_id{};
 }
 
-std::string_view failure::kind_name() const noexcept { return ngfail::kind_name(code()); }
+std::string_view failure::kind_name() const noexcept {
+    const auto* s = detail::event_access::state(*this);
+    return s ? s->kind_name() : ngfail::kind_name(code());
+}
 
 std::string_view failure::reason() const noexcept {
     const auto* s = detail::event_access::state(*this);

@@ -286,13 +286,17 @@ public:
         return n;
     }
 
-    [[nodiscard]] std::optional<int> optional_int(std::string_view key, int lo, int hi) const {
+    // Any `int`: the range each field allows is checked once, by `validate`, for every reader.
+    [[nodiscard]] std::optional<int> optional_int(std::string_view key) const {
+        constexpr int lo = std::numeric_limits<int>::min();
+        constexpr int hi = std::numeric_limits<int>::max();
         const auto n = optional_integer(key, lo, hi);
         return n ? std::optional<int>(static_cast<int>(*n)) : std::nullopt;
     }
 
     [[nodiscard]] std::optional<std::chrono::seconds> optional_seconds(std::string_view key) const {
-        const auto n = optional_integer(key, 0, std::int64_t{1} << 40);
+        const auto n = optional_integer(key, std::numeric_limits<std::int64_t>::min(),
+                                        std::numeric_limits<std::int64_t>::max());
         return n ? std::optional<std::chrono::seconds>(*n) : std::nullopt;
     }
 
@@ -331,7 +335,7 @@ sandbox_details read_sandbox(const object_reader& r) {
             .execution_id = r.optional_string("execution_id"),
             .provider_status_reason = r.optional_string("provider_status_reason"),
             .provider_code = r.optional_string("provider_code"),
-            .exit_code = r.optional_int("exit_code", std::numeric_limits<int>::min(), std::numeric_limits<int>::max()),
+            .exit_code = r.optional_int("exit_code"),
             .signal = r.optional_string("signal"),
             .delivery = r.optional_enum<delivery>("delivery", parse_delivery),
             .retry_after = r.optional_seconds("retry_after_s")};
@@ -340,7 +344,7 @@ sandbox_details read_sandbox(const object_reader& r) {
 sdk_error_details read_sdk_error(const object_reader& r) {
     return {.error_type = r.required_string("error_type"),
             .message = r.optional_string("message"),
-            .http_status = r.optional_int("http_status", 0, 999),
+            .http_status = r.optional_int("http_status"),
             .code = r.optional_string("code"),
             .request_id = r.optional_string("request_id")};
 }
@@ -348,7 +352,7 @@ sdk_error_details read_sdk_error(const object_reader& r) {
 model_details read_model(const object_reader& r) {
     return {.operation = r.optional_string("operation"),
             .model = r.optional_string("model"),
-            .attempt = r.optional_int("attempt", 0, std::numeric_limits<int>::max()),
+            .attempt = r.optional_int("attempt"),
             .retry_after = r.optional_seconds("retry_after_s")};
 }
 
@@ -378,12 +382,11 @@ event_record read_record(const json::value& value, const json_path& path) {
     const auto id = r.optional_id("event_id");
     if (!id) r.fail("event_id", "missing");
     record.id = *id;
-    record.kind = r.required_string("failure_kind");
-    record.code = kind_from_name(record.kind);
+    record.kind = r.required_string("failure_kind");  // its code is set once the report is accepted
     record.reason = r.optional_string("failure_reason").value_or("");
     record.boundary = r.optional_enum<boundary>("boundary", parse_boundary);
     record.stage = r.optional_enum<stage>("stage", parse_stage);
-    record.http_status = r.optional_int("http_status", 0, 999);
+    record.http_status = r.optional_int("http_status");
     record.cause_id = r.optional_id("cause_id");
     if (const json::value* details = r.object().if_contains("details")) {
         record.details = read_details(*details, json_path{&path, "details"});
@@ -398,7 +401,11 @@ std::map<event_id, event_record> read_events(const json::value& value, const jso
         const auto id = parse_event_id(key);
         const json_path record_path{&path, key};
         if (!id) throw shape_error(record_path.str() + ": the key is not a UUID");
-        events.emplace_hint(events.end(), *id, read_record(record, record_path));
+        // Ids are case-insensitive text: two spellings of one id are one key, twice.
+        if (!events.emplace(*id, read_record(record, record_path)).second) {
+            throw shape_error(record_path.str() + ": the key repeats event " + to_string(*id) +
+                              " (ids are case-insensitive)");
+        }
     }
     return events;
 }
@@ -419,6 +426,12 @@ failure_report read_report(const json::value& value) {
 failure violation(std::string reason) {
     return failure(event_info{.kind = kind::protocol_violation, .reason = std::move(reason)});
 }
+
+void assign_codes(failure_report& report) {
+    for (auto& [id, record] : report.events) record.code = kind_from_name(record.kind);
+}
+
+std::string write_report(const failure_report& report);
 
 // ---- parsing: Boost.JSON's DOM with limits and no duplicate keys ----------------------------------
 
@@ -521,6 +534,13 @@ bool has_duplicate_key(const json::value& v, const std::vector<std::size_t>& cou
     return false;
 }
 
+// A dropped duplicate that held objects leaves their counts behind, which shifts the walk:
+// every count must be consumed, or a duplicate was dropped.
+bool has_duplicate_key(const json::value& v, const std::vector<std::size_t>& counts) {
+    std::size_t next = 0;
+    return has_duplicate_key(v, counts, next) || next != counts.size();
+}
+
 // Only on the error path: reads the text again to name the first duplicate key.
 class duplicate_finder {
 public:
@@ -599,8 +619,7 @@ result<json::value> parse_limited(std::string_view text, const limits& lim, cons
         return violation("JSON: " + (problem.empty() ? ec.message() : problem) + " at byte " + std::to_string(consumed));
     }
     json::value value = parser.handler().st.release();
-    std::size_t next = 0;
-    if (has_duplicate_key(value, parser.handler().member_counts, next)) return violation(name_duplicate(text, options));
+    if (has_duplicate_key(value, parser.handler().member_counts)) return violation(name_duplicate(text, options));
     return value;
 }
 
@@ -608,14 +627,9 @@ result<json::value> parse_limited(std::string_view text, const limits& lim, cons
 
 // ---- public functions ---------------------------------------------------------------------------
 
-std::string to_json(const failure_report& report) {
-    std::string out;
-    out.reserve(256 + 384 * report.events.size());
-    {
-        text_sink sink(out);
-        emit(sink, report);
-    }
-    return out;
+std::string to_json(const failure_report& report, const limits& lim) {
+    if (!validate(report, lim)) return write_report(truncate_to_limits(report, lim));
+    return write_report(report);
 }
 
 std::string to_json(const event_record& record) {
@@ -626,6 +640,18 @@ std::string to_json(const event_record& record) {
     }
     return out;
 }
+
+namespace {
+std::string write_report(const failure_report& report) {
+    std::string out;
+    out.reserve(256 + 384 * report.events.size());
+    {
+        text_sink sink(out);
+        emit(sink, report);
+    }
+    return out;
+}
+}  // namespace
 
 result<json::value> parse_json(std::string_view text, const limits& lim) {
     return parse_limited(text, lim, json::storage_ptr());
@@ -641,6 +667,7 @@ result<failure_report> report_from_value(const json::value& value, const limits&
         return violation(std::string("failure report: ") + e.what());
     }
     BOOST_OUTCOME_TRY(validate(report, lim));
+    assign_codes(report);  // only an accepted report may intern its unknown kinds
     return report;
 }
 
@@ -651,10 +678,16 @@ result<failure_report> report_from_json(std::string_view text, const limits& lim
     return report_from_value(value, lim);
 }
 
-void set_rollout_report(json::object& row, const failure_report& report) {
-    if (report.failure_id) row[rollout_failure_id_key] = to_string(*report.failure_id);
+void set_rollout_report(json::object& row, const failure_report& report, const limits& lim) {
+    std::optional<failure_report> fitted;
+    if (!validate(report, lim)) fitted = truncate_to_limits(report, lim);
+    const failure_report& written = fitted ? *fitted : report;
+    if (written.failure_id) row[rollout_failure_id_key] = to_string(*written.failure_id);
     value_sink sink(row);
-    sink.object(rollout_failure_events_key, [&](value_sink& events) { emit_events(events, report.events); });
+    sink.object(rollout_failure_events_key, [&](value_sink& events) { emit_events(events, written.events); });
+    if (written.dropped_events != 0) {
+        row[rollout_dropped_events_key] = static_cast<std::int64_t>(written.dropped_events);
+    }
 }
 
 result<failure_report> rollout_report(const json::object& row, const limits& lim) {
@@ -667,6 +700,7 @@ result<failure_report> rollout_report(const json::object& row, const limits& lim
     if (const json::value* id = present(rollout_failure_id_key)) report["failure_id"] = *id;
     const json::value* events = present(rollout_failure_events_key);
     report["events"] = events ? *events : json::object();
+    if (const json::value* dropped = present(rollout_dropped_events_key)) report["dropped_events"] = *dropped;
     return report_from_value(report, lim);
 }
 
@@ -676,7 +710,9 @@ void tag_invoke(const json::value_from_tag&, json::value& out, const event_recor
 }
 
 event_record tag_invoke(const json::value_to_tag<event_record>&, const json::value& in) {
-    return read_record(in, json_path{nullptr, "event"});
+    event_record record = read_record(in, json_path{nullptr, "event"});
+    record.code = kind_from_name(record.kind);
+    return record;
 }
 
 void tag_invoke(const json::value_from_tag&, json::value& out, const failure_report& report) {
@@ -685,7 +721,9 @@ void tag_invoke(const json::value_from_tag&, json::value& out, const failure_rep
 }
 
 failure_report tag_invoke(const json::value_to_tag<failure_report>&, const json::value& in) {
-    return read_report(in);
+    failure_report report = read_report(in);
+    assign_codes(report);
+    return report;
 }
 
 }  // namespace ngfail

@@ -2,13 +2,78 @@
 
 #include "detail/detail_fields.hpp"
 #include "detail/event_state.hpp"
+#include "detail/report_links.hpp"
+#include "detail/utf8.hpp"
 
-#include <set>
+#include <algorithm>
+#include <cstdint>
+#include <limits>
 #include <string_view>
 #include <vector>
 
 namespace ngfail {
+namespace detail {
+
+report_links::report_links(const failure_report& report) {
+    events.reserve(report.events.size());
+    for (auto it = report.events.begin(); it != report.events.end(); ++it) events.push_back(it);
+    cause.assign(events.size(), none);
+    citers.assign(events.size(), 0);
+    for (std::size_t i = 0; i < events.size(); ++i) {
+        const auto& cause_id = events[i]->second.cause_id;
+        if (!cause_id) continue;
+        cause[i] = index_of(*cause_id);
+        if (cause[i] == none) cause[i] = dangling;
+        if (cause[i] < events.size()) ++citers[cause[i]];
+    }
+    // Longest chains, outermost down: an event's depth is known once every event naming it
+    // as its cause has been seen. Events on a cycle are never reached and keep depth 0.
+    depth.assign(events.size(), 0);
+    std::vector<std::size_t> waiting = citers;
+    std::vector<std::size_t> ready;
+    for (std::size_t i = 0; i < events.size(); ++i) {
+        if (waiting[i] == 0) {
+            depth[i] = 1;
+            ready.push_back(i);
+        }
+    }
+    while (!ready.empty()) {
+        const std::size_t i = ready.back();
+        ready.pop_back();
+        const std::size_t c = cause[i];
+        if (c >= events.size()) continue;
+        depth[c] = std::max(depth[c], depth[i] + 1);
+        if (--waiting[c] == 0) ready.push_back(c);
+    }
+}
+
+std::size_t report_links::index_of(const event_id& id) const noexcept {
+    const auto found = std::lower_bound(events.begin(), events.end(), id,
+                                        [](const iterator& it, const event_id& key) { return it->first < key; });
+    return found != events.end() && (*found)->first == id ? static_cast<std::size_t>(found - events.begin()) : none;
+}
+
+std::size_t report_links::deepest() const noexcept {
+    return depth.empty() ? 0 : *std::max_element(depth.begin(), depth.end());
+}
+
+std::vector<event_id> failure_chain_ids(const failure_report& report) {
+    std::vector<event_id> chain;
+    if (!report.failure_id) return chain;
+    for (auto it = report.events.find(*report.failure_id); it != report.events.end();) {
+        if (std::find(chain.begin(), chain.end(), it->first) != chain.end()) break;
+        chain.push_back(it->first);
+        if (!it->second.cause_id) break;
+        it = report.events.find(*it->second.cause_id);
+    }
+    return chain;
+}
+
+}  // namespace detail
+
 namespace {
+
+using detail::report_links;
 
 failure protocol_violation(std::string reason) {
     return failure(event_info{.kind = kind::protocol_violation, .reason = "failure report: " + std::move(reason)});
@@ -16,6 +81,55 @@ failure protocol_violation(std::string reason) {
 
 std::string limit_text(std::size_t actual, std::size_t limit) {
     return std::to_string(actual) + " bytes; the limit is " + std::to_string(limit);
+}
+
+// ---- the value rules: one table, read by validation and by truncation -----------------------
+
+constexpr std::int64_t max_http_status = 999;
+constexpr std::int64_t max_retry_after_s = std::int64_t{1} << 40;
+
+// An optional number that must lie in [lo, hi] when present.
+struct number_rule {
+    std::string_view field;
+    std::int64_t lo;
+    std::int64_t hi;
+};
+
+template <class Record, class F>
+void for_each_number(Record& r, F&& f) {
+    f(number_rule{"http_status", 0, max_http_status}, r.http_status);
+    std::visit(
+        [&](auto& d) {
+            using type = std::decay_t<decltype(d)>;
+            if constexpr (std::is_same_v<type, sandbox_details>) {
+                f(number_rule{"details.retry_after_s", 0, max_retry_after_s}, d.retry_after);
+            } else if constexpr (std::is_same_v<type, sdk_error_details>) {
+                f(number_rule{"details.http_status", 0, max_http_status}, d.http_status);
+            } else if constexpr (std::is_same_v<type, model_details>) {
+                f(number_rule{"details.attempt", 0, std::numeric_limits<int>::max()}, d.attempt);
+                f(number_rule{"details.retry_after_s", 0, max_retry_after_s}, d.retry_after);
+            }
+        },
+        r.details);
+}
+
+std::int64_t number_of(const std::optional<int>& v) noexcept { return *v; }
+std::int64_t number_of(const std::optional<std::chrono::seconds>& v) noexcept { return v->count(); }
+
+template <class Value>
+bool breaks(const number_rule& rule, const Value& value) noexcept {
+    return value && (number_of(value) < rule.lo || number_of(value) > rule.hi);
+}
+
+std::optional<std::string> broken_number(const event_record& record) {
+    std::optional<std::string> found;
+    for_each_number(record, [&](const number_rule& rule, const auto& value) {
+        if (!found && breaks(rule, value)) {
+            found = std::string(rule.field) + " is " + std::to_string(number_of(value)) + "; it must be from " +
+                    std::to_string(rule.lo) + " to " + std::to_string(rule.hi);
+        }
+    });
+    return found;
 }
 
 // The first details string over `max`, as "field is N bytes; the limit is M".
@@ -30,6 +144,7 @@ std::optional<std::string> oversized_detail(const event_details& details, std::s
 
 std::optional<std::string> broken_record_rule(const event_id& key, const event_record& record, const limits& lim) {
     const auto event = [&] { return "event " + to_string(key); };  // only built when a rule breaks
+    if (key.is_nil()) return "an event's id is the nil UUID, which names no event";
     if (record.id != key) return "events key " + to_string(key) + " does not match its event_id " + to_string(record.id);
     if (record.kind.size() > lim.max_string_bytes) {
         return event() + ": failure_kind is " + limit_text(record.kind.size(), lim.max_string_bytes);
@@ -38,25 +153,25 @@ std::optional<std::string> broken_record_rule(const event_id& key, const event_r
         return event() + ": failure_reason is " + limit_text(record.reason.size(), lim.max_reason_bytes);
     }
     if (const auto detail = oversized_detail(record.details, lim.max_string_bytes)) return event() + ": " + *detail;
+    if (const auto number = broken_number(record)) return event() + ": " + *number;
     if (record.cause_id == key) return event() + " is its own cause (a cycle)";
     return std::nullopt;
 }
 
-// Walks cause links from `start`: a cycle, a dangling link or excess depth is a broken rule.
-std::optional<std::string> broken_chain_rule(const failure_report& report, const event_id& start, const limits& lim) {
-    std::size_t depth = 1;
-    for (auto it = report.events.find(start); it->second.cause_id; ++depth) {
-        const event_id& next = *it->second.cause_id;
-        const auto found = report.events.find(next);
-        if (found == report.events.end()) {
-            return "event " + to_string(it->first) + ": cause_id " + to_string(next) + " is not in the report";
+std::optional<std::string> broken_link_rule(const report_links& links, const limits& lim) {
+    for (std::size_t i = 0; i < links.events.size(); ++i) {
+        if (links.cause[i] == report_links::dangling) {
+            return "event " + to_string(links.events[i]->first) + ": cause_id " +
+                   to_string(*links.events[i]->second.cause_id) + " is not in the report";
         }
-        if (depth > report.events.size()) return "the cause chain from event " + to_string(start) + " has a cycle";
-        it = found;
     }
-    if (depth > lim.max_chain_depth) {
-        return "the cause chain from event " + to_string(start) + " has " + std::to_string(depth) +
-               " levels; the limit is " + std::to_string(lim.max_chain_depth);
+    for (std::size_t i = 0; i < links.events.size(); ++i) {
+        if (links.depth[i] == 0) return "the cause chain through event " + to_string(links.events[i]->first) + " has a cycle";
+    }
+    if (const std::size_t deepest = links.deepest(); deepest > lim.max_chain_depth) {
+        const auto at = std::find(links.depth.begin(), links.depth.end(), deepest) - links.depth.begin();
+        return "the cause chain down to event " + to_string(links.events[static_cast<std::size_t>(at)]->first) +
+               " has " + std::to_string(deepest) + " levels; the limit is " + std::to_string(lim.max_chain_depth);
     }
     return std::nullopt;
 }
@@ -64,15 +179,87 @@ std::optional<std::string> broken_chain_rule(const failure_report& report, const
 // The records of the failure's chain, outermost first, as far as the links allow.
 std::vector<const event_record*> failure_chain(const failure_report& report) {
     std::vector<const event_record*> chain;
-    if (!report.failure_id) return chain;
-    std::set<event_id> seen;
-    for (auto it = report.events.find(*report.failure_id); it != report.events.end();) {
-        if (!seen.insert(it->first).second) break;
-        chain.push_back(&it->second);
-        if (!it->second.cause_id) break;
-        it = report.events.find(*it->second.cause_id);
-    }
+    for (const event_id& id : detail::failure_chain_ids(report)) chain.push_back(&report.events.at(id));
     return chain;
+}
+
+// ---- truncation, step by step -----------------------------------------------------------------
+
+void drop_malformed_records(failure_report& r) {
+    std::erase_if(r.events, [&](const auto& entry) {
+        const bool malformed = entry.first.is_nil() || entry.second.id != entry.first;
+        r.dropped_events += malformed ? 1 : 0;
+        return malformed;
+    });
+}
+
+void restore_failure_record(failure_report& r) {
+    if (!r.failure_id || r.events.contains(*r.failure_id)) return;
+    if (r.failure_id->is_nil()) r.failure_id = event_id::generate();
+    r.events.emplace(*r.failure_id, event_record{.id = *r.failure_id,
+                                                 .kind = std::string(kind_name(make_error_code(kind::undetermined))),
+                                                 .code = make_error_code(kind::undetermined),
+                                                 .reason = "the report named this failure but held no record of it"});
+}
+
+void clamp_fields(event_record& record, const limits& lim) {
+    for_each_number(record, [](const number_rule& rule, auto& value) {
+        if (breaks(rule, value)) value.reset();
+    });
+    detail::truncate_utf8(record.reason, lim.max_reason_bytes);
+    detail::truncate_utf8(record.kind, lim.max_string_bytes);
+    detail::for_each_detail_string(record.details, [&](std::string_view, auto& field) {
+        if (std::string* text = detail::field_text(field)) detail::truncate_utf8(*text, lim.max_string_bytes);
+    });
+}
+
+// A link to a missing event is removed (the event it named is lost, and counted); a cycle
+// is opened at the link that closes it, each found by one walk from the lowest id on it.
+void repair_links(failure_report& r) {
+    for (auto& [id, record] : r.events) {
+        if (record.cause_id && !r.events.contains(*record.cause_id)) {
+            record.cause_id.reset();
+            ++r.dropped_events;
+        }
+    }
+    const report_links links(r);
+    const std::size_t n = links.events.size();
+    std::vector<std::size_t> walked_by(n, 0);
+    for (std::size_t start = 0; start < n; ++start) {
+        if (links.depth[start] != 0 || walked_by[start] != 0) continue;
+        std::size_t at = start;
+        std::size_t last = start;
+        while (at < n && walked_by[at] == 0) {
+            walked_by[at] = start + 1;
+            last = at;
+            at = links.cause[at];
+        }
+        if (at < n && walked_by[at] == start + 1) r.events.at(links.events[last]->first).cause_id.reset();
+    }
+}
+
+// Levels below `max` on any chain are dropped, deepest first; links to them are removed.
+void cut_deep_chains(failure_report& r, std::size_t max) {
+    const report_links links(r);
+    if (links.deepest() <= max) return;
+    std::vector<event_id> gone;
+    for (std::size_t i = 0; i < links.events.size(); ++i) {
+        if (links.depth[i] > max) gone.push_back(links.events[i]->first);
+    }
+    for (const event_id& id : gone) r.events.erase(id);
+    r.dropped_events += gone.size();
+    for (auto& [id, record] : r.events) {
+        if (record.cause_id && !r.events.contains(*record.cause_id)) record.cause_id.reset();
+    }
+}
+
+void cut_to_event_count(failure_report& r, std::size_t max) {
+    std::size_t left = r.events.size();
+    const auto enough = [&] { return left <= max; };
+    const auto count_drop = [&](const event_record&) { --left; };
+    const std::vector<event_id> chain = detail::failure_chain_ids(r);
+    detail::drop_observed(r, chain, enough, count_drop);
+    detail::drop_deepest(r, chain, enough, count_drop, [](const event_record&) {});
 }
 
 }  // namespace
@@ -98,6 +285,7 @@ failure_report report_for(const failure& f) {
         event_record record = record_of(level);
         if (previous) previous->cause_id = record.id;
         if (!outer) outer = record.id;
+        report.dropped_events += detail::event_access::dropped_events(level);
         previous = &report.events.insert_or_assign(record.id, std::move(record)).first->second;
     }
     report.failure_id = outer;
@@ -109,9 +297,17 @@ failure_report report_for(const std::exception_ptr& e) {
     return chain.empty() ? failure_report{} : report_for(chain.front());
 }
 
-void merge(failure_report& report, const failure_report& observed) {
+result<void> merge(failure_report& report, const failure_report& observed) {
+    for (const auto& [id, record] : observed.events) {
+        const auto found = report.events.find(id);
+        if (found != report.events.end() && found->second != record) {
+            return protocol_violation("event " + to_string(id) +
+                                      " arrived twice with different records; ids must be unique");
+        }
+    }
     for (const auto& [id, record] : observed.events) report.events.try_emplace(id, record);
     report.dropped_events += observed.dropped_events;
+    return boost::outcome_v2::success();
 }
 
 result<void> validate(const failure_report& report, const limits& lim) {
@@ -125,10 +321,18 @@ result<void> validate(const failure_report& report, const limits& lim) {
     if (report.failure_id && !report.events.contains(*report.failure_id)) {
         return protocol_violation("failure_id " + to_string(*report.failure_id) + " is not in the report");
     }
-    for (const auto& [key, record] : report.events) {
-        if (auto broken = broken_chain_rule(report, key, lim)) return protocol_violation(std::move(*broken));
-    }
+    if (auto broken = broken_link_rule(report_links(report), lim)) return protocol_violation(std::move(*broken));
     return boost::outcome_v2::success();
+}
+
+failure_report truncate_to_limits(failure_report report, const limits& lim) {
+    drop_malformed_records(report);
+    restore_failure_record(report);
+    for (auto& [id, record] : report.events) clamp_fields(record, lim);
+    repair_links(report);
+    cut_deep_chains(report, std::max<std::size_t>(lim.max_chain_depth, 1));
+    cut_to_event_count(report, std::max<std::size_t>(lim.max_events, 1));
+    return report;
 }
 
 failure rebuild_failure(const failure_report& report) {
@@ -143,7 +347,10 @@ failure rebuild_failure(const failure_report& report) {
                                                .stage = r.stage,
                                                .http_status = r.http_status,
                                                .cause = std::move(inner)},
-                                    event_details(r.details), r.id);
+                                    event_details(r.details), r.id, r.kind);
+    }
+    if (inner && report.dropped_events != 0) {
+        const_cast<detail::event_state*>(detail::event_access::state(inner))->dropped_events = report.dropped_events;
     }
     return inner;
 }

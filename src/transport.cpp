@@ -2,9 +2,11 @@
 #include <ngfail/transport.hpp>
 
 #include "detail/detail_fields.hpp"
+#include "detail/report_links.hpp"
 #include "detail/utf8.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <set>
 #include <vector>
 
@@ -18,31 +20,6 @@ constexpr std::size_t min_kept_bytes = 16;
 
 failure violation(std::string reason) {
     return failure(event_info{.kind = kind::protocol_violation, .reason = std::move(reason)});
-}
-
-// The ids of the failure's cause chain, outermost first.
-std::vector<event_id> chain_of(const failure_report& r) {
-    std::vector<event_id> chain;
-    if (!r.failure_id) return chain;
-    for (auto it = r.events.find(*r.failure_id); it != r.events.end() && chain.size() <= r.events.size();) {
-        chain.push_back(it->first);
-        if (!it->second.cause_id) break;
-        it = r.events.find(*it->second.cause_id);
-    }
-    return chain;
-}
-
-// The newest observed event that no other event names as its cause (so dropping it leaves
-// every link intact); none when only the failure's chain is left.
-std::optional<event_id> droppable_observed(const failure_report& r, const std::set<event_id>& chain) {
-    std::set<event_id> referenced;
-    for (const auto& [id, record] : r.events) {
-        if (record.cause_id) referenced.insert(*record.cause_id);
-    }
-    for (auto it = r.events.rbegin(); it != r.events.rend(); ++it) {
-        if (!chain.contains(it->first) && !referenced.contains(it->first)) return it->first;
-    }
-    return std::nullopt;
 }
 
 void shorten(std::string& text, std::size_t cap) { detail::truncate_utf8(text, cap); }
@@ -61,7 +38,8 @@ void shorten_strings(failure_report& r, std::size_t cap) {
 }
 
 // The largest cap in [min_kept_bytes, longest] for which `apply` makes `r` fit, applied to
-// `r`; false when even the smallest cap does not fit (then `r` is left unchanged).
+// `r`; false when even the smallest cap does not fit (then `r` is left unchanged). Each try
+// serialises the report once: O(n log longest).
 template <class Apply, class Fits>
 bool shorten_to_fit(failure_report& r, std::size_t longest, Apply apply, Fits fits) {
     std::size_t low = min_kept_bytes;
@@ -95,42 +73,108 @@ std::size_t longest_string(const failure_report& r) {
     return longest;
 }
 
+std::size_t digits(std::size_t n) { return std::to_string(n).size(); }
+
+// The size of the report's JSON, kept as events are dropped, so that each drop costs O(1)
+// instead of a serialisation: what keeps `encode_header` linear in the number of events.
+class size_ledger {
+public:
+    explicit size_ledger(const failure_report& r) : report_(r) {
+        for (const auto& [id, record] : r.events) add(record);
+    }
+    void add(const event_record& record) { event_bytes_ += key_bytes + to_json(record).size(); }
+    void remove(const event_record& record) { event_bytes_ -= key_bytes + to_json(record).size(); }
+    void unlink(const event_record&) { event_bytes_ -= cause_id_bytes; }
+
+    // {"failure_id":"<id>","events":{<events, comma-separated>},"dropped_events":N}
+    [[nodiscard]] std::size_t total(std::size_t events) const {
+        return 2 + (report_.failure_id ? failure_id_bytes : 0) + events_frame_bytes + event_bytes_ +
+               (events > 1 ? events - 1 : 0) +
+               (report_.dropped_events ? dropped_frame_bytes + digits(report_.dropped_events) : 0);
+    }
+
+private:
+    static constexpr std::size_t key_bytes = 36 + 3;            // "<id>":
+    static constexpr std::size_t cause_id_bytes = 13 + 36 + 1;  // ,"cause_id":"<id>"
+    static constexpr std::size_t failure_id_bytes = 14 + 36 + 2;
+    static constexpr std::size_t events_frame_bytes = 11;       // "events":{ … }
+    static constexpr std::size_t dropped_frame_bytes = 18;      // ,"dropped_events":
+    const failure_report& report_;
+    std::size_t event_bytes_ = 0;
+};
+
+// The last resort: the failure event alone, its id and as much of its kind as fits.
+void keep_only_the_failure(failure_report& r, const std::function<bool(const failure_report&)>& fits) {
+    if (!r.failure_id) return;
+    const auto it = r.events.find(*r.failure_id);
+    event_record bare{.id = it->second.id, .kind = it->second.kind, .code = it->second.code};
+    r.dropped_events += r.events.size() - 1;
+    r.events.clear();
+    r.events.emplace(bare.id, bare);
+    std::string& kind = r.events.begin()->second.kind;
+    const std::string full = kind;
+    std::size_t low = 0;
+    std::size_t high = full.size();
+    while (low < high) {  // the longest prefix of the kind that fits
+        const std::size_t mid = low + (high - low + 1) / 2;
+        kind = full;
+        detail::truncate_utf8(kind, mid);
+        if (fits(r)) {
+            low = mid;
+        } else {
+            high = mid - 1;
+        }
+    }
+    kind = full;
+    detail::truncate_utf8(kind, low);
+}
+
 }  // namespace
 
 std::string encode_header(const failure_report& report, const limits& lim) {
     const std::size_t max_bytes = std::max(lim.max_header_bytes, min_header_bytes);
-    std::string text = to_json(report);
+    failure_report r = validate(report, lim) ? report : truncate_to_limits(report, lim);
+    std::string text = to_json(r, lim);
     if (text.size() <= max_bytes) return text;
 
-    failure_report r = report;
     const auto fits = [&](const failure_report& candidate) {
-        text = to_json(candidate);
+        text = to_json(candidate, lim);
         return text.size() <= max_bytes;
     };
-    const auto drop = [&](const event_id& id) {
-        r.events.erase(id);
-        ++r.dropped_events;
-    };
+    const std::vector<event_id> chain = detail::failure_chain_ids(r);
 
     // 1. Observed events outside the failure's cause chain, newest first.
-    const std::vector<event_id> chain = chain_of(r);
-    const std::set<event_id> in_chain(chain.begin(), chain.end());
-    while (const auto id = droppable_observed(r, in_chain)) {
-        drop(*id);
+    {
+        size_ledger ledger(r);
+        std::size_t left = r.events.size();
+        detail::drop_observed(
+            r, chain, [&] { return ledger.total(left) <= max_bytes; },
+            [&](const event_record& gone) {
+                ledger.remove(gone);
+                --left;
+            });
         if (fits(r)) return text;
     }
     // 2. Reasons, all cut to the longest length that fits.
-    if (shorten_to_fit(r, longest_string(r), shorten_reasons, fits)) return to_json(r);
+    if (shorten_to_fit(r, longest_string(r), shorten_reasons, fits)) return to_json(r, lim);
     // 3. The deepest causes, never the failure_id event.
-    for (std::size_t depth = chain.size(); depth > 1; --depth) {
-        drop(chain[depth - 1]);
-        r.events.at(chain[depth - 2]).cause_id.reset();
+    {
+        size_ledger ledger(r);
+        std::size_t left = r.events.size();
+        detail::drop_deepest(
+            r, chain, [&] { return ledger.total(left) <= max_bytes; },
+            [&](const event_record& gone) {
+                ledger.remove(gone);
+                --left;
+            },
+            [&](const event_record& outer) { ledger.unlink(outer); });
         if (fits(r)) return text;
     }
     // 4. Every remaining string.
-    if (shorten_to_fit(r, longest_string(r), shorten_strings, fits)) return to_json(r);
-    shorten_strings(r, min_kept_bytes);
-    return to_json(r);
+    if (shorten_to_fit(r, longest_string(r), shorten_strings, fits)) return to_json(r, lim);
+    // 5. The failure event's id and kind, as much of it as fits.
+    keep_only_the_failure(r, fits);
+    return to_json(r, lim);
 }
 
 result<failure_report> decode_header(std::string_view value, const limits& lim) {
@@ -151,23 +195,40 @@ result<failure_report> decode_header(std::string_view value, const limits& lim) 
 
 // ---- request_failure_log ------------------------------------------------------------------
 
+request_failure_log::request_failure_log(const limits& lim) : limits_(lim) {}
+
 void request_failure_log::observe_failure(const failure& f) {
     failure_report observed = report_for(f);
     observed.failure_id.reset();
     const std::lock_guard lock(mutex_);
-    merge(observed_, observed);
+    add(observed);
 }
 
 void request_failure_log::observe_reply(const failure_report& report) {
     const std::lock_guard lock(mutex_);
-    merge(observed_, report);
+    add(report);
 }
 
 failure_report request_failure_log::finish(const failure& own) const {
     failure_report report = report_for(own);
     const std::lock_guard lock(mutex_);
-    merge(report, observed_);
+    if (auto merged = merge(report, observed_); !merged) {
+        failure_report violation = report_for(merged.error());
+        violation.failure_id.reset();
+        (void)merge(report, violation);  // fresh ids: nothing to collide with
+    }
     return report;
+}
+
+// Bounded: past `max_events`, the newest observed events are dropped and counted, as the
+// header would drop them. A twin id is kept as a `protocol_violation` observed in its place.
+void request_failure_log::add(const failure_report& observed) {
+    if (auto merged = merge(observed_, observed); !merged) {
+        failure_report violation = report_for(merged.error());
+        violation.failure_id.reset();
+        (void)merge(observed_, violation);
+    }
+    if (observed_.events.size() > limits_.max_events) observed_ = truncate_to_limits(std::move(observed_), limits_);
 }
 
 // ---- sse_report_reader --------------------------------------------------------------------
@@ -175,6 +236,27 @@ failure_report request_failure_log::finish(const failure& own) const {
 sse_report_reader::sse_report_reader(const limits& lim) : limits_(lim) {}
 
 std::string_view sse_report_reader::relay(std::string_view chunk) {
+    read(skip_bom(chunk));
+    return chunk;
+}
+
+// A stream may start with a UTF-8 byte order mark, which the SSE grammar ignores; it may
+// arrive split across chunks.
+std::string_view sse_report_reader::skip_bom(std::string_view chunk) {
+    static constexpr std::string_view bom = "\xEF\xBB\xBF";
+    while (bom_matched_ < bom.size() && !chunk.empty()) {
+        if (chunk.front() != bom[bom_matched_]) {
+            read(bom.substr(0, bom_matched_));  // not a BOM after all: those bytes are the stream's
+            bom_matched_ = bom.size();
+            break;
+        }
+        ++bom_matched_;
+        chunk.remove_prefix(1);
+    }
+    return chunk;
+}
+
+void sse_report_reader::read(std::string_view chunk) {
     const std::size_t max_line = limits_.max_json_bytes + 64;
     std::size_t i = 0;
     while (i < chunk.size()) {
@@ -189,13 +271,14 @@ std::string_view sse_report_reader::relay(std::string_view chunk) {
         const std::string_view piece = chunk.substr(i, end == std::string_view::npos ? std::string_view::npos : end - i);
         if (!line_too_long_ && line_.size() + piece.size() > max_line) {
             line_too_long_ = true;
+            overlong_field_ = field_of_overlong(piece);
             line_.clear();
             line_.shrink_to_fit();
         }
         if (!line_too_long_) line_.append(piece);
         if (end == std::string_view::npos) break;
         if (line_too_long_) {
-            data_too_long_ = true;  // it may have been the report's data: never half-read it
+            take_overlong_line();
             line_too_long_ = false;
         } else {
             take_line(line_);
@@ -204,7 +287,24 @@ std::string_view sse_report_reader::relay(std::string_view chunk) {
         after_cr_ = chunk[end] == '\r';
         i = end + 1;
     }
-    return chunk;
+}
+
+// Which field a line over the limit was, from its first bytes: only an overlong `data` line
+// may have been the report's (never half-read it); a comment or another field is skipped.
+sse_report_reader::overlong sse_report_reader::field_of_overlong(std::string_view piece) const {
+    std::string start = line_.substr(0, 6);
+    start.append(piece.substr(0, 6 - start.size()));
+    const auto is_field = [&](std::string_view name) {
+        return start.starts_with(name) && (start.size() == name.size() || start[name.size()] == ':');
+    };
+    if (is_field("data")) return overlong::data;
+    if (is_field("event")) return overlong::event;
+    return overlong::other;
+}
+
+void sse_report_reader::take_overlong_line() {
+    if (overlong_field_ == overlong::data) data_too_long_ = true;
+    if (overlong_field_ == overlong::event) event_.assign("(an event name over the line limit)");
 }
 
 void sse_report_reader::take_line(std::string_view line) {

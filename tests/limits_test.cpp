@@ -52,8 +52,8 @@ TEST(limits, json_string_length) {
 }
 
 TEST(limits, header_size) {
-    EXPECT_TRUE(ngfail::decode_header(report_of_size(8192)));
-    expect_violation(ngfail::decode_header(report_of_size(8193)), "8193 bytes; the limit is 8192");
+    EXPECT_TRUE(ngfail::decode_header(report_of_size(4096)));
+    expect_violation(ngfail::decode_header(report_of_size(4097)), "4097 bytes; the limit is 4096");
 }
 
 TEST(limits, header_output_never_exceeds_the_limit) {

@@ -82,11 +82,11 @@ TEST(merge, adds_observed_events_without_changing_failure_id) {
     const auto own = report.failure_id;
     const auto observed = ngfail::report_for(ngfail::failure{ngfail::event_info{.kind = kind::transport_timeout,
                                                                                 .reason = "attempt 1"}});
-    ngfail::merge(report, observed);
+    ASSERT_TRUE(ngfail::merge(report, observed));
     EXPECT_EQ(report.failure_id, own);
     EXPECT_EQ(report.events.size(), 4u);
     EXPECT_TRUE(report.events.contains(*observed.failure_id));
-    ngfail::merge(report, observed);
+    ASSERT_TRUE(ngfail::merge(report, observed));
     EXPECT_EQ(report.events.size(), 4u) << "merging twice adds nothing";
 }
 

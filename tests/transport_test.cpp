@@ -60,8 +60,8 @@ TEST(header, observed_events_outside_the_chain_are_dropped_first) {
     auto report = ngfail::report_for(chain_of(2, std::string(100, 'x')));
     const std::size_t chain_events = report.events.size();
     for (int i = 0; i < 40; ++i) {
-        ngfail::merge(report, ngfail::report_for(ngfail::failure{ngfail::event_info{
-                                  .kind = kind::transport_timeout, .reason = "attempt " + std::string(150, 'a')}}));
+        ASSERT_TRUE(ngfail::merge(report, ngfail::report_for(ngfail::failure{ngfail::event_info{
+                                  .kind = kind::transport_timeout, .reason = "attempt " + std::string(150, 'a')}})));
     }
     ASSERT_GT(ngfail::to_json(report).size(), 8192u);
     const auto decoded = ngfail::decode_header(ngfail::encode_header(report));

@@ -57,7 +57,14 @@ public:
     // Any kind code: core kinds stay kind-only; extension and unknown kinds get a record.
     explicit failure(const std::error_code& kind) noexcept;
 
-    // A full record with a fresh id. `details` decides the event class it raises as.
+    // A kind and a reason, copied inside: the form to use in `noexcept` code, since nothing
+    // is allocated before the failure can fall back to its kind if memory runs out.
+    //   return ngfail::failure(ngfail::kind::judge_failed, "judge timed out after 30 s");
+    failure(const std::error_code& kind, std::string_view reason) noexcept;
+
+    // A full record with a fresh id. `details` decides the event class it raises as. The
+    // `event_info` (its reason string) is built by the caller, where a failed allocation
+    // throws: prefer the constructor above in `noexcept` code.
     explicit failure(event_info info) noexcept;
     failure(event_info info, event_details details) noexcept;
 
@@ -136,6 +143,7 @@ public:
     [[nodiscard]] const std::exception_ptr& as_exception() const noexcept { return exception_; }
 
 private:
+    friend struct detail::event_access;
     failure failure_;
     std::exception_ptr exception_;
 };

@@ -4,7 +4,8 @@
 //   auto back = ngfail::report_from_json(text);      // result<failure_report>, validated
 //
 //   boost::json::value v = boost::json::value_from(report);          // tag_invoke
-//   auto r = boost::json::value_to<ngfail::failure_report>(v);       // throws on bad shape
+//   auto r = boost::json::value_to<ngfail::failure_report>(v);       // throws on bad shape;
+//                                                                     // not validated
 //
 // An event record: {"event_id", "failure_kind", "failure_reason", "boundary", "stage",
 // "http_status", "cause_id", "details": {"type": "sandbox" | "sdk_error" | "model", …}};
@@ -32,8 +33,9 @@ namespace ngfail {
 
 // Compact JSON with events in ascending id order and fields in the documented order, so
 // one report always gives the same bytes. ASCII only: other text is escaped as \uXXXX
-// (invalid UTF-8 as \ufffd), control characters too.
-[[nodiscard]] std::string to_json(const failure_report& report);
+// (invalid UTF-8 as \ufffd), control characters too. A report that `validate` would reject
+// is written as `truncate_to_limits` makes it, so every reader accepts what is written.
+[[nodiscard]] std::string to_json(const failure_report& report, const limits& limits = {});
 [[nodiscard]] std::string to_json(const event_record& record);
 
 // Parses, converts and validates (`validate`); any problem is a `protocol_violation`
@@ -52,9 +54,12 @@ namespace ngfail {
 // The keys under which NeMo Gym's collection stores a report beside a rollout's outcome.
 inline constexpr std::string_view rollout_failure_id_key = "_ng_failure_id";
 inline constexpr std::string_view rollout_failure_events_key = "_ng_failure_events";
+// ngfail's own addition: how many events a writer dropped to fit the limits (when any).
+inline constexpr std::string_view rollout_dropped_events_key = "_ng_failure_dropped_events";
 
-// Adds the report to a rollout row (`_ng_failure_id` only when it failed).
-void set_rollout_report(boost::json::object& row, const failure_report& report);
+// Adds the report to a rollout row (`_ng_failure_id` only when it failed), cut to `limits`
+// as `truncate_to_limits` says, so that `rollout_report` reads back what was written.
+void set_rollout_report(boost::json::object& row, const failure_report& report, const limits& limits = {});
 
 // The report stored in a rollout row; the empty report when the row has none.
 [[nodiscard]] result<failure_report> rollout_report(const boost::json::object& row, const limits& limits = {});

@@ -10,7 +10,7 @@ namespace ngfail {
 
 struct limits {
     std::size_t max_reason_bytes = 2000;    // an event's reason
-    std::size_t max_header_bytes = 8192;    // the X-NG-Failure-Report value
+    std::size_t max_header_bytes = 4096;    // the X-NG-Failure-Report value (fits every common HTTP stack's header limits)
     std::size_t max_events = 64;            // events in one report
     std::size_t max_chain_depth = 32;       // levels in one cause chain
     std::size_t max_string_bytes = 4096;    // any other string field

@@ -41,11 +41,16 @@ inline constexpr std::string_view failure_header_name = "X-NG-Failure-Report";
 // request's concurrent sub-calls may all record into it.
 class request_failure_log {
 public:
+    // At most `limits.max_events` observed events are kept; the newest beyond them are
+    // dropped and counted in the report's `dropped_events`, as the header would drop them.
+    explicit request_failure_log(const limits& limits = {});
+
     // A failure that a retry may still recover (it is reported as observed, not as the
     // request's own failure).
     void observe_failure(const failure& f);
 
-    // The report of a reply from another server.
+    // The report of a reply from another server. An event id it shares with a different
+    // record already observed is not merged; a `protocol_violation` saying so is observed.
     void observe_reply(const failure_report& report);
 
     // The report to send: the request's own failure (empty on success) with its chain, and
@@ -53,6 +58,9 @@ public:
     [[nodiscard]] failure_report finish(const failure& own = {}) const;
 
 private:
+    void add(const failure_report& observed);
+
+    limits limits_;
     mutable std::mutex mutex_;
     failure_report observed_;
 };
@@ -62,7 +70,9 @@ inline constexpr std::string_view sse_report_event = "ng-failure-report";
 
 // Finds the failure report in a relayed server-sent-events stream, without changing the
 // stream, whatever the chunking, with bounded memory (one event's data, at most
-// `limits.max_json_bytes`).
+// `limits.max_json_bytes`). A leading byte order mark is ignored, as the SSE grammar says;
+// an overlong comment or other field is skipped, while an overlong `data` line voids its
+// event (a report is never half-read).
 class sse_report_reader {
 public:
     explicit sse_report_reader(const limits& limits = {});
@@ -75,12 +85,20 @@ public:
     [[nodiscard]] const std::optional<result<failure_report>>& report() const noexcept { return report_; }
 
 private:
+    enum class overlong { data, event, other };
+
+    std::string_view skip_bom(std::string_view chunk);
+    void read(std::string_view chunk);
+    [[nodiscard]] overlong field_of_overlong(std::string_view piece) const;
+    void take_overlong_line();
     void take_line(std::string_view line);
     void dispatch();
 
     limits limits_;
-    std::string line_;          // the unterminated line so far
+    std::size_t bom_matched_ = 0;  // bytes of a leading byte order mark seen so far
+    std::string line_;             // the unterminated line so far
     bool line_too_long_ = false;
+    overlong overlong_field_ = overlong::other;
     bool after_cr_ = false;     // a CR was the last byte: a following LF ends nothing
     std::string event_;
     std::string data_;

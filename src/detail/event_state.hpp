@@ -17,23 +17,28 @@ struct event_state : state_header {
     event_id id;
     std::error_code code;
     std::string_view text;  // points just past this object
+    std::size_t kind_size = 0;  // the kind's wire name, verbatim, is text's first kind_size bytes
     std::size_t reason_offset = 0;
     std::optional<ngfail::boundary> boundary;
     std::optional<ngfail::stage> stage;
     std::optional<int> http_status;
     event_details details;
     ngfail::cause cause;
+    // Events a sender dropped from the report this record was rebuilt from: carried so that
+    // the report made from it at the next hop says so too.
+    std::size_t dropped_events = 0;
 
-    [[nodiscard]] std::string_view reason() const noexcept {
-        return std::string_view(text).substr(reason_offset);
-    }
+    [[nodiscard]] std::string_view reason() const noexcept { return text.substr(reason_offset); }
+    [[nodiscard]] std::string_view kind_name() const noexcept { return text.substr(0, kind_size); }
 };
 
 // A record with room for `text`, copied in; throws std::bad_alloc.
 [[nodiscard]] event_state* new_event_state(std::string_view kind_name, std::string_view reason);
 
 // A new record with `id` (a fresh one when nil); throws std::bad_alloc when memory runs out.
-[[nodiscard]] failure make_record(event_info&& info, event_details&& details, const event_id& id = {});
+// `kind_text` is the kind's wire name as received, kept verbatim (default: the code's name).
+[[nodiscard]] failure make_record(event_info&& info, event_details&& details, const event_id& id = {},
+                                  std::string_view kind_text = {});
 
 // The same record with `cause` as its cause (same id): for caught nested events.
 [[nodiscard]] failure with_cause(const failure& f, std::exception_ptr cause);
