@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <chrono>
 #include <thread>
+
+#include <sys/wait.h>
+#include <unistd.h>
 #include <unordered_set>
 #include <vector>
 
@@ -101,6 +104,33 @@ TEST(event_id, is_hashable) {
     std::unordered_set<event_id> ids;
     for (int i = 0; i < 1000; ++i) ids.insert(event_id::generate());
     EXPECT_EQ(ids.size(), 1000u);
+}
+
+TEST(event_id, forked_children_make_different_ids) {
+    (void)event_id::generate();  // the parent's generator is seeded before the fork
+    std::array<int, 2> pipes[2]{};
+    std::array<pid_t, 2> children{};
+    for (int c = 0; c < 2; ++c) {
+        ASSERT_EQ(::pipe(pipes[c].data()), 0);
+        children[c] = ::fork();
+        ASSERT_GE(children[c], 0);
+        if (children[c] == 0) {
+            const auto id = event_id::generate();
+            const bool written = ::write(pipes[c][1], id.bytes().data(), 16) == 16;
+            ::_exit(written ? 0 : 1);
+        }
+        ::close(pipes[c][1]);
+    }
+    std::array<event_id::bytes_type, 2> ids{};
+    for (int c = 0; c < 2; ++c) {
+        ASSERT_EQ(::read(pipes[c][0], ids[c].data(), 16), 16);
+        ::close(pipes[c][0]);
+        int status = 0;
+        ::waitpid(children[c], &status, 0);
+        EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+    EXPECT_NE(ids[0], ids[1]) << "two children of one parent made the same id";
+    EXPECT_NE(event_id(ids[0]), event_id::generate());
 }
 
 }  // namespace

@@ -405,4 +405,53 @@ TEST(model_failure, carries_model_details) {
     EXPECT_TRUE(std::holds_alternative<ngfail::model_details>(e.details()));
 }
 
+// ---- deep chains (a retry loop links one level per attempt) -------------------------------------
+
+ngfail::failure chain_of_depth(std::size_t depth) {
+    ngfail::failure f;
+    for (std::size_t i = 0; i < depth; ++i) {
+        f = ngfail::failure(ngfail::event_info{.kind = kind::transport_timeout, .cause = f});
+    }
+    return f;
+}
+
+TEST(deep_chains, a_million_levels_are_destroyed_without_recursion) {
+    ngfail::failure f = chain_of_depth(1'000'000);
+    EXPECT_EQ(f.code(), kind::transport_timeout);
+    f = ngfail::failure();  // recursive destruction overflowed the stack here
+    EXPECT_FALSE(f);
+}
+
+TEST(deep_chains, a_shared_tail_outlives_the_deep_chain_above_it) {
+    const ngfail::failure tail = chain_of_depth(3);
+    ngfail::failure f = tail;
+    for (int i = 0; i < 100'000; ++i) f = ngfail::failure(ngfail::event_info{.kind = kind::cancelled, .cause = f});
+    f = ngfail::failure();
+    EXPECT_EQ(ngfail::cause_chain(tail).size(), 3u) << "iterative destruction stops at a record still shared";
+}
+
+TEST(deep_chains, raising_is_bounded_and_says_where_it_cut) {
+    const ngfail::failure f = chain_of_depth(100'000);
+    try {
+        ngfail::raise(f);
+        FAIL() << "raise returned";
+    } catch (const ngfail::failure_event& e) {
+        EXPECT_EQ(e.id(), f.id());
+        const auto levels = ngfail::cause_chain(std::current_exception());
+        ASSERT_EQ(levels.size(), 32u);
+        EXPECT_EQ(levels.back().code(), kind::undetermined);
+        EXPECT_THAT(std::string(levels.back().reason()), HasSubstr("deeper than 32 levels"));
+        EXPECT_EQ(levels[30].code(), kind::transport_timeout);
+    }
+}
+
+TEST(deep_chains, walking_is_bounded_and_says_where_it_cut) {
+    const auto levels = ngfail::cause_chain(chain_of_depth(100'000));
+    ASSERT_EQ(levels.size(), 32u);
+    EXPECT_EQ(levels.back().code(), kind::undetermined);
+    const auto exact = ngfail::cause_chain(chain_of_depth(32));
+    ASSERT_EQ(exact.size(), 32u);
+    EXPECT_EQ(exact.back().code(), kind::transport_timeout) << "a chain at the limit is not cut";
+}
+
 }  // namespace

@@ -154,6 +154,66 @@ TEST(json, value_to_throws_on_a_bad_shape) {
     EXPECT_THROW((void)boost::json::value_to<ngfail::event_record>(boost::json::parse("[1]")), std::invalid_argument);
 }
 
+TEST(json, a_duplicate_whose_dropped_twin_held_an_object_is_still_found) {
+    const std::string text =
+        R"({"events":{},"failure_id":"0192f1c4-7d2a-7c3e-9a51-2b8f6c0d4e17","z":{"p":1,"q":1,"r":1},"z":0,)"
+        R"("failure_id":"0192f1c4-7d2a-7c3e-9a51-2b8f6c0d4e18"})";
+    const auto r = ngfail::report_from_json(text);
+    ASSERT_TRUE(r.has_error()) << "accepted with failure_id " << ngfail::to_string(*r.value().failure_id);
+    EXPECT_THAT(std::string(r.error().reason()), HasSubstr("duplicate key"));
+}
+
+TEST(json, event_keys_that_differ_only_in_case_are_one_id_twice) {
+    const auto event = [](std::string_view id, std::string_view reason) {
+        return "\"" + std::string(id) + R"(":{"event_id":")" + std::string(id) +
+               R"(","failure_kind":"cancelled","failure_reason":")" + std::string(reason) + "\"}";
+    };
+    const std::string text = R"({"events":{)" + event("0192f1c4-7d2a-7c3e-9a51-2b8f6c0d000a", "one") + "," +
+                             event("0192f1c4-7d2a-7c3e-9a51-2b8f6c0d000A", "another") + "}}";
+    const auto r = ngfail::report_from_json(text);
+    ASSERT_TRUE(r.has_error());
+    EXPECT_THAT(std::string(r.error().reason()), HasSubstr("case-insensitive"));
+}
+
+TEST(json, a_nil_event_id_is_rejected_not_replaced) {
+    const std::string nil = "00000000-0000-0000-0000-000000000000";
+    const auto r = ngfail::report_from_json(R"({"failure_id":")" + nil + R"(","events":{")" + nil +
+                                            R"(":{"event_id":")" + nil + R"(","failure_kind":"cancelled"}}})");
+    ASSERT_TRUE(r.has_error());
+    EXPECT_THAT(std::string(r.error().reason()), HasSubstr("nil UUID"));
+}
+
+TEST(json, a_rejected_report_interns_none_of_its_kinds) {
+    // 200 events is over the limit of 64: each report is rejected. Before the fix its kinds
+    // were interned while reading, and 83 such reports filled the process-wide table.
+    for (int report = 0; report < 100; ++report) {
+        std::string text = R"({"events":{)";
+        for (int e = 0; e < 200; ++e) {
+            const std::string id = ngfail::to_string(ngfail::event_id::generate());
+            text += (e ? ",\"" : "\"") + id + R"(":{"event_id":")" + id + R"(","failure_kind":"flood:k)" +
+                    std::to_string(report * 200 + e) + "\"}";
+        }
+        text += "}}";
+        ASSERT_TRUE(ngfail::report_from_json(text).has_error());
+    }
+    const std::error_code peer_kind = ngfail::kind_from_name("acme:gpu_fell_off_bus");
+    EXPECT_EQ(ngfail::kind_name(peer_kind), "acme:gpu_fell_off_bus") << "the table must still have room";
+}
+
+TEST(json, value_to_reads_without_validating_and_writers_cope_with_what_it_gives) {
+    const std::string a = "0192f1c4-7d2a-7c3e-9a51-2b8f6c0d4e17";
+    const std::string b = "0192f1c4-7d2a-7c3e-9a51-2b8f6c0d4e18";
+    const auto cyclic = boost::json::value_to<ngfail::failure_report>(boost::json::parse(
+        R"({"failure_id":")" + a + R"(","events":{")" + a + R"(":{"event_id":")" + a +
+        R"(","failure_kind":"cancelled","cause_id":")" + b + R"("},")" + b + R"(":{"event_id":")" + b +
+        R"(","failure_kind":"cancelled","cause_id":")" + a + R"("}}})"));
+    ASSERT_FALSE(ngfail::validate(cyclic));
+    const auto back = ngfail::report_from_json(ngfail::to_json(cyclic));
+    ASSERT_TRUE(back) << back.error().reason();
+    EXPECT_EQ(back.value().failure_id, cyclic.failure_id);
+    EXPECT_EQ(back.value().events.size(), 2u);
+}
+
 // ---- rollout rows ---------------------------------------------------------------------------
 
 TEST(rollout_rows, store_and_read_a_report) {
@@ -164,6 +224,29 @@ TEST(rollout_rows, store_and_read_a_report) {
     const auto back = ngfail::rollout_report(row);
     ASSERT_TRUE(back);
     EXPECT_EQ(back.value(), spec_report());
+}
+
+TEST(rollout_rows, what_a_writer_stores_its_reader_accepts) {
+    ngfail::failure_report r;
+    std::optional<ngfail::event_id> cause;
+    for (int i = 0; i < 40; ++i) {  // a 40-level chain with a 5,000-byte sandbox id
+        const auto id = ngfail::event_id::generate();
+        r.events.emplace(id, ngfail::event_record{
+                                 .id = id, .kind = "cancelled", .cause_id = cause,
+                                 .details = ngfail::sandbox_details{.operation = "exec", .sandbox_id = std::string(5000, 's')}});
+        cause = id;
+    }
+    r.failure_id = cause;
+    for (int i = 0; i < 61; ++i) {  // 101 events in all
+        const auto id = ngfail::event_id::generate();
+        r.events.emplace(id, ngfail::event_record{.id = id, .kind = "transport_timeout"});
+    }
+    boost::json::object row;
+    ngfail::set_rollout_report(row, r);
+    const auto back = ngfail::rollout_report(row);
+    ASSERT_TRUE(back) << back.error().reason();
+    EXPECT_EQ(back.value().failure_id, r.failure_id);
+    EXPECT_EQ(back.value().events.size() + back.value().dropped_events, r.events.size());
 }
 
 TEST(rollout_rows, a_row_without_failures_is_a_success) {

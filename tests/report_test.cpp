@@ -90,6 +90,31 @@ TEST(merge, adds_observed_events_without_changing_failure_id) {
     EXPECT_EQ(report.events.size(), 4u) << "merging twice adds nothing";
 }
 
+TEST(merge, a_twin_id_with_a_different_record_is_a_protocol_violation_and_changes_nothing) {
+    const auto id = ngfail::event_id::generate();
+    ngfail::failure_report report;
+    report.events.emplace(id, record(id));
+    ngfail::failure_report other;
+    auto twin = record(id);
+    twin.reason = "another failure that drew the same id";
+    other.events.emplace(id, twin);
+    const auto other_id = ngfail::event_id::generate();
+    other.events.emplace(other_id, record(other_id));
+    const auto before = report;
+    const auto merged = ngfail::merge(report, other);
+    ASSERT_FALSE(merged);
+    EXPECT_EQ(merged.error().code(), kind::protocol_violation);
+    EXPECT_THAT(std::string(merged.error().reason()), HasSubstr(ngfail::to_string(id)));
+    EXPECT_EQ(report, before) << "nothing is overwritten or half-merged";
+}
+
+TEST(merge, the_same_event_twice_is_not_a_collision) {
+    const auto id = ngfail::event_id::generate();
+    ngfail::failure_report report;
+    report.events.emplace(id, record(id));
+    EXPECT_TRUE(ngfail::merge(report, report));
+}
+
 // ---- validate ---------------------------------------------------------------------------------
 
 TEST(validate, rejects_a_key_that_differs_from_its_record_id) {
@@ -190,6 +215,80 @@ TEST(validate, holds_exactly_at_the_limits) {
     EXPECT_TRUE(ngfail::validate(r));
 }
 
+TEST(validate, rejects_the_nil_id) {
+    ngfail::failure_report r;
+    r.events.emplace(ngfail::event_id{}, record(ngfail::event_id{}));
+    EXPECT_THAT(violation_reason(r), HasSubstr("nil UUID"));
+}
+
+TEST(validate, applies_the_same_number_ranges_as_the_json_reader) {
+    const auto one = [](auto change) {
+        ngfail::failure_report r;
+        const auto id = ngfail::event_id::generate();
+        auto rec = record(id);
+        change(rec);
+        r.events.emplace(id, rec);
+        return r;
+    };
+    EXPECT_THAT(violation_reason(one([](auto& r) { r.http_status = -1; })), HasSubstr("http_status is -1"));
+    EXPECT_THAT(violation_reason(one([](auto& r) { r.http_status = 1000; })), HasSubstr("http_status is 1000"));
+    EXPECT_THAT(violation_reason(one([](auto& r) {
+                    r.details = ngfail::sandbox_details{.operation = "create", .retry_after = std::chrono::seconds(-1)};
+                })),
+                HasSubstr("details.retry_after_s is -1"));
+    EXPECT_THAT(violation_reason(one([](auto& r) { r.details = ngfail::model_details{.attempt = -2}; })),
+                HasSubstr("details.attempt is -2"));
+    EXPECT_TRUE(ngfail::validate(one([](auto& r) { r.http_status = 0; })));
+}
+
+// ---- truncate_to_limits: what every writer sends ----------------------------------------------
+
+TEST(truncate_to_limits, makes_every_report_valid_and_counts_what_it_dropped) {
+    ngfail::failure_report r;
+    std::optional<ngfail::event_id> cause;
+    for (int i = 0; i < 40; ++i) {  // a 40-level chain
+        const auto id = ngfail::event_id::generate();
+        r.events.emplace(id, record(id, cause));
+        cause = id;
+    }
+    r.failure_id = cause;
+    for (int i = 0; i < 61; ++i) {  // 101 events in all
+        const auto id = ngfail::event_id::generate();
+        auto rec = record(id);
+        rec.details = ngfail::sandbox_details{.operation = "exec", .sandbox_id = std::string(5000, 's')};
+        rec.http_status = -1;
+        r.events.emplace(id, rec);
+    }
+    ASSERT_FALSE(ngfail::validate(r));
+    const auto cut = ngfail::truncate_to_limits(r);
+    EXPECT_TRUE(ngfail::validate(cut)) << ngfail::validate(cut).error().reason();
+    EXPECT_EQ(cut.failure_id, r.failure_id) << "the failure event is never dropped";
+    EXPECT_EQ(cut.events.size(), 64u);
+    EXPECT_EQ(cut.dropped_events, 101u - 64u);
+    EXPECT_EQ(cut.events.size() + cut.dropped_events, r.events.size()) << "every dropped event is counted";
+}
+
+TEST(truncate_to_limits, opens_cycles_and_removes_dangling_links_and_restores_the_failure_record) {
+    ngfail::failure_report r;
+    const auto a = ngfail::event_id::generate();
+    const auto b = ngfail::event_id::generate();
+    const auto c = ngfail::event_id::generate();
+    r.events.emplace(a, record(a, b));
+    r.events.emplace(b, record(b, a));
+    r.events.emplace(c, record(c, ngfail::event_id::generate()));
+    r.failure_id = ngfail::event_id::generate();
+    const auto cut = ngfail::truncate_to_limits(r);
+    EXPECT_TRUE(ngfail::validate(cut)) << ngfail::validate(cut).error().reason();
+    EXPECT_EQ(cut.events.count(*r.failure_id), 1u);
+    EXPECT_EQ(cut.events.at(*r.failure_id).code, kind::undetermined);
+    EXPECT_EQ(cut.events.size(), 4u) << "nothing is dropped to open a cycle";
+}
+
+TEST(truncate_to_limits, leaves_a_valid_report_as_it_is) {
+    const auto report = ngfail::report_for(three_level_chain());
+    EXPECT_EQ(ngfail::truncate_to_limits(report), report);
+}
+
 // ---- rebuild ---------------------------------------------------------------------------------
 
 TEST(rebuild, gives_each_level_its_class_and_keeps_ids) {
@@ -236,6 +335,23 @@ TEST(rebuild, keeps_unknown_kinds_verbatim) {
     const auto f = ngfail::rebuild_failure(r);
     EXPECT_EQ(f.kind_name(), "future_kind");
     EXPECT_EQ(f.id(), id);
+}
+
+TEST(rebuild, dropped_events_travel_to_the_next_hop) {
+    auto report = ngfail::report_for(three_level_chain());
+    report.dropped_events = 3;
+    EXPECT_EQ(ngfail::report_for(ngfail::rebuild(report)).dropped_events, 3u);
+}
+
+TEST(rebuild, a_kind_travels_verbatim_even_when_it_could_not_be_interned) {
+    ngfail::failure_report r;
+    const auto id = ngfail::event_id::generate();
+    // A code that names another kind, as when the intern table overflowed: the text rules.
+    r.events.emplace(id, ngfail::event_record{.id = id, .kind = "acme:gpu_fell_off_bus",
+                                              .code = ngfail::kind_from_name("ngfail:unknown_kind_overflow")});
+    r.failure_id = id;
+    const auto again = ngfail::report_for(ngfail::rebuild(r));
+    EXPECT_EQ(again.events.at(id).kind, "acme:gpu_fell_off_bus");
 }
 
 }  // namespace

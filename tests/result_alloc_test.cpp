@@ -107,4 +107,19 @@ TEST(allocation, without_memory_capture_still_returns_a_failure) {
     EXPECT_EQ(r.error().code(), kind::judge_failed);
 }
 
+TEST(allocation, a_kind_and_a_reason_view_degrade_to_the_kind_without_memory) {
+    // `failure{event_info{.reason = "…"}}` builds its std::string in the caller, where a failed
+    // allocation throws through noexcept code; this constructor copies inside.
+    ngfail::failure f;
+    {
+        const out_of_memory oom;
+        f = ngfail::failure(kind::judge_failed, "judge timed out after 30 s, a reason too long for any small buffer");
+    }
+    EXPECT_EQ(f.code(), kind::judge_failed);
+    EXPECT_TRUE(f.is_kind_only());
+    const ngfail::failure with_memory(kind::judge_failed, "judge timed out after 30 s");
+    EXPECT_EQ(with_memory.reason(), "judge timed out after 30 s");
+    EXPECT_FALSE(with_memory.id().is_nil());
+}
+
 }  // namespace

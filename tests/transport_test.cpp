@@ -301,3 +301,123 @@ TEST(sse_report_reader, a_malformed_report_is_a_protocol_violation) {
 }
 
 }  // namespace
+
+namespace {
+
+// ---- the outside review's findings -----------------------------------------------------------
+
+TEST(header, ten_thousand_observed_failures_are_cut_to_the_limit_and_counted) {
+    ngfail::request_failure_log log;
+    for (int i = 0; i < 10'000; ++i) {
+        log.observe_failure(ngfail::failure(kind::transport_timeout, "attempt " + std::to_string(i)));
+    }
+    const auto report = log.finish(ngfail::failure(kind::transport_unreachable, "gave up"));
+    EXPECT_LE(report.events.size(), 65u) << "the log itself is bounded";
+    EXPECT_EQ(report.events.size() + report.dropped_events, 10'001u) << "every dropped event is counted";
+    const std::string header = ngfail::encode_header(report);
+    EXPECT_LE(header.size(), 4096u);
+    const auto back = ngfail::decode_header(header);
+    ASSERT_TRUE(back) << back.error().reason();
+    EXPECT_EQ(back.value().failure_id, report.failure_id);
+    EXPECT_EQ(back.value().events.size() + back.value().dropped_events, 10'001u);
+}
+
+TEST(header, a_ten_thousand_level_chain_is_cut_to_the_limit) {
+    const auto report = ngfail::report_for(chain_of(10'000));  // walking keeps 32 levels
+    const auto back = ngfail::decode_header(ngfail::encode_header(report));
+    ASSERT_TRUE(back) << back.error().reason();
+    EXPECT_EQ(back.value().failure_id, report.failure_id);
+}
+
+TEST(header, the_cap_counts_escaped_bytes_and_always_holds) {
+    std::string e_acute;
+    for (int i = 0; i < 2048; ++i) e_acute += "\xc3\xa9";  // 4,096 bytes, 12,288 once escaped
+    const auto id = ngfail::event_id::generate();
+    ngfail::failure_report unknown_kind{.failure_id = id};
+    unknown_kind.events.emplace(id, ngfail::event_record{.id = id, .kind = e_acute, .reason = e_acute});
+
+    const std::string controls(200, '\x01');  // each one six bytes once escaped
+    const auto id2 = ngfail::event_id::generate();
+    ngfail::failure_report control_details{.failure_id = id2};
+    control_details.events.emplace(
+        id2, ngfail::event_record{.id = id2, .kind = "cancelled", .reason = controls,
+                                  .details = ngfail::sandbox_details{.operation = controls,
+                                                                     .provider = controls,
+                                                                     .sandbox_id = controls,
+                                                                     .execution_id = controls,
+                                                                     .provider_status_reason = controls,
+                                                                     .provider_code = controls,
+                                                                     .signal = controls}});
+    for (const auto* report : {&unknown_kind, &control_details}) {
+        for (const std::size_t cap : {256u, 300u, 1000u, 4096u}) {
+            const std::string header = ngfail::encode_header(*report, {.max_header_bytes = cap});
+            EXPECT_LE(header.size(), cap);
+            const auto back = ngfail::decode_header(header, {.max_header_bytes = cap});
+            ASSERT_TRUE(back) << back.error().reason();
+            EXPECT_EQ(back.value().failure_id, report->failure_id) << "the failure event's id is kept";
+        }
+    }
+    const auto kept = ngfail::decode_header(ngfail::encode_header(control_details, {.max_header_bytes = 256}),
+                                            {.max_header_bytes = 256});
+    EXPECT_EQ(kept.value().events.begin()->second.kind, "cancelled") << "a kind that fits is kept whole";
+}
+
+TEST(header, a_report_value_to_read_with_a_cycle_is_encoded_as_a_header_decode_accepts) {
+    ngfail::failure_report r;
+    const auto a = ngfail::event_id::generate();
+    const auto b = ngfail::event_id::generate();
+    r.events.emplace(a, ngfail::event_record{.id = a, .kind = "cancelled", .cause_id = b});
+    r.events.emplace(b, ngfail::event_record{.id = b, .kind = "cancelled", .cause_id = a});
+    r.failure_id = a;
+    const auto back = ngfail::decode_header(ngfail::encode_header(r));
+    ASSERT_TRUE(back) << back.error().reason();
+    EXPECT_EQ(back.value().failure_id, a);
+}
+
+TEST(request_failure_log, a_twin_id_from_a_reply_is_kept_as_a_protocol_violation) {
+    ngfail::request_failure_log log;
+    const auto id = ngfail::event_id::generate();
+    ngfail::failure_report first;
+    first.events.emplace(id, ngfail::event_record{.id = id, .kind = "cancelled", .reason = "from child one"});
+    ngfail::failure_report second;
+    second.events.emplace(id, ngfail::event_record{.id = id, .kind = "cancelled", .reason = "from child two"});
+    log.observe_reply(first);
+    log.observe_reply(second);
+    const auto report = log.finish();
+    EXPECT_EQ(report.events.at(id).reason, "from child one") << "never silently overwritten";
+    const auto violations = std::count_if(report.events.begin(), report.events.end(),
+                                          [](const auto& e) { return e.second.kind == "protocol_violation"; });
+    EXPECT_EQ(violations, 1);
+}
+
+TEST(sse_report_reader, a_leading_byte_order_mark_is_ignored_at_every_split) {
+    const std::string stream = "\xEF\xBB\xBF" + sse_stream(ngfail::to_json(ngfail::report_for(chain_of(2))));
+    for (std::size_t split = 0; split <= 4; ++split) {
+        ngfail::sse_report_reader reader;
+        std::string relayed;
+        relayed += reader.relay(std::string_view(stream).substr(0, split));
+        relayed += reader.relay(std::string_view(stream).substr(split));
+        EXPECT_EQ(relayed, stream) << "relayed unchanged, the mark included";
+        ASSERT_TRUE(reader.report()) << "split " << split;
+        EXPECT_TRUE(reader.report()->has_value());
+    }
+}
+
+TEST(sse_report_reader, an_overlong_comment_before_the_report_does_not_void_it) {
+    const ngfail::limits lim{.max_json_bytes = 4096};
+    ngfail::sse_report_reader reader(lim);
+    reader.relay(":" + std::string(10'000, 'c') + "\n");
+    reader.relay(sse_stream(ngfail::to_json(ngfail::report_for(chain_of(2)))));
+    ASSERT_TRUE(reader.report());
+    EXPECT_TRUE(reader.report()->has_value()) << reader.report()->error().reason();
+}
+
+TEST(sse_report_reader, an_overlong_data_line_still_voids_its_event) {
+    const ngfail::limits lim{.max_json_bytes = 4096};
+    ngfail::sse_report_reader reader(lim);
+    reader.relay("event: ng-failure-report\ndata: " + std::string(10'000, 'd') + "\n\n");
+    ASSERT_TRUE(reader.report());
+    EXPECT_TRUE(reader.report()->has_error());
+}
+
+}  // namespace
