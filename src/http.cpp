@@ -2,6 +2,11 @@
 
 namespace ngfail::http::detail {
 
+failure repeated_header(std::size_t count) {
+    return failure(kind::protocol_violation, "failure header: the message carries " + std::to_string(count) + " " +
+                                                 std::string(failure_header_name) + " fields; at most one is allowed");
+}
+
 void raise_remote(const failure& f, unsigned status, std::string body) {
     visit_event(f, [&](const auto& event) {
         using event_type = std::decay_t<decltype(event)>;

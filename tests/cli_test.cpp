@@ -315,3 +315,61 @@ TEST(cli_demo, prints_a_summary_without_json) {
 }
 
 }  // namespace
+
+namespace {
+
+// ---- what reaches a terminal ----------------------------------------------------------------
+
+// A report whose every printable field holds terminal control sequences.
+std::string hostile_report() {
+    const std::string a = "0192f1c4-7d2a-7c3e-9a51-2b8f6c0d4e17";
+    const std::string b = "0192f1c4-7d2a-7c3e-9a51-2b8f6c0d4e18";
+    const std::string evil = R"(\u001b[2J\u001b]0;owned\u0007\r\n\u009b31m)";
+    return R"({"failure_id":")" + a + R"(","events":{")" + a + R"(":{"event_id":")" + a +
+           R"(","failure_kind":"acme:x)" + evil + R"(","failure_reason":")" + evil +
+           R"(","details":{"type":"sandbox","operation":"op)" + evil + R"(","delivery":"delivered"}},")" + b +
+           R"(":{"event_id":")" + b + R"(","failure_kind":"k)" + evil + R"(","cause_id":")" + a +
+           R"(","details":{"type":"sdk_error","error_type":"t)" + evil + R"("}}}})";
+}
+
+bool has_terminal_control(const std::string& text) {
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const auto c = static_cast<unsigned char>(text[i]);
+        if ((c < 0x20 && c != '\n') || c == 0x7f) return true;
+        if (c == 0xc2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
+            static_cast<unsigned char>(text[i + 1]) <= 0x9f) {
+            return true;
+        }
+    }
+    return false;
+}
+
+TEST(cli_decode, every_printed_field_is_escaped) {
+    const auto [status, out] = run_cli("decode " + shell_quote(hostile_report()));
+    ASSERT_EQ(status, 0);
+    EXPECT_FALSE(has_terminal_control(out)) << out;
+    EXPECT_THAT(out, testing::HasSubstr("\\x1b[2J"));
+}
+
+TEST(cli_decode, an_observed_event_leading_into_the_failure_chain_is_printed_once) {
+    const auto [status, out] = run_cli("decode " + shell_quote(hostile_report()));
+    ASSERT_EQ(status, 0);
+    std::size_t count = 0;
+    for (std::size_t at = out.find("4e17  "); at != std::string::npos; at = out.find("4e17  ", at + 1)) ++count;
+    EXPECT_EQ(count, 1u) << out;
+    EXPECT_THAT(out, testing::HasSubstr("caused by 2b8f6c0d4e17, shown above"));
+}
+
+TEST(cli_stats, every_printed_field_is_escaped) {
+    const std::string report = hostile_report();
+    const std::size_t events_at = report.find("\"events\":") + 9;
+    const std::string events = report.substr(events_at, report.size() - events_at - 1);
+    const auto path = temp_file("hostile.jsonl", R"({"_ng_failure_id":"0192f1c4-7d2a-7c3e-9a51-2b8f6c0d4e17",)"
+                                                 R"("_ng_failure_events":)" + events + "}\n");
+    const auto [status, out] = run_cli("stats " + path);
+    ASSERT_EQ(status, 0);
+    EXPECT_THAT(out, testing::HasSubstr("1 failed"));
+    EXPECT_FALSE(has_terminal_control(out)) << out;
+}
+
+}  // namespace

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <mutex>
+#include <sstream>
 #include <stdexcept>
 
 namespace {
@@ -181,6 +182,40 @@ TEST(http, attach_sets_the_encoded_header) {
     const auto report = ngfail::report_for(ngfail::failure{ngfail::event_info{.kind = kind::cancelled, .reason = "x"}});
     ngfail::http::attach(res, report);
     EXPECT_EQ(res[ngfail::failure_header_name], ngfail::encode_header(report));
+}
+
+TEST(http, two_report_fields_on_one_reply_are_a_protocol_violation) {
+    response res(status::ok, 11);
+    res.insert(ngfail::failure_header_name, ngfail::encode_header(ngfail::failure_report{}));
+    res.insert(ngfail::failure_header_name,
+               ngfail::encode_header(ngfail::report_for(ngfail::failure(kind::cancelled, "the real outcome"))));
+    const auto report = ngfail::http::report_of(res);
+    ASSERT_FALSE(report) << "read as success";
+    EXPECT_EQ(report.error().code(), kind::protocol_violation);
+    EXPECT_THROW(ngfail::http::raise_boundary_failure(res), ngfail::http::remote_failure);
+}
+
+TEST(http, the_largest_default_header_is_read_by_a_beast_parser_with_default_limits) {
+    ngfail::failure_report big;
+    for (int i = 0; i < 64; ++i) {
+        big.events.emplace_hint(big.events.end(), ngfail::event_id::generate(), ngfail::event_record{});
+    }
+    for (auto& [id, record] : big.events) record = {.id = id, .kind = "transport_timeout", .reason = std::string(500, 'r')};
+    response res(status::ok, 11);
+    res.set(boost::beast::http::field::server, std::string(200, 's'));
+    ngfail::http::attach(res, big);
+    ASSERT_GE(res[ngfail::failure_header_name].size(), 3800u) << "the test needs a header at the cap";
+    res.prepare_payload();
+    std::ostringstream wire;
+    wire << res;
+    const std::string text = wire.str();
+    boost::beast::http::response_parser<boost::beast::http::string_body> parser;  // 8 KiB of headers
+    boost::beast::error_code ec;
+    parser.put(boost::asio::buffer(text), ec);
+    ASSERT_FALSE(ec) << ec.message();
+    const auto report = ngfail::http::report_of(parser.get());
+    ASSERT_TRUE(report) << report.error().reason();
+    EXPECT_EQ(report.value().events.size() + report.value().dropped_events, 64u);
 }
 
 }  // namespace

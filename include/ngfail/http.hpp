@@ -19,6 +19,7 @@
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/string_body.hpp>
 
+#include <iterator>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -33,14 +34,22 @@ void attach(boost::beast::http::message<IsRequest, Body, Fields>& message, const
     message.set(failure_header_name, encode_header(report, limits));
 }
 
+namespace detail {
+[[nodiscard]] failure repeated_header(std::size_t count);
+}  // namespace detail
+
 // The report a message carries: the empty report when it has no header; a
-// `protocol_violation` failure when the header is malformed.
+// `protocol_violation` failure when the header is malformed or appears more than once
+// (two reports on one reply, say success then failure, cannot both be believed).
 template <bool IsRequest, class Body, class Fields>
 [[nodiscard]] result<failure_report> report_of(const boost::beast::http::message<IsRequest, Body, Fields>& message,
                                                const limits& limits = {}) {
-    const auto it = message.find(failure_header_name);
-    if (it == message.end()) return failure_report{};
-    return decode_header(std::string_view(it->value().data(), it->value().size()), limits);
+    const auto [first, last] = message.equal_range(failure_header_name);
+    if (first == last) return failure_report{};
+    if (const auto count = static_cast<std::size_t>(std::distance(first, last)); count > 1) {
+        return detail::repeated_header(count);
+    }
+    return decode_header(std::string_view(first->value().data(), first->value().size()), limits);
 }
 
 // This hop's HTTP facts, kept apart from the rebuilt remote failure. Catch it to read them.

@@ -174,10 +174,10 @@ outcome play_recovered(embedded_server& server, client& retrying) {
     o.header = encode_header(report);
     const auto chains = chains_of(report);
     if (created && !report.failure_id && !chains.empty()) {
-        const event_record& attempt = *chains.front().front();
+        const event_record& attempt = *chains.front().levels.front();
         o.kind_name = attempt.kind;
         if (const auto* d = std::get_if<sandbox_details>(&attempt.details); d && d->delivery) o.delivery = name(*d->delivery);
-        for (const event_record* r : chains.front()) o.chain.push_back(r->kind);
+        for (const event_record* r : chains.front().levels) o.chain.push_back(r->kind);
         o.thrown = true;         // nothing to throw: the call succeeded
         o.result_agrees = true;  // and try_create returned the sandbox
     }

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iomanip>
 #include <map>
+#include <vector>
 #include <ostream>
 
 namespace ngfail::cli {
@@ -20,6 +21,7 @@ constexpr std::size_t shown_chains = 10;
 constexpr std::size_t shown_invalid = 5;
 
 using counts = std::map<std::string, std::size_t>;
+using chain_counts = std::map<std::vector<std::string>, std::size_t>;  // kinds, outermost first
 
 struct tally {
     std::size_t rows = 0;
@@ -27,7 +29,8 @@ struct tally {
     std::size_t failures = 0;
     std::size_t invalid = 0;
     std::size_t observed_events = 0;
-    counts by_kind, by_boundary, by_stage, chains;
+    counts by_kind, by_boundary, by_stage;
+    chain_counts chains;
     std::vector<std::string> invalid_samples;
 
     void add(const failure_report& report) {
@@ -38,14 +41,14 @@ struct tally {
             return;
         }
         ++failures;
-        const auto chain = chains_of(report).front();
+        const auto chain = chains_of(report).front().levels;
         const event_record& own = *chain.front();
         observed_events -= chain.size();
         ++by_kind[own.kind];
         ++by_boundary[own.boundary ? std::string(name(*own.boundary)) : "-"];
         ++by_stage[own.stage ? std::string(name(*own.stage)) : "-"];
-        std::string path;
-        for (const event_record* r : chain) path += (path.empty() ? "" : " → ") + r->kind;
+        std::vector<std::string> path;
+        for (const event_record* r : chain) path.push_back(r->kind);
         ++chains[path];
     }
 
@@ -103,8 +106,9 @@ void read_rows(std::istream& in, tally& t) {
     });
 }
 
-std::vector<std::pair<std::string, std::size_t>> by_count(const counts& c, std::size_t most = SIZE_MAX) {
-    std::vector<std::pair<std::string, std::size_t>> sorted(c.begin(), c.end());
+template <class Counts>
+std::vector<std::pair<typename Counts::key_type, std::size_t>> by_count(const Counts& c, std::size_t most = SIZE_MAX) {
+    std::vector<std::pair<typename Counts::key_type, std::size_t>> sorted(c.begin(), c.end());
     std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
     if (sorted.size() > most) sorted.resize(most);
     return sorted;
@@ -117,7 +121,7 @@ void print_bars(std::ostream& out, std::string_view title, const counts& c, cons
     for (const auto& [label, n] : sorted) {
         std::string bar;
         for (std::size_t i = 0, width = (n * 30 + top - 1) / top; i < width; ++i) bar += "█";
-        out << "  " << std::left << std::setw(32) << label << std::right << std::setw(7) << n << "  " << s.dim(bar) << '\n';
+        out << "  " << std::left << std::setw(32) << one_line(label, 64) << std::right << std::setw(7) << n << "  " << s.dim(bar) << '\n';
     }
 }
 
@@ -130,7 +134,11 @@ void print_text(std::ostream& out, const tally& t) {
     print_bars(out, "failures by boundary", t.by_boundary, s);
     print_bars(out, "failures by stage", t.by_stage, s);
     out << '\n' << s.bold("most common chains") << '\n';
-    for (const auto& [chain, n] : by_count(t.chains, shown_chains)) out << "  " << std::setw(7) << n << "  " << chain << '\n';
+    for (const auto& [chain, n] : by_count(t.chains, shown_chains)) {
+        std::string path;
+        for (const std::string& kind : chain) path += (path.empty() ? "" : " → ") + one_line(kind, 64);
+        out << "  " << std::setw(7) << n << "  " << path << '\n';
+    }
 }
 
 boost::json::object as_json(const counts& c) {
@@ -142,12 +150,7 @@ boost::json::object as_json(const counts& c) {
 void print_json(std::ostream& out, const tally& t) {
     boost::json::array top;
     for (const auto& [chain, n] : by_count(t.chains, shown_chains)) {
-        boost::json::array kinds;
-        for (std::size_t at = 0; at != std::string::npos;) {
-            const auto next = chain.find(" → ", at);
-            kinds.emplace_back(chain.substr(at, next == std::string::npos ? std::string::npos : next - at));
-            at = next == std::string::npos ? next : next + std::string_view(" → ").size();
-        }
+        boost::json::array kinds(chain.begin(), chain.end());
         top.push_back(boost::json::object{{"chain", std::move(kinds)}, {"count", n}});
     }
     out << boost::json::serialize(boost::json::object{{"rows", t.rows},

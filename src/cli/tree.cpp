@@ -8,11 +8,14 @@
 namespace ngfail::cli {
 namespace {
 
-std::vector<const event_record*> chain_from(const failure_report& report, const event_id& start) {
-    std::vector<const event_record*> chain;
-    std::set<event_id> seen;
-    for (auto it = report.events.find(start); it != report.events.end() && seen.insert(it->first).second;) {
-        chain.push_back(&it->second);
+report_chain chain_from(const failure_report& report, const event_id& start, std::set<event_id>& shown) {
+    report_chain chain;
+    for (auto it = report.events.find(start); it != report.events.end();) {
+        if (!shown.insert(it->first).second) {
+            chain.joins = it->first;
+            break;
+        }
+        chain.levels.push_back(&it->second);
         if (!it->second.cause_id) break;
         it = report.events.find(*it->second.cause_id);
     }
@@ -25,7 +28,7 @@ std::string facts(const event_record& r) {
         out += out.empty() ? "[" : ", ";
         out += label;
         out += ' ';
-        out += value;
+        out += one_line(value, 64);
     };
     if (r.boundary) add("boundary", name(*r.boundary));
     if (r.stage) add("stage", name(*r.stage));
@@ -46,38 +49,47 @@ std::string facts(const event_record& r) {
 std::string short_id(const event_id& id) { return to_string(id).substr(24); }
 
 std::string one_line(std::string_view text, std::size_t max_bytes) {
+    constexpr char hex[] = "0123456789abcdef";
+    const std::string_view kept = text.substr(0, max_bytes);
     std::string out;
-    for (const char c : text.substr(0, max_bytes)) {
-        switch (c) {
-            case '\n': out += "\\n"; break;
-            case '\r': out += "\\r"; break;
-            case '\t': out += "\\t"; break;
-            default:
-                if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
-                    out += '?';
-                } else {
-                    out += c;
-                }
+    for (std::size_t i = 0; i < kept.size(); ++i) {
+        const auto c = static_cast<unsigned char>(kept[i]);
+        const bool c1 = c == 0xc2 && i + 1 < kept.size() && static_cast<unsigned char>(kept[i + 1]) >= 0x80 &&
+                        static_cast<unsigned char>(kept[i + 1]) <= 0x9f;
+        if (c == '\n') {
+            out += "\\n";
+        } else if (c == '\r') {
+            out += "\\r";
+        } else if (c == '\t') {
+            out += "\\t";
+        } else if (c < 0x20 || c == 0x7f) {
+            out += "\\x";
+            out += hex[c >> 4];
+            out += hex[c & 0xf];
+        } else if (c1) {
+            const auto second = static_cast<unsigned char>(kept[++i]);
+            out += "\\u00";
+            out += hex[second >> 4];
+            out += hex[second & 0xf];
+        } else {
+            out += static_cast<char>(c);
         }
     }
     if (text.size() > max_bytes) out += "...";
     return out;
 }
 
-std::vector<std::vector<const event_record*>> chains_of(const failure_report& report) {
-    std::vector<std::vector<const event_record*>> chains;
-    std::set<event_id> covered;
-    if (report.failure_id) {
-        chains.push_back(chain_from(report, *report.failure_id));
-        for (const auto* r : chains.back()) covered.insert(r->id);
-    }
+std::vector<report_chain> chains_of(const failure_report& report) {
+    std::vector<report_chain> chains;
+    std::set<event_id> shown;
+    if (report.failure_id) chains.push_back(chain_from(report, *report.failure_id, shown));
     std::set<event_id> causes;
     for (const auto& [id, r] : report.events) {
         if (r.cause_id) causes.insert(*r.cause_id);
     }
     for (const auto& [id, r] : report.events) {
-        if (covered.contains(id) || causes.contains(id)) continue;
-        chains.push_back(chain_from(report, id));
+        if (shown.contains(id) || causes.contains(id)) continue;
+        chains.push_back(chain_from(report, id, shown));
     }
     return chains;
 }
@@ -86,14 +98,19 @@ void print_report_tree(std::ostream& out, const failure_report& report, const st
     const auto chains = chains_of(report);
     if (chains.empty()) out << s.good("success") << ": no failures\n";
     for (const auto& chain : chains) {
-        const bool own = report.failure_id && !chain.empty() && chain.front()->id == *report.failure_id;
+        const bool own = report.failure_id && !chain.levels.empty() && chain.levels.front()->id == *report.failure_id;
         out << s.bold(own ? "failure" : "observed (recovered)") << '\n';
-        for (std::size_t depth = 0; depth < chain.size(); ++depth) {
-            const event_record& r = *chain[depth];
-            out << "  " << std::string(depth == 0 ? 0 : 3 * (depth - 1), ' ') << (depth == 0 ? "" : "└─ ")
-                << s.dim(short_id(r.id)) << "  " << s.kind(r.kind) << "  " << facts(r);
+        const auto indent = [&](std::size_t depth) {
+            return "  " + std::string(depth == 0 ? 0 : 3 * (depth - 1), ' ') + (depth == 0 ? "" : "└─ ");
+        };
+        for (std::size_t depth = 0; depth < chain.levels.size(); ++depth) {
+            const event_record& r = *chain.levels[depth];
+            out << indent(depth) << s.dim(short_id(r.id)) << "  " << s.kind(one_line(r.kind, 64)) << "  " << facts(r);
             if (!r.reason.empty()) out << "  " << one_line(r.reason);
             out << '\n';
+        }
+        if (chain.joins) {
+            out << indent(chain.levels.size()) << s.dim("(caused by " + short_id(*chain.joins) + ", shown above)") << '\n';
         }
     }
     if (report.dropped_events != 0) out << s.dim(std::to_string(report.dropped_events) + " event(s) dropped by the sender") << '\n';
