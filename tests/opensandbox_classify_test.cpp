@@ -6,6 +6,8 @@
 #include <boost/system/system_error.hpp>
 #include <gtest/gtest.h>
 
+#include <vector>
+
 namespace {
 
 using ngfail::delivery;
@@ -63,6 +65,13 @@ TEST(classify_row_4, create_start_failures) {
                       {kind::provider_start_failed, std::nullopt});
 }
 
+TEST(classify_row_4, a_create_answered_with_a_sandbox_id_was_delivered) {
+    expect_classified({.operation = "create", .sandbox_id = "sbx-1", .transport_error = errc::readiness_timeout},
+                      {kind::provider_start_failed, delivery::delivered}, "the sandbox exists");
+    expect_classified({.operation = "create", .sandbox_id = "sbx-1", .provider_status_reason = "ImagePullBackOff"},
+                      {kind::provider_start_failed, delivery::delivered});
+}
+
 TEST(classify_row_5, http_401_is_rejected_credentials) {
     expect_classified({.operation = "get", .http_status = 401, .provider_code = "INVALID_API_KEY"},
                       {kind::provider_credentials_rejected, delivery::not_sent});
@@ -86,8 +95,38 @@ TEST(classify_row_7, a_lost_sandbox) {
                       {kind::provider_sandbox_lost, delivery::not_sent});
     expect_classified({.operation = "get", .http_status = 404, .provider_code = "DOCKER::SANDBOX_NOT_FOUND"},
                       {kind::provider_sandbox_lost, delivery::not_sent});
-    expect_classified({.operation = "exec", .sandbox_state = "Terminated"}, {kind::provider_sandbox_lost, delivery::not_sent});
-    expect_classified({.operation = "get", .sandbox_state = "Failed"}, {kind::provider_sandbox_lost, delivery::not_sent});
+}
+
+// Replay safety: a state seen afterwards never proves the request was refused.
+TEST(classify_row_7, a_state_read_afterwards_never_says_not_sent) {
+    expect_classified({.operation = "exec", .sandbox_state = "Terminated"}, {kind::provider_sandbox_lost, std::nullopt});
+    expect_classified({.operation = "get", .sandbox_state = "Failed"}, {kind::provider_sandbox_lost, std::nullopt});
+    expect_classified({.operation = "exec", .sandbox_id = "sbx-1", .execution_id = "ex-1", .sandbox_state = "Failed"},
+                      {kind::provider_sandbox_lost, delivery::delivered}, "the command started");
+    expect_classified({.operation = "create", .sandbox_id = "sbx-1", .sandbox_state = "Failed"},
+                      {kind::provider_sandbox_lost, delivery::delivered}, "the create made a sandbox");
+    expect_classified({.operation = "exec", .execution_id = "ex-1", .sandbox_state = "Failed",
+                       .transport_error = errno_code(std::errc::connection_reset), .transport_phase = phase::receive},
+                      {kind::provider_sandbox_lost, delivery::delivered});
+}
+
+// Every row that may say not_sent, with the evidence that licenses it removed: never not_sent.
+TEST(classify_delivery, not_sent_only_from_a_refusing_reply_or_a_connect_phase_error) {
+    const std::vector<observation> without_refusal{
+        {.operation = "exec", .execution_id = "ex", .sandbox_state = "Failed"},
+        {.operation = "create", .sandbox_id = "s", .sandbox_state = "Terminated"},
+        {.operation = "exec", .transport_error = errno_code(std::errc::host_unreachable), .transport_phase = phase::receive},
+        {.operation = "exec", .transport_error = errno_code(std::errc::network_unreachable)},
+        {.operation = "exec", .transport_error = errno_code(std::errc::timed_out)},
+        {.operation = "exec", .transport_error = errno_code(std::errc::too_many_files_open), .transport_phase = phase::send},
+        {.operation = "exec", .provider_status_reason = "OOMKilled"},
+        {.operation = "create", .provider_status_reason = "ImagePullBackOff", .sandbox_state = "Failed"},
+        {.operation = "create", .sandbox_id = "s", .transport_error = errc::readiness_timeout},
+    };
+    for (const auto& seen : without_refusal) {
+        EXPECT_NE(ngfail::opensandbox::classify(seen).delivery, delivery::not_sent)
+            << seen.operation << " " << seen.sandbox_state.value_or("-");
+    }
 }
 
 TEST(classify_row_8, provider_not_ready) {

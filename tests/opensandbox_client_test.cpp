@@ -149,7 +149,7 @@ TEST_F(opensandbox_e2e, row_4_a_sandbox_that_cannot_start) {
     inject_twice(fault::sandbox_status("create", "Failed", "ImagePullBackOff"));
     expect_both_faces<ngfail::opensandbox::sandbox_info>([&] { (void)sandboxes.create({.image = "nope:latest"}); },
                                                          [&] { return sandboxes.try_create({.image = "nope:latest"}); },
-                                                         {kind::provider_start_failed, std::nullopt}, false);
+                                                         {kind::provider_start_failed, delivery::delivered}, false);
     inject_twice(fault::http_error("create", 504, "KUBERNETES::POD_READY_TIMEOUT", "Pod did not become ready"));
     expect_both_faces<ngfail::opensandbox::sandbox_info>([&] { (void)sandboxes.create({}); },
                                                          [&] { return sandboxes.try_create({}); },
@@ -186,7 +186,51 @@ TEST_F(opensandbox_e2e, row_7_a_lost_sandbox) {
     inject_twice(fault::sandbox_status("get", "Terminated", "SandboxExpired"));
     expect_both_faces<ngfail::opensandbox::exec_result>([&] { (void)sandboxes.exec(id, {.command = "ls"}); },
                                                         [&] { return sandboxes.try_exec(id, {.command = "ls"}); },
-                                                        {kind::provider_sandbox_lost, delivery::not_sent});
+                                                        {kind::provider_sandbox_lost, delivery::delivered});
+}
+
+// ---- replay safety: delivery is evidence -----------------------------------------------------------
+
+TEST_F(opensandbox_e2e, an_exec_that_started_is_never_replayed_whatever_the_status_probe_says) {
+    client retrying({.port = server.port(), .api_key = std::string(secret), .timeout = 5s,
+                     .retries = {.max_attempts = 3, .backoff = 1ms}});
+    const auto id = retrying.create({}).id;
+    server.inject(fault::exec(action::drop_after_init));
+    server.inject(fault::sandbox_status("get", "Failed", "FAILED"));
+    const std::size_t before = server.requests();
+    ngfail::request_failure_log log;
+    const auto r = retrying.try_exec(id, {.command = "rm -rf /data && migrate"}, {.log = &log});
+    ASSERT_TRUE(r.has_error());
+    EXPECT_EQ(r.error().code(), kind::provider_sandbox_lost);
+    EXPECT_EQ(std::get<ngfail::sandbox_details>(r.error().details()).delivery, delivery::delivered);
+    EXPECT_EQ(server.requests() - before, 3u) << "endpoint, command, status probe: one attempt only";
+    EXPECT_TRUE(log.finish().events.empty()) << "no attempt was retried";
+}
+
+TEST_F(opensandbox_e2e, a_create_answered_with_a_failed_sandbox_is_not_replayed_and_the_sandbox_is_deleted) {
+    client retrying({.port = server.port(), .api_key = std::string(secret), .timeout = 5s,
+                     .retries = {.max_attempts = 3, .backoff = 1ms}});
+    server.inject(fault::sandbox_status("create", "Failed", "FAILED"));
+    const std::size_t before = server.requests();
+    const auto r = retrying.try_create({});
+    ASSERT_TRUE(r.has_error());
+    EXPECT_EQ(std::get<ngfail::sandbox_details>(r.error().details()).delivery, delivery::delivered);
+    EXPECT_THAT(std::string(r.error().reason()), testing::HasSubstr("; deleted"));
+    EXPECT_EQ(server.requests() - before, 2u) << "one create and its clean-up";
+    const auto sandbox_id = std::get<ngfail::sandbox_details>(r.error().details()).sandbox_id;
+    ASSERT_TRUE(sandbox_id);
+    const auto gone = sandboxes.try_get(*sandbox_id);
+    ASSERT_TRUE(gone.has_error()) << "the failed sandbox was left behind";
+    EXPECT_EQ(gone.error().code(), kind::provider_sandbox_lost);
+}
+
+TEST_F(opensandbox_e2e, a_caller_may_keep_a_failed_sandbox) {
+    server.inject(fault::sandbox_status("create", "Failed", "FAILED"));
+    const auto r = sandboxes.try_create({.delete_if_failed = false});
+    ASSERT_TRUE(r.has_error());
+    EXPECT_THAT(std::string(r.error().reason()), testing::HasSubstr("kept, as asked"));
+    const auto sandbox_id = std::get<ngfail::sandbox_details>(r.error().details()).sandbox_id;
+    EXPECT_TRUE(sandboxes.try_get(*sandbox_id)) << "still there";
 }
 
 TEST_F(opensandbox_e2e, row_8_the_provider_is_not_ready) {

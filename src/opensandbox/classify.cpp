@@ -41,6 +41,7 @@ struct evidence {
     bool terminal_state = false;  // Terminated or Failed
     std::optional<int> exit_code;
     bool execution_known = false;
+    bool sandbox_known = false;
     network net = network::none;
     std::optional<phase> at;
 };
@@ -170,9 +171,8 @@ bool quota_exhausted(const evidence& e) noexcept {
     return e.status == 429 || (e.status == 403 && e.code == code_name::quota_exceeded) ||
            e.code == code_name::pool_capacity_exhausted;
 }
-bool sandbox_lost(const evidence& e) noexcept {
-    return (e.status == 404 && e.code == code_name::sandbox_not_found) || e.terminal_state;
-}
+bool lost_by_reply(const evidence& e) noexcept { return e.status == 404 && e.code == code_name::sandbox_not_found; }
+bool sandbox_lost(const evidence& e) noexcept { return lost_by_reply(e) || e.terminal_state; }
 bool provider_not_ready(const evidence& e) noexcept {
     return (e.status == 404 && e.code == code_name::pod_ip_not_available) ||
            (e.status == 503 && e.code == code_name::initialization_error);
@@ -183,13 +183,13 @@ bool backend_unreachable(const evidence& e) noexcept {
 bool state_conflict(const evidence& e) noexcept { return e.status == 409; }
 bool other_4xx(const evidence& e) noexcept { return e.status && *e.status >= 400 && *e.status < 500; }
 bool other_5xx(const evidence& e) noexcept { return e.status && *e.status >= 500 && *e.status < 600; }
-// Refusal, unreachability and name lookup happen only while connecting: they say the phase
-// themselves. A timeout needs the phase to be known.
+// A refusal and a failed name lookup happen only before anything is sent: they say the
+// phase themselves. Unreachability (an ICMP error can end an established connection) and a
+// timeout need the phase to be known.
 bool unreachable_at_connect(const evidence& e) noexcept {
-    const bool connect_only =
-        e.net == network::refused || e.net == network::host_not_found || e.net == network::unreachable;
-    const bool connecting = e.at == phase::connect || (!e.at && connect_only);
-    return connecting && (connect_only || e.net == network::timed_out);
+    const bool says_its_phase = e.net == network::refused || e.net == network::host_not_found;
+    const bool connecting = e.at == phase::connect || (!e.at && says_its_phase);
+    return connecting && (says_its_phase || e.net == network::unreachable || e.net == network::timed_out);
 }
 bool local_resource(const evidence& e) noexcept { return e.net == network::local_resource; }
 bool malformed(const evidence& e) noexcept { return e.net == network::malformed; }
@@ -199,7 +199,6 @@ bool timed_out_after_connect(const evidence& e) noexcept {
 }
 
 using delivery_rule = std::optional<delivery> (*)(const evidence&) noexcept;
-std::optional<delivery> absent(const evidence&) noexcept { return std::nullopt; }
 std::optional<delivery> not_sent(const evidence&) noexcept { return delivery::not_sent; }
 std::optional<delivery> delivered(const evidence&) noexcept { return delivery::delivered; }
 std::optional<delivery> possibly_delivered(const evidence&) noexcept { return delivery::possibly_delivered; }
@@ -208,6 +207,15 @@ std::optional<delivery> delivered_if_execution_known(const evidence& e) noexcept
 }
 std::optional<delivery> not_sent_if_connecting(const evidence& e) noexcept {
     return e.at == phase::connect ? delivery::not_sent : delivery::possibly_delivered;
+}
+// The request's effect is known to exist: an execution id for exec, a sandbox id for a create.
+bool effect_known(const evidence& e) noexcept { return (e.exec && e.execution_known) || (e.create && e.sandbox_known); }
+std::optional<delivery> delivered_if_effect_known(const evidence& e) noexcept {
+    return effect_known(e) ? std::optional(delivery::delivered) : std::nullopt;
+}
+// Only the 404 envelope refuses this request; a state seen afterwards never does.
+std::optional<delivery> lost_delivery(const evidence& e) noexcept {
+    return lost_by_reply(e) ? delivery::not_sent : delivered_if_effect_known(e);
 }
 std::optional<delivery> after_connect(const evidence& e) noexcept {
     return e.exec && e.execution_known ? delivery::delivered : delivery::possibly_delivered;
@@ -226,10 +234,10 @@ constexpr std::array evidence_table{
     //  #  evidence                 kind                                 delivery
     row{2, oom_reported,            kind::provider_oom_killed,           delivered_if_execution_known},
     row{3, killed_by_signal,        kind::provider_command_terminated,   delivered},
-    row{4, start_failed,            kind::provider_start_failed,         absent},
+    row{4, start_failed,            kind::provider_start_failed,         delivered_if_effect_known},
     row{5, credentials_rejected,    kind::provider_credentials_rejected, not_sent},
     row{6, quota_exhausted,         kind::provider_quota_exhausted,      not_sent},
-    row{7, sandbox_lost,            kind::provider_sandbox_lost,         not_sent},
+    row{7, sandbox_lost,            kind::provider_sandbox_lost,         lost_delivery},
     row{8, provider_not_ready,      kind::provider_unavailable,          not_sent},
     row{9, backend_unreachable,     kind::transport_unreachable,         not_sent},
     row{10, state_conflict,         kind::provider_state_conflict,       not_sent},
@@ -303,6 +311,7 @@ classification classify(const observation& seen) noexcept {
                .terminal_state = state == "Terminated" || state == "Failed",
                .exit_code = seen.exit_code,
                .execution_known = seen.execution_id.has_value(),
+               .sandbox_known = seen.sandbox_id.has_value(),
                .net = network_of(seen.transport_error),
                .at = seen.transport_phase};
     // What the observation leaves out, the cause may carry structurally.

@@ -1,7 +1,9 @@
 #include <ngfail/opensandbox/client.hpp>
 
 #include "execd_stream.hpp"
+#include "redactor.hpp"
 #include "reply.hpp"
+#include "request_safety.hpp"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -24,6 +26,10 @@ using string_response = beast_http::response<beast_http::string_body>;
 
 using detail::api_error_of;
 using detail::as_object;
+using detail::breaks_a_line;
+using detail::endpoint_of;
+using detail::path_segment;
+using detail::redactor;
 using detail::malformed;
 using detail::optional_string;
 using detail::parse_endpoint;
@@ -34,6 +40,18 @@ using detail::target;
 constexpr std::string_view api_key_header = "OPEN-SANDBOX-API-KEY";
 constexpr std::size_t max_header_bytes = 64 << 10;
 constexpr auto status_probe_timeout = std::chrono::milliseconds(2000);
+constexpr int max_interim_replies = 16;
+
+// `timeout` from now, saturating: a huge timeout (milliseconds::max()) means "no deadline",
+// never an overflow into the past.
+clock::time_point deadline_after(std::chrono::milliseconds timeout) noexcept {
+    const clock::time_point now = clock::now();
+    if (timeout <= std::chrono::milliseconds::zero()) return now;
+    const auto room = std::chrono::duration_cast<std::chrono::milliseconds>(clock::time_point::max() - now);
+    return timeout >= room ? clock::time_point::max() : now + timeout;
+}
+
+bool is_interim(unsigned status) noexcept { return status >= 100 && status < 200 && status != 101; }
 
 // One HTTP/1.1 exchange, every step bounded by the deadline. Errors are connection_errors
 // that say in which phase they happened.
@@ -59,27 +77,38 @@ public:
 
     template <class Body>
     void send(beast_http::request<Body>& request) {
-        request.set(beast_http::field::host, target_.host);
+        request.set(beast_http::field::host, target_.host + ':' + std::to_string(target_.port));
         request.prepare_payload();
         run([&](auto handler) { beast_http::async_write(stream_, request, handler); }, phase::send);
     }
 
+    // Interim 1xx replies (100 Continue, 103 Early Hints) are skipped, as HTTP requires; a
+    // peer that sends nothing else is malformed.
     string_response receive(std::size_t max_body) {
-        beast_http::response_parser<beast_http::string_body> parser;
-        parser.header_limit(max_header_bytes);
-        parser.body_limit(max_body);
-        run([&](auto handler) { beast_http::async_read(stream_, buffer_, parser, handler); }, phase::receive);
-        return parser.release();
+        for (int interim = 0; interim <= max_interim_replies; ++interim) {
+            beast_http::response_parser<beast_http::string_body> parser;
+            parser.header_limit(max_header_bytes);
+            parser.body_limit(max_body);
+            run([&](auto handler) { beast_http::async_read(stream_, buffer_, parser, handler); }, phase::receive);
+            if (!is_interim(parser.get().result_int())) return parser.release();
+        }
+        too_many_interim_replies();
     }
 
     // Reads a streamed reply: `on_head` sees the status and headers, then `on_bytes` each
     // piece of the body as it arrives.
     template <class OnHead, class OnBytes>
     void receive_stream(OnHead&& on_head, OnBytes&& on_bytes) {
-        beast_http::response_parser<beast_http::buffer_body> parser;
-        parser.header_limit(max_header_bytes);
-        parser.body_limit(boost::none);  // the reader bounds what it keeps
-        run([&](auto handler) { beast_http::async_read_header(stream_, buffer_, parser, handler); }, phase::receive);
+        std::optional<beast_http::response_parser<beast_http::buffer_body>> parser_slot;
+        for (int interim = 0;; ++interim) {
+            if (interim > max_interim_replies) too_many_interim_replies();
+            auto& p = parser_slot.emplace();
+            p.header_limit(max_header_bytes);
+            p.body_limit(boost::none);  // the reader bounds what it keeps
+            run([&](auto handler) { beast_http::async_read_header(stream_, buffer_, p, handler); }, phase::receive);
+            if (!is_interim(p.get().result_int())) break;
+        }
+        auto& parser = *parser_slot;
         on_head(parser.get().base());
         std::array<char, 8192> chunk{};
         while (!parser.is_done()) {
@@ -95,6 +124,10 @@ public:
     }
 
 private:
+    [[noreturn]] static void too_many_interim_replies() {
+        throw connection_error(boost::system::error_code(make_error_code(errc::malformed_response)), phase::receive);
+    }
+
     // Starts an operation and runs the io_context until it completes or the deadline passes.
     template <class Start, class Result = std::nullptr_t>
     void start(Start&& op, boost::system::error_code& ec, Result* result = nullptr) {
@@ -151,8 +184,30 @@ json::object string_map(const std::map<std::string, std::string>& m) {
 struct call_context {
     const client_options& options;
     clock::time_point deadline;
+    redactor& secrets;  // what the request carried; scrubbed from everything recorded
 
     std::string lifecycle_path(std::string_view suffix) const { return "/v1" + std::string(suffix); }
+
+    // The rest of the call's time, capped at `most`: a step (a status probe, a clean-up)
+    // never outlives the call's deadline.
+    [[nodiscard]] std::optional<call_context> within(std::chrono::milliseconds most) const {
+        const auto now = clock::now();
+        if (now >= deadline) return std::nullopt;
+        return call_context{options, std::min(deadline, deadline_after(most)), secrets};
+    }
+
+    // The endpoint of execd (port 44772) for a sandbox, its credentials marked secret.
+    [[nodiscard]] endpoint_info execd_endpoint(std::string_view sandbox_id) const {
+        endpoint_info endpoint = endpoint_of(
+            lifecycle(beast_http::verb::get, "/sandboxes/" + path_segment(sandbox_id) + "/endpoints/44772", nullptr));
+        for (const auto& [name, value] : endpoint.headers) {
+            const auto named = [&](std::string_view secret) { return beast::iequals(name, secret); };
+            if (named("X-EXECD-ACCESS-TOKEN") || std::any_of(options.secret_headers.begin(), options.secret_headers.end(), named)) {
+                secrets.add(value);
+            }
+        }
+        return endpoint;
+    }
 
     // A lifecycle request with the API key; error replies become api_errors.
     json::value lifecycle(beast_http::verb verb, const std::string& path, const json::value* body) const {
@@ -167,7 +222,7 @@ struct call_context {
         }
         x.send(req);
         const string_response res = x.receive(options.max_body_bytes);
-        if (res.result_int() >= 300) throw api_error_of(res.base(), res.body());
+        if (res.result_int() >= 300) throw api_error_of(res.base(), res.body(), secrets);
         if (res.body().empty()) return nullptr;
         json::error_code ec;
         json::value v = json::parse(res.body(), ec);
@@ -210,6 +265,15 @@ void describe(observation& seen, const std::exception_ptr& cause) {
     }
 }
 
+// Every text the observation took from a reply, with the request's secrets scrubbed (the
+// cause, an api_error, was scrubbed when it was made).
+void scrub(observation& seen, const redactor& secrets) {
+    for (auto* text : {&seen.sandbox_id, &seen.reason, &seen.execution_id, &seen.provider_status_reason,
+                       &seen.provider_code, &seen.sandbox_state, &seen.failure_kind}) {
+        secrets.scrub(*text);
+    }
+}
+
 std::chrono::milliseconds wait_before_retry(const observation& seen, const retry_policy& policy) {
     const auto wanted = seen.retry_after ? std::chrono::duration_cast<std::chrono::milliseconds>(*seen.retry_after)
                                          : policy.backoff;
@@ -222,22 +286,58 @@ bool proven_not_sent(const failure& f) noexcept {
     return sandbox && sandbox->delivery == delivery::not_sent;
 }
 
+// A value the caller gave that may go on a request line or in a header.
+struct argument {
+    std::string_view name;
+    std::string_view value;
+};
+
+// What is wrong with the caller's arguments, said without repeating them (one may be a
+// secret); nothing when they can be sent.
+std::optional<std::string> refused_argument(const client_options& options, std::initializer_list<argument> arguments) {
+    if (breaks_a_line(options.api_key)) return "the API key holds CR, LF or NUL";
+    for (const argument& a : arguments) {
+        if (a.value.empty()) return "the " + std::string(a.name) + " is empty";
+        if (breaks_a_line(a.value)) return "the " + std::string(a.name) + " holds CR, LF or NUL";
+    }
+    return std::nullopt;
+}
+
+// A request refused before anything was sent: the caller's arguments cannot be sent.
+failure refused_request(std::string_view operation, std::string_view sandbox_id, const std::string& problem,
+                        const redactor& secrets) {
+    std::optional<std::string> id;
+    if (!sandbox_id.empty() && !breaks_a_line(sandbox_id)) id = secrets.scrubbed(sandbox_id);
+    return make_sandbox_failure({.operation = std::string(operation),
+                                 .kind = kind::provider_request_rejected,
+                                 .sandbox_id = std::move(id),
+                                 .reason = std::string(operation) + " was not sent: " + problem,
+                                 .provider = "opensandbox",
+                                 .delivery = delivery::not_sent});
+}
+
 // Runs `attempt` until it succeeds, fails for good, or may not be retried. `attempt`
 // returns the value, or nothing after recording its evidence in the observation.
 template <class T, class Attempt>
 result<T> call(const client_options& options, const call_options& per_call, std::string_view operation,
-               std::string_view sandbox_id, Attempt&& attempt) noexcept {
+               std::string_view sandbox_id, std::initializer_list<argument> arguments, Attempt&& attempt) noexcept {
     try {
+        redactor secrets;
+        secrets.add(options.api_key);
+        if (auto problem = refused_argument(options, arguments)) {
+            return refused_request(operation, sandbox_id, *problem, secrets);
+        }
         const int attempts = std::max(1, options.retries.max_attempts);
         for (int n = 1;; ++n) {
             observation seen{.operation = std::string(operation)};
             if (!sandbox_id.empty()) seen.sandbox_id = std::string(sandbox_id);
-            const call_context context{options, clock::now() + per_call.timeout.value_or(options.timeout)};
+            const call_context context{options, deadline_after(per_call.timeout.value_or(options.timeout)), secrets};
             try {
                 if (std::optional<T> value = attempt(context, seen)) return std::move(*value);
             } catch (...) {
                 describe(seen, std::current_exception());
             }
+            scrub(seen, secrets);
             failure f = to_failure(seen);
             if (n >= attempts || !proven_not_sent(f)) return f;
             if (per_call.log) per_call.log->observe_failure(f);
@@ -248,11 +348,14 @@ result<T> call(const client_options& options, const call_options& per_call, std:
     }
 }
 
-// After an exec went wrong, the sandbox's own status is evidence: an OOM kill, a lost sandbox.
+// After an exec went wrong, the sandbox's own status is evidence: an OOM kill, a lost
+// sandbox. Only within the call's deadline.
 void add_sandbox_status(const call_context& context, observation& seen) {
+    const auto probe = context.within(status_probe_timeout);
+    if (!probe) return;
     try {
-        const call_context probe{context.options, clock::now() + status_probe_timeout};
-        const sandbox_info info = sandbox_of(probe.lifecycle(beast_http::verb::get, "/sandboxes/" + *seen.sandbox_id, nullptr));
+        const sandbox_info info = sandbox_of(
+            probe->lifecycle(beast_http::verb::get, "/sandboxes/" + path_segment(*seen.sandbox_id), nullptr));
         seen.sandbox_state = info.state;
         seen.provider_status_reason = info.reason;
     } catch (...) {
@@ -260,16 +363,25 @@ void add_sandbox_status(const call_context& context, observation& seen) {
     }
 }
 
+// An execd request to `where`, carrying the endpoint's headers (its access token included).
+template <class Body>
+beast_http::request<Body> execd_request(beast_http::verb verb, const target& where, const endpoint_info& endpoint,
+                                        std::string_view path) {
+    beast_http::request<Body> req(verb, where.base + std::string(path), 11);
+    for (const auto& [name, value] : endpoint.headers) req.set(name, value);
+    return req;
+}
+
 // POST /command and read its event stream. An error reply becomes an api_error; a stream
 // that ends without a terminal event, a connection_error (stream_incomplete).
-exec_result run_command(const call_context& context, const target& where, const endpoint_info& endpoint,
-                        const command& cmd, observation& seen) {
+exec_result run_command(const call_context& context, const endpoint_info& endpoint, const command& cmd,
+                        observation& seen) {
+    const target where = parse_endpoint(endpoint.endpoint);
     json::object body{{"command", cmd.command}, {"background", false}};
     if (cmd.cwd) body["cwd"] = *cmd.cwd;
     if (cmd.timeout) body["timeout"] = cmd.timeout->count();
     if (!cmd.envs.empty()) body["envs"] = string_map(cmd.envs);
-    beast_http::request<beast_http::string_body> req(beast_http::verb::post, where.base + "/command", 11);
-    for (const auto& [name, value] : endpoint.headers) req.set(name, value);
+    auto req = execd_request<beast_http::string_body>(beast_http::verb::post, where, endpoint, "/command");
     req.set(beast_http::field::content_type, "application/json");
     req.set(beast_http::field::accept, "text/event-stream");
     req.body() = json::serialize(body);
@@ -292,12 +404,26 @@ exec_result run_command(const call_context& context, const target& where, const 
             events.feed(bytes);
             if (!events.result().execution_id.empty()) seen.execution_id = events.result().execution_id;
         });
-    if (error_head) throw api_error_of(*error_head, error_body);
+    if (error_head) throw api_error_of(*error_head, error_body, context.secrets);
     events.finish();
     if (!events.terminal()) {
         throw connection_error(boost::system::error_code(make_error_code(errc::stream_incomplete)), phase::receive);
     }
     return events.take_result();
+}
+
+// A sandbox the create left Failed or Terminated is deleted (within the call's deadline),
+// unless the caller keeps it; the reason says which, so nothing is left behind unsaid.
+std::string clean_up_failed_sandbox(const call_context& c, const create_request& request, const sandbox_info& info) {
+    if (!request.delete_if_failed) return "; kept, as asked";
+    const auto step = c.within(c.options.timeout);
+    if (!step) return "; left behind: no time was left to delete it";
+    try {
+        (void)step->lifecycle(beast_http::verb::delete_, "/sandboxes/" + path_segment(info.id), nullptr);
+        return "; deleted";
+    } catch (const std::exception& e) {
+        return "; left behind: the delete failed (" + std::string(std::string_view(e.what()).substr(0, 200)) + ")";
+    }
 }
 
 }  // namespace
@@ -307,7 +433,7 @@ client::client(client_options options) : options_(std::move(options)) {}
 // ---- the noexcept face: every method is one attempt function --------------------------------
 
 result<sandbox_info> client::try_create(const create_request& request, const call_options& options) noexcept {
-    return call<sandbox_info>(options_, options, "create", "", [&](const call_context& c, observation& seen)
+    return call<sandbox_info>(options_, options, "create", "", {}, [&](const call_context& c, observation& seen)
                                   -> std::optional<sandbox_info> {
         json::value body = json::object{{"image", json::object{{"uri", request.image}}},
                           {"entrypoint", json::array(request.entrypoint.begin(), request.entrypoint.end())},
@@ -317,24 +443,28 @@ result<sandbox_info> client::try_create(const create_request& request, const cal
         const json::value reply = c.lifecycle(beast_http::verb::post, "/sandboxes", &body);
         sandbox_info info = sandbox_of(reply);
         if (info.state != "Failed" && info.state != "Terminated") return info;
-        // Created, but not alive: its status is the evidence.
+        // Created, but not alive: its status is the evidence, and the create was delivered.
         seen.sandbox_id = info.id;
         seen.sandbox_state = info.state;
         seen.provider_status_reason = info.reason;
-        seen.reason = "create: the new sandbox is " + info.state + (info.reason ? " (" + *info.reason + ")" : "");
+        seen.reason = "create: the new sandbox is " + info.state +
+                      (info.reason ? " (" + *info.reason + ")" : "") + clean_up_failed_sandbox(c, request, info);
         return std::nullopt;
     });
 }
 
 result<sandbox_info> client::try_get(std::string_view sandbox_id, const call_options& options) noexcept {
-    return call<sandbox_info>(options_, options, "get", sandbox_id, [&](const call_context& c, observation&) {
-        return std::optional(sandbox_of(c.lifecycle(beast_http::verb::get, "/sandboxes/" + std::string(sandbox_id), nullptr)));
+    return call<sandbox_info>(options_, options, "get", sandbox_id, {{"sandbox id", sandbox_id}},
+                              [&](const call_context& c, observation&) {
+        return std::optional(
+            sandbox_of(c.lifecycle(beast_http::verb::get, "/sandboxes/" + path_segment(sandbox_id), nullptr)));
     });
 }
 
 result<void> client::try_kill(std::string_view sandbox_id, const call_options& options) noexcept {
-    auto r = call<bool>(options_, options, "kill", sandbox_id, [&](const call_context& c, observation&) {
-        (void)c.lifecycle(beast_http::verb::delete_, "/sandboxes/" + std::string(sandbox_id), nullptr);
+    auto r = call<bool>(options_, options, "kill", sandbox_id, {{"sandbox id", sandbox_id}},
+                        [&](const call_context& c, observation&) {
+        (void)c.lifecycle(beast_http::verb::delete_, "/sandboxes/" + path_segment(sandbox_id), nullptr);
         return std::optional(true);
     });
     if (!r) return std::move(r).error();
@@ -343,38 +473,31 @@ result<void> client::try_kill(std::string_view sandbox_id, const call_options& o
 
 result<std::string> client::try_renew(std::string_view sandbox_id, std::string_view expires_at,
                                       const call_options& options) noexcept {
-    return call<std::string>(options_, options, "renew", sandbox_id, [&](const call_context& c, observation&) {
+    return call<std::string>(options_, options, "renew", sandbox_id, {{"sandbox id", sandbox_id}},
+                             [&](const call_context& c, observation&) {
         const json::value body = json::object{{"expiresAt", expires_at}};
-        const json::value reply =
-            c.lifecycle(beast_http::verb::post, "/sandboxes/" + std::string(sandbox_id) + "/renew-expiration", &body);
+        const json::value reply = c.lifecycle(beast_http::verb::post,
+                                              "/sandboxes/" + path_segment(sandbox_id) + "/renew-expiration", &body);
         return std::optional(required_string(as_object(reply), "expiresAt"));
     });
 }
 
 result<endpoint_info> client::try_endpoint(std::string_view sandbox_id, int port, const call_options& options) noexcept {
-    return call<endpoint_info>(options_, options, "endpoint", sandbox_id, [&](const call_context& c, observation&) {
-        const json::value reply = c.lifecycle(
-            beast_http::verb::get, "/sandboxes/" + std::string(sandbox_id) + "/endpoints/" + std::to_string(port), nullptr);
-        const auto& o = as_object(reply);
-        endpoint_info info{.endpoint = required_string(o, "endpoint")};
-        if (const auto* headers = o.if_contains("headers"); headers && headers->is_object()) {
-            for (const auto& [name, value] : headers->as_object()) {
-                if (value.is_string()) info.headers.emplace(name, value.as_string());
-            }
-        }
-        return std::optional(std::move(info));
+    return call<endpoint_info>(options_, options, "endpoint", sandbox_id, {{"sandbox id", sandbox_id}},
+                               [&](const call_context& c, observation&) {
+        return std::optional(endpoint_of(c.lifecycle(
+            beast_http::verb::get, "/sandboxes/" + path_segment(sandbox_id) + "/endpoints/" + std::to_string(port),
+            nullptr)));
     });
 }
 
 result<exec_result> client::try_exec(std::string_view sandbox_id, const command& cmd, const call_options& options) noexcept {
-    return call<exec_result>(options_, options, "exec", sandbox_id, [&](const call_context& c, observation& seen)
-                                 -> std::optional<exec_result> {
-        const json::value reply = c.lifecycle(
-            beast_http::verb::get, "/sandboxes/" + std::string(sandbox_id) + "/endpoints/44772", nullptr);
-        endpoint_info endpoint{.endpoint = required_string(as_object(reply), "endpoint")};
+    return call<exec_result>(options_, options, "exec", sandbox_id, {{"sandbox id", sandbox_id}},
+                             [&](const call_context& c, observation& seen) -> std::optional<exec_result> {
+        const endpoint_info endpoint = c.execd_endpoint(sandbox_id);
         exec_result ran;
         try {
-            ran = run_command(c, parse_endpoint(endpoint.endpoint), endpoint, cmd, seen);
+            ran = run_command(c, endpoint, cmd, seen);
         } catch (const api_error&) {
             throw;  // the reply says what happened; the sandbox's status adds nothing
         } catch (...) {
@@ -394,18 +517,18 @@ result<exec_result> client::try_exec(std::string_view sandbox_id, const command&
 result<command_status> client::try_exec_status(std::string_view sandbox_id, std::string_view execution_id,
                                                const call_options& options) noexcept {
     return call<command_status>(options_, options, "exec_status", sandbox_id,
+                                {{"sandbox id", sandbox_id}, {"execution id", execution_id}},
                                 [&](const call_context& c, observation& seen) -> std::optional<command_status> {
         seen.execution_id = std::string(execution_id);
-        const json::value endpoint_reply = c.lifecycle(
-            beast_http::verb::get, "/sandboxes/" + std::string(sandbox_id) + "/endpoints/44772", nullptr);
-        const target where = parse_endpoint(required_string(as_object(endpoint_reply), "endpoint"));
+        const endpoint_info endpoint = c.execd_endpoint(sandbox_id);
+        const target where = parse_endpoint(endpoint.endpoint);
         exchange x(where, c.deadline);
         x.connect();
-        beast_http::request<beast_http::empty_body> req(beast_http::verb::get,
-                                                        where.base + "/command/status/" + std::string(execution_id), 11);
+        auto req = execd_request<beast_http::empty_body>(beast_http::verb::get, where, endpoint,
+                                                         "/command/status/" + path_segment(execution_id));
         x.send(req);
         const string_response res = x.receive(c.options.max_body_bytes);
-        if (res.result_int() >= 300) throw api_error_of(res.base(), res.body());
+        if (res.result_int() >= 300) throw api_error_of(res.base(), res.body(), c.secrets);
         json::error_code ec;
         const json::value v = json::parse(res.body(), ec);
         if (ec) malformed("the command status is not JSON");

@@ -1,4 +1,5 @@
 #include "reply.hpp"
+#include "request_safety.hpp"
 
 #include <boost/beast/http/field.hpp>
 #include <boost/json.hpp>
@@ -41,12 +42,31 @@ target parse_endpoint(std::string_view endpoint) {
     if (ec != std::errc() || end != digits.data() + digits.size() || port <= 0 || port > 65535) {
         malformed("the endpoint's port is not a number");
     }
-    return {std::string(authority.substr(0, colon)), static_cast<unsigned short>(port),
-            slash == std::string_view::npos ? std::string() : std::string(endpoint.substr(slash))};
+    const std::string_view host = authority.substr(0, colon);
+    if (host.empty() || breaks_a_line(host) || host.find_first_of(" \t/?#@") != std::string_view::npos) {
+        malformed("the endpoint's host is not a host name");
+    }
+    return {std::string(host), static_cast<unsigned short>(port),
+            slash == std::string_view::npos ? std::string() : path_prefix(endpoint.substr(slash))};
+}
+
+endpoint_info endpoint_of(const json::value& reply) {
+    const auto& o = as_object(reply);
+    endpoint_info info{.endpoint = required_string(o, "endpoint")};
+    if (const auto* headers = o.if_contains("headers"); headers && headers->is_object()) {
+        for (const auto& [name, value] : headers->as_object()) {
+            if (!value.is_string()) continue;
+            if (name.empty() || breaks_a_line(name) || breaks_a_line(value.as_string())) {
+                malformed("an endpoint header holds a line break");
+            }
+            info.headers.emplace(name, value.as_string());
+        }
+    }
+    return info;
 }
 
 // The api_error for an error reply, from its {"code","message"} envelope.
-api_error api_error_of(const beast_http::response_header<>& head, std::string_view body) {
+api_error api_error_of(const beast_http::response_header<>& head, std::string_view body, const redactor& secrets) {
     std::optional<std::string> code;
     std::string message = "no error envelope";
     json::error_code ec;
@@ -58,6 +78,9 @@ api_error api_error_of(const beast_http::response_header<>& head, std::string_vi
     }
     std::optional<std::string> request_id;
     if (const auto it = head.find("X-Request-ID"); it != head.end()) request_id = std::string(it->value().substr(0, 256));
+    secrets.scrub(code);
+    secrets.scrub(message);
+    secrets.scrub(request_id);
     return api_error(static_cast<int>(head.result_int()), std::move(code), message, std::move(request_id),
                      retry_after_of(head));
 }

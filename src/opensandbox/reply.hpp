@@ -4,6 +4,8 @@
 
 #include <ngfail/opensandbox/client.hpp>
 
+#include "redactor.hpp"
+
 #include <boost/beast/http/message.hpp>
 #include <boost/json/value.hpp>
 
@@ -23,11 +25,18 @@ struct target {
 // Throws std::system_error(errc::malformed_response).
 [[noreturn]] void malformed(const char* what);
 
-// "host:port[/path]" as the endpoint API returns it (a scheme is tolerated).
+// "host:port[/path]" as the endpoint API returns it (a scheme is tolerated). A host that is
+// empty or holds a space or a line break is malformed; the path is percent-encoded as needed.
 [[nodiscard]] target parse_endpoint(std::string_view endpoint);
 
-// The api_error for an error reply, from its {"code","message"} envelope.
-[[nodiscard]] api_error api_error_of(const boost::beast::http::response_header<>& head, std::string_view body);
+// The endpoint and its headers from an endpoint reply; a header name or value holding a line
+// break is malformed (it would be sent on every execd request).
+[[nodiscard]] endpoint_info endpoint_of(const boost::json::value& reply);
+
+// The api_error for an error reply, from its {"code","message"} envelope, with every secret
+// the request carried scrubbed from what it records (a server may echo the request).
+[[nodiscard]] api_error api_error_of(const boost::beast::http::response_header<>& head, std::string_view body,
+                                     const redactor& secrets);
 
 [[nodiscard]] const boost::json::object& as_object(const boost::json::value& v);
 [[nodiscard]] std::string required_string(const boost::json::object& o, std::string_view key);

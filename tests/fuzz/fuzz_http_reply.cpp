@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <string_view>
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     namespace http = boost::beast::http;
@@ -19,14 +20,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     parser.put(boost::asio::buffer(data, size), ec);
     if (ec || !parser.is_done()) return 0;
     const auto& res = parser.get();
+    ngfail::opensandbox::detail::redactor secrets;
+    secrets.add("sk-fuzz");
     try {
         if (res.result_int() >= 300) {
-            const auto e = ngfail::opensandbox::detail::api_error_of(res.base(), res.body());
+            const auto e = ngfail::opensandbox::detail::api_error_of(res.base(), res.body(), secrets);
             if (e.status() != static_cast<int>(res.result_int())) std::abort();
+            if (std::string_view(e.what()).find("sk-fuzz") != std::string_view::npos) std::abort();  // scrubbed
         } else {
             boost::json::error_code jec;
             const auto v = boost::json::parse(res.body(), jec);
             if (!jec) (void)ngfail::opensandbox::detail::sandbox_of(v);
+            if (!jec) (void)ngfail::opensandbox::detail::endpoint_of(v);
         }
     } catch (const std::system_error& e) {
         if (e.code() != ngfail::opensandbox::errc::malformed_response) std::abort();

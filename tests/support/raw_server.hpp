@@ -20,8 +20,9 @@ namespace ngfail_test {
 
 class raw_server {
 public:
-    // Called with the connection and the request line ("GET /path HTTP/1.1"); the request's
-    // headers and body have been read. Returning closes the connection.
+    // Called with the connection and the request's head: its request line ("GET /path
+    // HTTP/1.1") and header lines, CRLF-separated; the body has been read too. Returning
+    // closes the connection.
     using handler = std::function<void(int fd, const std::string& request_line)>;
 
     explicit raw_server(handler h) : handler_(std::move(h)) {
@@ -73,7 +74,7 @@ private:
         }
     }
 
-    // Reads the request's head and its Content-Length body; returns the request line.
+    // Reads the request's head and its Content-Length body; returns the head.
     static std::optional<std::string> read_request(int fd) {
         std::string data;
         char buffer[4096];
@@ -92,7 +93,7 @@ private:
             if (n <= 0) break;
             data.append(buffer, static_cast<std::size_t>(n));
         }
-        return data.substr(0, data.find("\r\n"));
+        return data.substr(0, head_end);
     }
 
     handler handler_;

@@ -12,9 +12,14 @@
 //   auto r = sandboxes.try_exec(box.id, {.command = "make"});       // noexcept
 //   if (!r && r.error().code() == ngfail::kind::provider_oom_killed) …
 //
-// Every call has a timeout. Retries are off; when enabled they happen only for failures
-// whose delivery is `not_sent`, and each failed attempt goes to `call_options::log`. The
-// API key travels only in the OPEN-SANDBOX-API-KEY header, and appears in no failure.
+// Every call has a timeout, and nothing a call does (status probes, clean-up) outlives it;
+// durations saturate (`milliseconds::max()` means no deadline). Retries are off; when
+// enabled they happen only for failures whose delivery is `not_sent`, and each failed
+// attempt goes to `call_options::log`. Arguments are checked before anything is sent: an
+// empty id, or a value with CR, LF or NUL, is a `provider_request_rejected` failure (delivery
+// `not_sent`); path parameters are percent-encoded. The API key travels only in the
+// OPEN-SANDBOX-API-KEY header and is scrubbed, with endpoint credentials, from every failure
+// (a server may echo a request into its replies). Interim 1xx replies are skipped.
 #pragma once
 
 #include <ngfail/opensandbox/classify.hpp>
@@ -45,6 +50,9 @@ struct client_options {
     std::chrono::milliseconds timeout{30000};  // per call, unless call_options says otherwise
     retry_policy retries{};
     std::size_t max_body_bytes = 8 << 20;      // a reply body, or an exec stream's output
+    // Endpoint headers whose values are credentials: scrubbed, like the API key, from every
+    // failure the client records (X-EXECD-ACCESS-TOKEN always is).
+    std::vector<std::string> secret_headers{};
 };
 
 struct call_options {
@@ -58,6 +66,9 @@ struct create_request {
     std::optional<int> timeout_s{};
     std::map<std::string, std::string> resource_limits{{"cpu", "500m"}, {"memory", "512Mi"}};
     std::map<std::string, std::string> metadata{};
+    // A sandbox the create leaves Failed or Terminated is deleted, so that no failed create
+    // leaves one behind; the failure's reason says whether the delete worked.
+    bool delete_if_failed = true;
 };
 
 struct sandbox_info {

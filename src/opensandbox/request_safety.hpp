@@ -1,0 +1,22 @@
+// What the client puts on a request line or in a header, made safe before anything is sent:
+// a value with CR, LF or NUL could end a line early and smuggle a header or a second request
+// in, so it is refused; path parameters are percent-encoded.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace ngfail::opensandbox::detail {
+
+// True when `value` holds CR, LF or NUL: it may go on no request line and in no header.
+[[nodiscard]] bool breaks_a_line(std::string_view value) noexcept;
+
+// One path segment (a sandbox or execution id): every byte outside RFC 3986's unreserved
+// set is percent-encoded, so "a b/c?d" stays one segment.
+[[nodiscard]] std::string path_segment(std::string_view value);
+
+// A path prefix from an endpoint: its '/' separators, existing %-escapes and the characters
+// RFC 3986 allows in a path are kept; anything else (a space, a quote) is percent-encoded.
+[[nodiscard]] std::string path_prefix(std::string_view value);
+
+}  // namespace ngfail::opensandbox::detail
