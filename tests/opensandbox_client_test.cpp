@@ -388,3 +388,298 @@ TEST_F(opensandbox_e2e, the_api_key_appears_in_no_failure_of_any_fault) {
 }
 
 }  // namespace
+
+// ---- against a server we did not write: hostile, echoing, or merely unusual ----------------------
+
+#include "support/raw_server.hpp"
+
+#include <chrono>
+#include <mutex>
+#include <vector>
+
+namespace {
+
+using ngfail_test::raw_server;
+
+// Every request head a raw server saw, in order.
+struct seen_requests {
+    std::mutex mutex;
+    std::vector<std::string> heads;
+    void add(const std::string& head) {
+        const std::lock_guard lock(mutex);
+        heads.push_back(head);
+    }
+    [[nodiscard]] bool any_line_starts_with(std::string_view prefix) {
+        const std::lock_guard lock(mutex);
+        for (const auto& head : heads) {
+            for (std::size_t at = 0; at != std::string::npos;) {
+                if (std::string_view(head).substr(at).starts_with(prefix)) return true;
+                at = head.find("\r\n", at);
+                if (at != std::string::npos) at += 2;
+            }
+        }
+        return false;
+    }
+};
+
+std::string sse(std::string_view json) { return std::string(json) + "\n\n"; }
+
+std::string stream_head() {
+    return "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n";
+}
+
+// The failure from `r`, checked to hold `secret` nowhere: what(), reason, report, header.
+template <class T>
+void expect_scrubbed(const ngfail::result<T>& r, std::string_view key) {
+    ASSERT_TRUE(r.has_error());
+    const auto report = ngfail::report_for(r.error());
+    const std::string everything = std::string(r.error().what()) + ngfail::to_json(report) + ngfail::encode_header(report);
+    EXPECT_THAT(everything, testing::Not(testing::HasSubstr(std::string(key)))) << everything;
+    EXPECT_THAT(everything, testing::HasSubstr("[redacted]")) << "the echo is visible as redacted";
+    try {
+        r.value();
+    } catch (const std::exception& e) {
+        for (const auto& level : ngfail::cause_chain(std::current_exception())) {
+            EXPECT_THAT(std::string(level.what()), testing::Not(testing::HasSubstr(std::string(key))));
+        }
+    }
+}
+
+constexpr std::string_view echoed_key = "sk-ECHOED-7d2a9c";
+
+TEST(hostile_server, an_echoed_key_in_an_error_envelope_and_request_id_is_scrubbed) {
+    raw_server server([](int fd, const std::string& head) {
+        const std::string key = raw_server::header(head, "OPEN-SANDBOX-API-KEY");
+        raw_server::send_all(fd, raw_server::reply("400 Bad Request",
+                                                   R"({"code":")" + key + R"(","message":"bad key )" + key + R"("})",
+                                                   "X-Request-ID: " + key + "\r\n"));
+    });
+    client c({.port = server.port(), .api_key = std::string(echoed_key), .timeout = 5s});
+    expect_scrubbed(c.try_get("sbx-1"), echoed_key);
+}
+
+TEST(hostile_server, an_echoed_key_as_sandbox_id_and_status_reason_is_scrubbed) {
+    raw_server server([](int fd, const std::string& head) {
+        const std::string key = raw_server::header(head, "OPEN-SANDBOX-API-KEY");
+        if (head.starts_with("POST /v1/sandboxes ")) {
+            raw_server::send_all(fd, raw_server::reply("202 Accepted", R"({"id":")" + key +
+                                                                           R"(","status":{"state":"Failed","reason":")" +
+                                                                           key + R"("}})"));
+        } else {
+            raw_server::send_all(fd, raw_server::reply("204 No Content", ""));
+        }
+    });
+    client c({.port = server.port(), .api_key = std::string(echoed_key), .timeout = 5s});
+    expect_scrubbed(c.try_create({}), echoed_key);
+}
+
+TEST(hostile_server, an_echoed_key_as_execution_id_and_probe_reason_is_scrubbed) {
+    unsigned short port = 0;
+    raw_server server([&port](int fd, const std::string& head) {
+        const std::string key = "sk-ECHOED-7d2a9c";  // execd never sees the key; it echoes what it knows
+        if (head.starts_with("GET /v1/sandboxes/sbx-1/endpoints/")) {
+            raw_server::send_all(fd, raw_server::reply("200 OK", R"({"endpoint":"127.0.0.1:)" + std::to_string(port) +
+                                                                     R"(/x","headers":{}})"));
+        } else if (head.starts_with("POST /x/command")) {
+            raw_server::send_all(fd, stream_head() + sse(R"({"type":"init","text":")" + key + R"("})"));
+        } else {
+            raw_server::send_all(fd, raw_server::reply("200 OK", R"({"id":"sbx-1","status":{"state":"Failed","reason":")" +
+                                                                     key + R"("}})"));
+        }
+    });
+    port = server.port();
+    client c({.port = port, .api_key = std::string(echoed_key), .timeout = 5s});
+    expect_scrubbed(c.try_exec("sbx-1", {.command = "ls"}), echoed_key);
+}
+
+TEST(hostile_server, an_echoed_execd_token_in_a_command_status_is_scrubbed) {
+    unsigned short port = 0;
+    raw_server server([&port](int fd, const std::string& head) {
+        if (head.starts_with("GET /v1/sandboxes/sbx-1/endpoints/")) {
+            raw_server::send_all(fd, raw_server::reply("200 OK", R"({"endpoint":"127.0.0.1:)" + std::to_string(port) +
+                                                                     R"(/x","headers":{"X-EXECD-ACCESS-TOKEN":"tok-SECRET-55"}})"));
+        } else {
+            const std::string token = raw_server::header(head, "X-EXECD-ACCESS-TOKEN");
+            raw_server::send_all(fd, raw_server::reply("200 OK", R"({"id":")" + token +
+                                                                     R"(","running":false,"exit_code":-1,"error":")" +
+                                                                     token + R"("})"));
+        }
+    });
+    port = server.port();
+    client c({.port = port, .timeout = 5s});
+    expect_scrubbed(c.try_exec_status("sbx-1", "ex-1"), "tok-SECRET-55");
+}
+
+TEST(hostile_server, endpoint_headers_arrive_on_every_execd_request) {
+    unsigned short port = 0;
+    seen_requests seen;
+    raw_server server([&](int fd, const std::string& head) {
+        seen.add(head);
+        if (head.starts_with("GET /v1/sandboxes/sbx-1/endpoints/")) {
+            raw_server::send_all(fd, raw_server::reply("200 OK", R"({"endpoint":"127.0.0.1:)" + std::to_string(port) +
+                                                                     R"(/x","headers":{"X-EXECD-ACCESS-TOKEN":"tok-1","X-Route":"r-9"}})"));
+        } else if (head.starts_with("POST /x/command")) {
+            raw_server::send_all(fd, stream_head() + sse(R"({"type":"init","text":"ex-1"})") +
+                                         sse(R"({"type":"execution_complete"})"));
+        } else {
+            raw_server::send_all(fd, raw_server::reply("200 OK", R"({"id":"ex-1","running":false,"exit_code":0})"));
+        }
+    });
+    port = server.port();
+    client c({.port = port, .timeout = 5s});
+    ASSERT_TRUE(c.try_exec("sbx-1", {.command = "ls"}));
+    ASSERT_TRUE(c.try_exec_status("sbx-1", "ex-1"));
+    std::size_t execd_requests = 0;
+    for (const auto& head : seen.heads) {
+        if (!head.starts_with("POST /x/") && !head.starts_with("GET /x/")) continue;
+        ++execd_requests;
+        EXPECT_EQ(raw_server::header(head, "X-EXECD-ACCESS-TOKEN"), "tok-1") << head;
+        EXPECT_EQ(raw_server::header(head, "X-Route"), "r-9") << head;
+    }
+    EXPECT_EQ(execd_requests, 2u);
+}
+
+TEST(hostile_server, an_endpoint_that_would_split_the_request_is_refused_before_sending) {
+    unsigned short port = 0;
+    seen_requests seen;
+    raw_server server([&](int fd, const std::string& head) {
+        seen.add(head);
+        raw_server::send_all(fd, raw_server::reply("200 OK", R"({"endpoint":"127.0.0.1:)" + std::to_string(port) +
+                                                                 R"(/x HTTP/1.1\r\nHost: a\r\n\r\nGET /smuggled","headers":{}})"));
+    });
+    port = server.port();
+    client c({.port = port, .timeout = 5s});
+    const auto r = c.try_exec("sbx-1", {.command = "ls"});
+    ASSERT_TRUE(r.has_error());
+    EXPECT_EQ(r.error().code(), kind::protocol_violation) << r.error().what();
+    EXPECT_FALSE(seen.any_line_starts_with("GET /smuggled"));
+    EXPECT_FALSE(seen.any_line_starts_with("POST /x"));
+}
+
+TEST(hostile_server, endpoint_headers_with_a_line_break_are_refused) {
+    unsigned short port = 0;
+    seen_requests seen;
+    raw_server server([&](int fd, const std::string& head) {
+        seen.add(head);
+        raw_server::send_all(fd, raw_server::reply("200 OK", R"({"endpoint":"127.0.0.1:)" + std::to_string(port) +
+                                                                 R"(/x","headers":{"X-A":"v\r\nX-Injected: 1"}})"));
+    });
+    port = server.port();
+    client c({.port = port, .timeout = 5s});
+    const auto r = c.try_exec("sbx-1", {.command = "ls"});
+    ASSERT_TRUE(r.has_error());
+    EXPECT_EQ(r.error().code(), kind::protocol_violation);
+    EXPECT_FALSE(seen.any_line_starts_with("POST /x"));
+}
+
+TEST(client_arguments, a_bad_argument_is_refused_before_anything_is_sent) {
+    seen_requests seen;
+    raw_server server([&](int fd, const std::string& head) {
+        seen.add(head);
+        raw_server::send_all(fd, raw_server::reply("200 OK", R"({"id":"x","status":{"state":"Running"}})"));
+    });
+    client c({.port = server.port(), .timeout = 5s});
+    client bad_key({.port = server.port(), .api_key = "sk-1\r\nX-Injected: yes", .timeout = 5s});
+    const std::vector<std::pair<std::string, ngfail::failure>> refused{
+        {"empty sandbox id", c.try_exec("", {.command = "ls"}).error()},
+        {"CRLF sandbox id", c.try_get("a\r\nX-Injected: yes").error()},
+        {"NUL sandbox id", c.try_kill(std::string_view("a\0b", 3)).error()},
+        {"empty execution id", c.try_exec_status("sbx-1", "").error()},
+        {"CRLF API key", bad_key.try_get("sbx-1").error()},
+    };
+    for (const auto& [what, f] : refused) {
+        EXPECT_EQ(f.code(), kind::provider_request_rejected) << what << ": " << f.what();
+        EXPECT_EQ(std::get<ngfail::sandbox_details>(f.details()).delivery, delivery::not_sent) << what;
+        EXPECT_THAT(std::string(f.what()), testing::Not(testing::HasSubstr("X-Injected"))) << what;
+    }
+    EXPECT_TRUE(seen.heads.empty()) << "nothing reached the server";
+}
+
+TEST(client_arguments, path_parameters_are_percent_encoded) {
+    seen_requests seen;
+    raw_server server([&](int fd, const std::string& head) {
+        seen.add(head);
+        raw_server::send_all(fd, raw_server::reply("200 OK", R"({"id":"x","status":{"state":"Running"}})"));
+    });
+    client c({.port = server.port(), .timeout = 5s});
+    ASSERT_TRUE(c.try_get("a b/c?d"));
+    ASSERT_EQ(seen.heads.size(), 1u);
+    EXPECT_TRUE(seen.heads[0].starts_with("GET /v1/sandboxes/a%20b%2Fc%3Fd HTTP/1.1\r\n")) << seen.heads[0];
+}
+
+TEST(client_timeouts, durations_saturate) {
+    embedded_server server;
+    client c({.port = server.port(), .timeout = std::chrono::milliseconds::max()});
+    const auto created = c.try_create({});
+    ASSERT_TRUE(created) << created.error().what();
+    EXPECT_TRUE(c.try_get(created.value().id, {.timeout = std::chrono::milliseconds::max()}));
+}
+
+TEST(client_timeouts, nothing_a_call_does_outlives_its_deadline) {
+    unsigned short port = 0;
+    raw_server server([&port](int fd, const std::string& head) {
+        if (head.starts_with("GET /v1/sandboxes/sbx-1/endpoints/")) {
+            raw_server::send_all(fd, raw_server::reply("200 OK", R"({"endpoint":"127.0.0.1:)" + std::to_string(port) +
+                                                                     R"(/x","headers":{}})"));
+            return;
+        }
+        if (head.starts_with("POST /x/command")) raw_server::send_all(fd, stream_head());
+        char byte;
+        (void)::recv(fd, &byte, 1, 0);  // stall (the stream, or the status probe) until the client hangs up
+    });
+    port = server.port();
+    client c({.port = port, .timeout = 1s});
+    const auto start = std::chrono::steady_clock::now();
+    const auto r = c.try_exec("sbx-1", {.command = "ls"});
+    const auto took = std::chrono::steady_clock::now() - start;
+    ASSERT_TRUE(r.has_error());
+    EXPECT_EQ(r.error().code(), kind::transport_timeout) << r.error().what();
+    EXPECT_LT(took, 1900ms) << "the status probe got time of its own beyond the 1 s deadline";
+}
+
+// 100 Continue and 103 Early Hints before the final reply.
+std::string interim() { return "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </a.css>\r\n\r\n"; }
+
+TEST(interim_replies, are_skipped_before_a_final_error) {
+    raw_server server([](int fd, const std::string& head) {
+        if (head.starts_with("DELETE")) {
+            raw_server::send_all(fd, interim() + raw_server::reply("500 Internal Server Error",
+                                                                   R"({"code":"X","message":"boom"})"));
+        } else {
+            raw_server::send_all(fd, interim() + raw_server::reply("404 Not Found",
+                                                                   R"({"code":"KUBERNETES::SANDBOX_NOT_FOUND","message":"gone"})"));
+        }
+    });
+    client c({.port = server.port(), .timeout = 5s});
+    const auto killed = c.try_kill("sbx-1");
+    ASSERT_FALSE(killed) << "a 500 after 100 Continue is not success";
+    EXPECT_EQ(killed.error().code(), kind::provider_unavailable);
+    const auto got = c.try_get("sbx-1");
+    ASSERT_FALSE(got);
+    EXPECT_EQ(got.error().code(), kind::provider_sandbox_lost);
+}
+
+TEST(interim_replies, are_skipped_before_a_sandbox_and_an_exec_stream) {
+    unsigned short port = 0;
+    raw_server server([&port](int fd, const std::string& head) {
+        if (head.starts_with("GET /v1/sandboxes/sbx-1/endpoints/")) {
+            raw_server::send_all(fd, interim() + raw_server::reply("200 OK", R"({"endpoint":"127.0.0.1:)" +
+                                                                                 std::to_string(port) + R"(/x"})"));
+        } else if (head.starts_with("POST /x/command")) {
+            raw_server::send_all(fd, interim() + stream_head() + sse(R"({"type":"init","text":"ex-1"})") +
+                                         sse(R"({"type":"stdout","text":"hi"})") + sse(R"({"type":"execution_complete"})"));
+        } else {
+            raw_server::send_all(fd, interim() + raw_server::reply("200 OK", R"({"id":"sbx-1","status":{"state":"Running"}})"));
+        }
+    });
+    port = server.port();
+    client c({.port = port, .timeout = 5s});
+    const auto got = c.try_get("sbx-1");
+    ASSERT_TRUE(got) << got.error().what();
+    EXPECT_EQ(got.value().state, "Running");
+    const auto ran = c.try_exec("sbx-1", {.command = "echo hi"});
+    ASSERT_TRUE(ran) << ran.error().what();
+    EXPECT_EQ(ran.value().stdout_text, "hi");
+}
+
+}  // namespace

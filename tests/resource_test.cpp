@@ -43,8 +43,7 @@ long peak_rss_kib() {
 }
 
 std::string reply(std::string_view status, std::string_view body, std::string_view extra_headers = "") {
-    return "HTTP/1.1 " + std::string(status) + "\r\nContent-Type: application/json\r\nContent-Length: " +
-           std::to_string(body.size()) + "\r\n" + std::string(extra_headers) + "\r\n" + std::string(body);
+    return raw_server::reply(status, body, extra_headers);
 }
 
 const std::string sandbox_json = R"({"id":"x","status":{"state":"Running","reason":"RUNNING"}})";
@@ -175,6 +174,108 @@ TEST(reply_limits, exec_output_is_cut_at_the_limit_and_says_so) {
     EXPECT_TRUE(ran.value().output_truncated);
     EXPECT_EQ(ran.value().stdout_text.size(), 2000u);
     EXPECT_EQ(ran.value().exit_code, 0);
+}
+
+}  // namespace
+
+// ---- the embedded server under many connections --------------------------------------------------
+
+#include <ngfail/opensandbox/embedded_server.hpp>
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http.hpp>
+
+#include <dirent.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace {
+
+using ngfail::opensandbox::embedded_server;
+
+std::size_t thread_count() {
+    std::size_t n = 0;
+    if (DIR* tasks = ::opendir("/proc/self/task")) {
+        while (const dirent* entry = ::readdir(tasks)) n += entry->d_name[0] != '.';
+        ::closedir(tasks);
+    }
+    return n;
+}
+
+// One request on a fresh connection, answered and closed.
+void one_request(boost::asio::io_context& io, unsigned short port) {
+    namespace http = boost::beast::http;
+    boost::asio::ip::tcp::socket socket(io);
+    socket.connect({boost::asio::ip::make_address("127.0.0.1"), port});
+    http::request<http::empty_body> req(http::verb::get, "/v1/sandboxes/none", 11);
+    req.keep_alive(false);
+    http::write(socket, req);
+    boost::beast::flat_buffer buffer;
+    http::response<http::string_body> res;
+    http::read(socket, buffer, res);
+}
+
+TEST(server_resources, a_connection_thread_ends_with_its_connection) {
+    embedded_server server;
+    boost::asio::io_context io;
+    const std::size_t before = thread_count();
+    const long rss_before = peak_rss_kib();
+    for (int i = 0; i < 5'000; ++i) one_request(io, server.port());
+    // Each ending connection joins the ones before it: at most one is left to be joined.
+    EXPECT_LE(thread_count(), before + 2) << "threads of ended connections are kept until stop()";
+    EXPECT_LT(peak_rss_kib() - rss_before, 16 * 1024) << "KiB of resident memory after 5,000 connections";
+}
+
+TEST(server_resources, accept_backs_off_when_descriptors_run_out) {
+    if (instrumented) GTEST_SKIP() << "a forked child that starts threads is not supported under the sanitizers";
+    std::array<int, 2> ready{};
+    ASSERT_EQ(::pipe(ready.data()), 0);
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+        embedded_server server;
+        // No descriptor is left: every accept now fails with EMFILE while connections wait.
+        const int lowest_free = ::dup(0);
+        ::close(lowest_free);
+        rlimit none{static_cast<rlim_t>(lowest_free), static_cast<rlim_t>(lowest_free)};
+        ::getrlimit(RLIMIT_NOFILE, &none);
+        none.rlim_cur = static_cast<rlim_t>(lowest_free);
+        ::setrlimit(RLIMIT_NOFILE, &none);
+        const unsigned short port = server.port();
+        if (::write(ready[1], &port, sizeof port) != sizeof port) ::_exit(3);
+        ::usleep(200'000);  // the parent connects
+        rusage start{};
+        ::getrusage(RUSAGE_SELF, &start);
+        ::usleep(500'000);
+        rusage end{};
+        ::getrusage(RUSAGE_SELF, &end);
+        const auto cpu_us = [](const rusage& u) {
+            return (u.ru_utime.tv_sec + u.ru_stime.tv_sec) * 1'000'000L + u.ru_utime.tv_usec + u.ru_stime.tv_usec;
+        };
+        ::_exit(cpu_us(end) - cpu_us(start) < 150'000 ? 0 : 1);  // a spinning loop burns ~500 ms
+    }
+    unsigned short port = 0;
+    ASSERT_EQ(::read(ready[0], &port, sizeof port), static_cast<ssize_t>(sizeof port));
+    std::vector<int> clients;
+    for (int i = 0; i < 3; ++i) {
+        const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+        sockaddr_in address{};
+        address.sin_family = AF_INET;
+        address.sin_port = htons(port);
+        address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        (void)::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address);
+        clients.push_back(fd);
+    }
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    for (const int fd : clients) ::close(fd);
+    ::close(ready[0]);
+    ::close(ready[1]);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0) << "the accept loop spun a core while descriptors were exhausted";
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <boost/beast/http.hpp>
 #include <boost/json.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <charconv>
 #include <condition_variable>
@@ -148,7 +149,11 @@ struct embedded_server::impl {
     mutable std::mutex mutex;
     std::condition_variable stopped;  // wakes stalls when the server stops
     bool stopping = false;
-    std::vector<std::thread> connections;
+    // A thread per open connection, joined as soon as its connection ends (not at stop):
+    // finished threads queue their ids for the accept loop to reap.
+    std::map<std::uint64_t, std::thread> connections;
+    std::vector<std::uint64_t> finished;
+    std::uint64_t next_connection = 0;
     std::set<int> open_sockets;
     std::map<std::string, sandbox> sandboxes;
     std::map<std::string, execution> executions;
@@ -159,16 +164,50 @@ struct embedded_server::impl {
     // ---- lifecycle of the server itself ----
 
     void accept_loop() {
+        std::chrono::milliseconds backoff{0};
         for (;;) {
             tcp::socket socket(io);
             boost::system::error_code ec;
             acceptor.accept(socket, ec);
-            const std::lock_guard lock(mutex);
+            if (ec) {
+                // Out of descriptors (EMFILE) or another accept error: wait before trying
+                // again, longer each time, rather than spin a core.
+                backoff = std::clamp(backoff * 2, std::chrono::milliseconds(1), std::chrono::milliseconds(100));
+                pause(backoff);
+                const std::lock_guard lock(mutex);
+                if (stopping) return;
+                continue;
+            }
+            backoff = std::chrono::milliseconds(0);
+            std::unique_lock lock(mutex);
             if (stopping) return;
-            if (ec) continue;
+            reap_finished(lock);
             open_sockets.insert(socket.native_handle());
-            connections.emplace_back([this, s = std::move(socket)]() mutable { serve_connection(std::move(s)); });
+            const std::uint64_t id = next_connection++;
+            connections.emplace(id, std::thread([this, id, s = std::move(socket)]() mutable {
+                                    serve_connection(std::move(s));
+                                    std::unique_lock done(mutex);
+                                    reap_finished(done);  // those that ended before this one
+                                    finished.push_back(id);
+                                }));
         }
+    }
+
+    // Joins the threads whose connections have ended; called with the lock held, and
+    // releases it while joining (a finished thread only has to return). Each ending
+    // connection reaps those before it, so at most one ended thread waits to be joined.
+    void reap_finished(std::unique_lock<std::mutex>& lock) {
+        std::vector<std::thread> done;
+        for (const std::uint64_t id : finished) {
+            if (const auto it = connections.find(id); it != connections.end()) {
+                done.push_back(std::move(it->second));
+                connections.erase(it);
+            }
+        }
+        finished.clear();
+        lock.unlock();
+        for (auto& t : done) t.join();
+        lock.lock();
     }
 
     void stop() {
@@ -189,7 +228,9 @@ struct embedded_server::impl {
         acceptor.close(ec);
         {
             const std::lock_guard lock(mutex);
-            to_join.swap(connections);
+            for (auto& [id, t] : connections) to_join.push_back(std::move(t));
+            connections.clear();
+            finished.clear();
         }
         for (auto& t : to_join) t.join();
     }

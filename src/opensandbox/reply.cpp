@@ -31,6 +31,7 @@ void malformed(const char* what) {
 
 // "host:port[/path]" as the endpoint API returns it (a scheme is tolerated).
 target parse_endpoint(std::string_view endpoint) {
+    if (breaks_a_line(endpoint)) malformed("the endpoint holds CR, LF or NUL");
     if (const auto scheme = endpoint.find("://"); scheme != std::string_view::npos) endpoint.remove_prefix(scheme + 3);
     const auto slash = endpoint.find('/');
     const std::string_view authority = endpoint.substr(0, slash);

@@ -62,6 +62,23 @@ public:
         return true;
     }
 
+    // An HTTP/1.1 reply with a Content-Length body.
+    static std::string reply(std::string_view status, std::string_view body, std::string_view extra_headers = "",
+                             std::string_view content_type = "application/json") {
+        return "HTTP/1.1 " + std::string(status) + "\r\nContent-Type: " + std::string(content_type) +
+               "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n" + std::string(extra_headers) + "\r\n" +
+               std::string(body);
+    }
+
+    // The value of header `name` in a request head (exact case), or empty.
+    static std::string header(const std::string& head, std::string_view name) {
+        const std::string key = "\r\n" + std::string(name) + ": ";
+        const auto at = head.find(key);
+        if (at == std::string::npos) return {};
+        const auto start = at + key.size();
+        return head.substr(start, head.find("\r\n", start) - start);
+    }
+
 private:
     void serve() {
         while (!stopping_) {
