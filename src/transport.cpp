@@ -79,13 +79,17 @@ std::size_t digits(std::size_t n) { return std::to_string(n).size(); }
 // instead of a serialisation: what keeps `encode_header` linear in the number of events.
 class size_ledger {
 public:
-    explicit size_ledger(const failure_report& r) : report_(r) {
-        for (const auto& [id, record] : r.events) add(record);
+    explicit size_ledger(const failure_report& r) : report_(r), events_(r.events.size()) {
+        for (const auto& [id, record] : r.events) event_bytes_ += key_bytes + to_json(record).size();
     }
-    void add(const event_record& record) { event_bytes_ += key_bytes + to_json(record).size(); }
-    void remove(const event_record& record) { event_bytes_ -= key_bytes + to_json(record).size(); }
+    void remove(const event_record& record) {
+        event_bytes_ -= key_bytes + to_json(record).size();
+        --events_;
+    }
     void unlink(const event_record&) { event_bytes_ -= cause_id_bytes; }
+    [[nodiscard]] bool fits(std::size_t max_bytes) const { return total(events_) <= max_bytes; }
 
+private:
     // {"failure_id":"<id>","events":{<events, comma-separated>},"dropped_events":N}
     [[nodiscard]] std::size_t total(std::size_t events) const {
         return 2 + (report_.failure_id ? failure_id_bytes : 0) + events_frame_bytes + event_bytes_ +
@@ -93,13 +97,13 @@ public:
                (report_.dropped_events ? dropped_frame_bytes + digits(report_.dropped_events) : 0);
     }
 
-private:
     static constexpr std::size_t key_bytes = 36 + 3;            // "<id>":
     static constexpr std::size_t cause_id_bytes = 13 + 36 + 1;  // ,"cause_id":"<id>"
     static constexpr std::size_t failure_id_bytes = 14 + 36 + 2;
     static constexpr std::size_t events_frame_bytes = 11;       // "events":{ … }
     static constexpr std::size_t dropped_frame_bytes = 18;      // ,"dropped_events":
     const failure_report& report_;
+    std::size_t events_;
     std::size_t event_bytes_ = 0;
 };
 
@@ -146,13 +150,8 @@ std::string encode_header(const failure_report& report, const limits& lim) {
     // 1. Observed events outside the failure's cause chain, newest first.
     {
         size_ledger ledger(r);
-        std::size_t left = r.events.size();
         detail::drop_observed(
-            r, chain, [&] { return ledger.total(left) <= max_bytes; },
-            [&](const event_record& gone) {
-                ledger.remove(gone);
-                --left;
-            });
+            r, chain, [&] { return ledger.fits(max_bytes); }, [&](const event_record& gone) { ledger.remove(gone); });
         if (fits(r)) return text;
     }
     // 2. Reasons, all cut to the longest length that fits.
@@ -160,13 +159,8 @@ std::string encode_header(const failure_report& report, const limits& lim) {
     // 3. The deepest causes, never the failure_id event.
     {
         size_ledger ledger(r);
-        std::size_t left = r.events.size();
         detail::drop_deepest(
-            r, chain, [&] { return ledger.total(left) <= max_bytes; },
-            [&](const event_record& gone) {
-                ledger.remove(gone);
-                --left;
-            },
+            r, chain, [&] { return ledger.fits(max_bytes); }, [&](const event_record& gone) { ledger.remove(gone); },
             [&](const event_record& outer) { ledger.unlink(outer); });
         if (fits(r)) return text;
     }

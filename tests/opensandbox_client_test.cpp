@@ -424,6 +424,15 @@ struct seen_requests {
 
 std::string sse(std::string_view json) { return std::string(json) + "\n\n"; }
 
+// A server that records every request and answers each with a running sandbox.
+struct recording_server {
+    seen_requests seen;
+    raw_server server{[this](int fd, const std::string& head) {
+        seen.add(head);
+        raw_server::send_all(fd, raw_server::reply("200 OK", R"({"id":"x","status":{"state":"Running"}})"));
+    }};
+};
+
 std::string stream_head() {
     return "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n";
 }
@@ -539,17 +548,22 @@ TEST(hostile_server, endpoint_headers_arrive_on_every_execd_request) {
     EXPECT_EQ(execd_requests, 2u);
 }
 
-TEST(hostile_server, an_endpoint_that_would_split_the_request_is_refused_before_sending) {
+// An exec whose endpoint reply is `{"endpoint":"127.0.0.1:<port>` + `rest`; every request
+// the server saw is left in `seen`.
+ngfail::result<ngfail::opensandbox::exec_result> exec_with_endpoint(const std::string& rest, seen_requests& seen) {
     unsigned short port = 0;
-    seen_requests seen;
     raw_server server([&](int fd, const std::string& head) {
         seen.add(head);
-        raw_server::send_all(fd, raw_server::reply("200 OK", R"({"endpoint":"127.0.0.1:)" + std::to_string(port) +
-                                                                 R"(/x HTTP/1.1\r\nHost: a\r\n\r\nGET /smuggled","headers":{}})"));
+        raw_server::send_all(fd, raw_server::reply("200 OK", R"({"endpoint":"127.0.0.1:)" + std::to_string(port) + rest));
     });
     port = server.port();
     client c({.port = port, .timeout = 5s});
-    const auto r = c.try_exec("sbx-1", {.command = "ls"});
+    return c.try_exec("sbx-1", {.command = "ls"});
+}
+
+TEST(hostile_server, an_endpoint_that_would_split_the_request_is_refused_before_sending) {
+    seen_requests seen;
+    const auto r = exec_with_endpoint(R"(/x HTTP/1.1\r\nHost: a\r\n\r\nGET /smuggled","headers":{}})", seen);
     ASSERT_TRUE(r.has_error());
     EXPECT_EQ(r.error().code(), kind::protocol_violation) << r.error().what();
     EXPECT_FALSE(seen.any_line_starts_with("GET /smuggled"));
@@ -557,29 +571,17 @@ TEST(hostile_server, an_endpoint_that_would_split_the_request_is_refused_before_
 }
 
 TEST(hostile_server, endpoint_headers_with_a_line_break_are_refused) {
-    unsigned short port = 0;
     seen_requests seen;
-    raw_server server([&](int fd, const std::string& head) {
-        seen.add(head);
-        raw_server::send_all(fd, raw_server::reply("200 OK", R"({"endpoint":"127.0.0.1:)" + std::to_string(port) +
-                                                                 R"(/x","headers":{"X-A":"v\r\nX-Injected: 1"}})"));
-    });
-    port = server.port();
-    client c({.port = port, .timeout = 5s});
-    const auto r = c.try_exec("sbx-1", {.command = "ls"});
+    const auto r = exec_with_endpoint(R"(/x","headers":{"X-A":"v\r\nX-Injected: 1"}})", seen);
     ASSERT_TRUE(r.has_error());
     EXPECT_EQ(r.error().code(), kind::protocol_violation);
     EXPECT_FALSE(seen.any_line_starts_with("POST /x"));
 }
 
 TEST(client_arguments, a_bad_argument_is_refused_before_anything_is_sent) {
-    seen_requests seen;
-    raw_server server([&](int fd, const std::string& head) {
-        seen.add(head);
-        raw_server::send_all(fd, raw_server::reply("200 OK", R"({"id":"x","status":{"state":"Running"}})"));
-    });
-    client c({.port = server.port(), .timeout = 5s});
-    client bad_key({.port = server.port(), .api_key = "sk-1\r\nX-Injected: yes", .timeout = 5s});
+    recording_server recorder;
+    client c({.port = recorder.server.port(), .timeout = 5s});
+    client bad_key({.port = recorder.server.port(), .api_key = "sk-1\r\nX-Injected: yes", .timeout = 5s});
     const std::vector<std::pair<std::string, ngfail::failure>> refused{
         {"empty sandbox id", c.try_exec("", {.command = "ls"}).error()},
         {"CRLF sandbox id", c.try_get("a\r\nX-Injected: yes").error()},
@@ -592,19 +594,16 @@ TEST(client_arguments, a_bad_argument_is_refused_before_anything_is_sent) {
         EXPECT_EQ(std::get<ngfail::sandbox_details>(f.details()).delivery, delivery::not_sent) << what;
         EXPECT_THAT(std::string(f.what()), testing::Not(testing::HasSubstr("X-Injected"))) << what;
     }
-    EXPECT_TRUE(seen.heads.empty()) << "nothing reached the server";
+    EXPECT_TRUE(recorder.seen.heads.empty()) << "nothing reached the server";
 }
 
 TEST(client_arguments, path_parameters_are_percent_encoded) {
-    seen_requests seen;
-    raw_server server([&](int fd, const std::string& head) {
-        seen.add(head);
-        raw_server::send_all(fd, raw_server::reply("200 OK", R"({"id":"x","status":{"state":"Running"}})"));
-    });
-    client c({.port = server.port(), .timeout = 5s});
+    recording_server recorder;
+    client c({.port = recorder.server.port(), .timeout = 5s});
     ASSERT_TRUE(c.try_get("a b/c?d"));
-    ASSERT_EQ(seen.heads.size(), 1u);
-    EXPECT_TRUE(seen.heads[0].starts_with("GET /v1/sandboxes/a%20b%2Fc%3Fd HTTP/1.1\r\n")) << seen.heads[0];
+    const auto& heads = recorder.seen.heads;
+    ASSERT_EQ(heads.size(), 1u);
+    EXPECT_TRUE(heads[0].starts_with("GET /v1/sandboxes/a%20b%2Fc%3Fd HTTP/1.1\r\n")) << heads[0];
 }
 
 TEST(client_timeouts, durations_saturate) {

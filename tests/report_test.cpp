@@ -35,6 +35,17 @@ ngfail::event_record record(ngfail::event_id id, std::optional<ngfail::event_id>
     return {.id = id, .kind = "cancelled", .code = kind::cancelled, .reason = "r", .cause_id = cause};
 }
 
+// A report of one record, changed by `change`.
+template <class Change>
+ngfail::failure_report report_with_one(Change change) {
+    ngfail::failure_report r;
+    const auto id = ngfail::event_id::generate();
+    auto rec = record(id);
+    change(rec);
+    r.events.emplace(id, rec);
+    return r;
+}
+
 std::string violation_reason(const ngfail::failure_report& r, const ngfail::limits& lim = {}) {
     const auto checked = ngfail::validate(r, lim);
     EXPECT_TRUE(checked.has_error());
@@ -177,14 +188,7 @@ TEST(validate, enforces_every_limit) {
         EXPECT_THAT(why, HasSubstr("33 levels; the limit is 32"));
         reasons.insert(why);
     }
-    const auto with_one = [](auto change) {
-        ngfail::failure_report r;
-        const auto id = ngfail::event_id::generate();
-        auto rec = record(id);
-        change(rec);
-        r.events.emplace(id, rec);
-        return r;
-    };
+    const auto with_one = [](auto change) { return report_with_one(change); };
     const auto long_reason = violation_reason(with_one([&](auto& rec) { rec.reason.assign(2001, 'r'); }));
     EXPECT_THAT(long_reason, HasSubstr("failure_reason is 2001 bytes; the limit is 2000"));
     const auto long_kind = violation_reason(with_one([&](auto& rec) { rec.kind.assign(4097, 'k'); }));
@@ -222,14 +226,7 @@ TEST(validate, rejects_the_nil_id) {
 }
 
 TEST(validate, applies_the_same_number_ranges_as_the_json_reader) {
-    const auto one = [](auto change) {
-        ngfail::failure_report r;
-        const auto id = ngfail::event_id::generate();
-        auto rec = record(id);
-        change(rec);
-        r.events.emplace(id, rec);
-        return r;
-    };
+    const auto one = [](auto change) { return report_with_one(change); };
     EXPECT_THAT(violation_reason(one([](auto& r) { r.http_status = -1; })), HasSubstr("http_status is -1"));
     EXPECT_THAT(violation_reason(one([](auto& r) { r.http_status = 1000; })), HasSubstr("http_status is 1000"));
     EXPECT_THAT(violation_reason(one([](auto& r) {

@@ -200,10 +200,11 @@ struct call_context {
     [[nodiscard]] endpoint_info execd_endpoint(std::string_view sandbox_id) const {
         endpoint_info endpoint = endpoint_of(
             lifecycle(beast_http::verb::get, "/sandboxes/" + path_segment(sandbox_id) + "/endpoints/44772", nullptr));
-        for (const auto& [name, value] : endpoint.headers) {
-            const auto named = [&](std::string_view secret) { return beast::iequals(name, secret); };
-            if (named("X-EXECD-ACCESS-TOKEN") || std::any_of(options.secret_headers.begin(), options.secret_headers.end(), named)) {
-                secrets.add(value);
+        for (const auto& header : endpoint.headers) {
+            const auto named = [&](std::string_view secret) { return beast::iequals(header.first, secret); };
+            if (named("X-EXECD-ACCESS-TOKEN") ||
+                std::any_of(options.secret_headers.begin(), options.secret_headers.end(), named)) {
+                secrets.add(header.second);
             }
         }
         return endpoint;
