@@ -28,21 +28,22 @@ report_links::report_links(const failure_report& report) {
     }
     // Longest chains, outermost down: an event's depth is known once every event naming it
     // as its cause has been seen. Events on a cycle are never reached and keep depth 0.
+    // An event's depth is settled only once every event naming it has been seen; one on a
+    // cycle (or below one) never is, even when a chain from outside leads into the cycle.
     depth.assign(events.size(), 0);
+    std::vector<std::size_t> longest(events.size(), 1);
     std::vector<std::size_t> waiting = citers;
     std::vector<std::size_t> ready;
     for (std::size_t i = 0; i < events.size(); ++i) {
-        if (waiting[i] == 0) {
-            depth[i] = 1;
-            ready.push_back(i);
-        }
+        if (waiting[i] == 0) ready.push_back(i);
     }
     while (!ready.empty()) {
         const std::size_t i = ready.back();
         ready.pop_back();
+        depth[i] = longest[i];
         const std::size_t c = cause[i];
         if (c >= events.size()) continue;
-        depth[c] = std::max(depth[c], depth[i] + 1);
+        longest[c] = std::max(longest[c], depth[i] + 1);
         if (--waiting[c] == 0) ready.push_back(c);
     }
 }

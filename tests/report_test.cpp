@@ -152,6 +152,20 @@ TEST(validate, rejects_a_cycle) {
     EXPECT_THAT(violation_reason(r), HasSubstr("has a cycle"));
 }
 
+TEST(validate, rejects_a_cycle_that_a_chain_leads_into) {
+    ngfail::failure_report r;
+    const auto a = ngfail::event_id::generate();
+    const auto b = ngfail::event_id::generate();
+    const auto c = ngfail::event_id::generate();
+    r.events.emplace(a, record(a, b));  // a → b → c → b
+    r.events.emplace(b, record(b, c));
+    r.events.emplace(c, record(c, b));
+    EXPECT_THAT(violation_reason(r), HasSubstr("has a cycle"));
+    const auto cut = ngfail::truncate_to_limits(r);
+    EXPECT_TRUE(ngfail::validate(cut)) << ngfail::validate(cut).error().reason();
+    EXPECT_EQ(cut.events.size(), 3u);
+}
+
 TEST(validate, rejects_a_self_cycle) {
     ngfail::failure_report r;
     const auto a = ngfail::event_id::generate();
