@@ -27,7 +27,7 @@ struct expected {
 
 class opensandbox_e2e : public testing::Test {
 protected:
-    embedded_server server{{.api_key = std::string(secret)}};
+    embedded_server server{{.api_key = std::string(secret), .ping_every = 50ms}};
     client sandboxes{{.port = server.port(), .api_key = std::string(secret), .timeout = 5s}};
 
     std::string new_sandbox() { return sandboxes.create({}).id; }
@@ -108,7 +108,8 @@ TEST_F(opensandbox_e2e, a_sandbox_lives_through_create_get_exec_renew_kill) {
     EXPECT_EQ(status.exit_code, 0);
     EXPECT_FALSE(status.running);
     EXPECT_EQ(sandboxes.renew(box.id, "2031-01-01T00:00:00Z"), "2031-01-01T00:00:00Z");
-    EXPECT_THAT(sandboxes.endpoint(box.id).endpoint, testing::HasSubstr("/proxy/44772"));
+    EXPECT_THAT(sandboxes.endpoint(box.id).endpoint, testing::HasSubstr("/sandboxes/" + box.id + "/port/44772"))
+        << "a direct endpoint, as use_server_proxy is not asked for";
     sandboxes.kill(box.id);
     EXPECT_THROW((void)sandboxes.get(box.id), ngfail::sandbox_failure);
 }
@@ -122,7 +123,7 @@ TEST_F(opensandbox_e2e, a_non_zero_exit_is_a_normal_result) {
 }
 
 TEST_F(opensandbox_e2e, pings_during_a_long_command_are_skipped) {
-    const auto ran = sandboxes.exec(new_sandbox(), {.command = "sleep 500"});
+    const auto ran = sandboxes.exec(new_sandbox(), {.command = "sleep 0.3"});  // pings every 50 ms
     EXPECT_EQ(ran.exit_code, 0);
 }
 

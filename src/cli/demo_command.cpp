@@ -105,16 +105,14 @@ std::vector<scenario> workload(embedded_server& server, client& sandboxes, clien
         });
     };
     std::vector<scenario> all;
-    {
-        auto [t, r] = exec("python train.py");
-        all.push_back({"OOM kill", "the command dies by SIGKILL; the orchestrator's status reason is OOMKilled",
-                       kind::provider_oom_killed,
-                       [twice](embedded_server& s) {
-                           s.inject(twice(fault::exec(action::signal_exit)));
-                           s.inject(twice(fault::sandbox_status("get", "Running", "OOMKilled")));
-                       },
-                       t, r});
-    }
+    // An OOM kill fails its sandbox: each face gets a fresh one.
+    all.push_back({"OOM kill (Kubernetes)",
+                   "the command dies by SIGKILL (exit -1); the sandbox turns Failed, reason FAILED, and "
+                   "OOMKilled appears only in its message, which is never evidence",
+                   kind::provider_command_terminated,
+                   [](embedded_server& s) { s.inject({.operation = "exec", .what = action::oom_kill, .times = 2}); },
+                   [&] { (void)sandboxes.exec(sandboxes.create({}).id, {.command = "python train.py"}); },
+                   on([&] { return sandboxes.try_exec(sandboxes.create({}).id, {.command = "python train.py"}); })});
     {
         auto [t, r] = exec("sleep 100000");
         all.push_back({"killed command", "execd reports exit -1: a signal ended the command, nothing says why",

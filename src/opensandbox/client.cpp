@@ -509,7 +509,7 @@ result<exec_result> client::try_exec(std::string_view sandbox_id, const command&
         if (ran.exit_code != -1) return ran;  // any other exit is the command's own result
         seen.exit_code = -1;
         seen.execution_id = ran.execution_id;
-        seen.reason = "exec on " + std::string(sandbox_id) + ": the command was killed by a signal (exit -1)";
+        seen.reason = "exec: the command was killed by a signal (exit -1)";
         add_sandbox_status(c, seen);
         return std::nullopt;
     });

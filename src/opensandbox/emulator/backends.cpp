@@ -1,0 +1,77 @@
+#include "backends.hpp"
+
+#include <array>
+
+namespace ngfail::opensandbox::emulator {
+
+// What each backend really reports (OpenSandbox's server and controller, see
+// docs/opensandbox.md): Kubernetes puts the pod's reason only inside `message`; Docker
+// reports the container's exit code.
+constexpr std::array profiles{
+    backend_profile{
+        .kind = backend::kubernetes,
+        .name = "kubernetes",
+        .code_prefix = "KUBERNETES::",
+        .not_found_message = "Sandbox '{id}' not found",
+        .pending = {"Pending", "CREATING", "Sandbox is being created"},
+        .running = {"Running", "RUNNING", "Sandbox is running"},
+        .paused = {"Paused", "PAUSED", "Sandbox is paused"},
+        .oom_killed = {"Failed", "FAILED",
+                       "1/1 observed pods failed; primary reason=OOMKilled; sample pod={id}-0; "
+                       "container sandbox terminated with OOMKilled (exit code 137)"},
+        .crashed = {"Failed", "FAILED", "1/1 observed pods failed; primary reason=CrashLoopBackOff; sample pod={id}-0"},
+        .image_pull_error = {504, "POD_READY_TIMEOUT",
+                             "Pod did not become ready within the timeout; the workload was deleted"},
+        .expiry_deletes = true,
+        .expired = {"Terminated", "SandboxExpired", "Sandbox expired"},
+    },
+    backend_profile{
+        .kind = backend::docker,
+        .name = "docker",
+        .code_prefix = "DOCKER::",
+        .not_found_message = "Sandbox {id} not found.",
+        .pending = {"Pending", "CONTAINER_STARTING", "Sandbox container is starting."},
+        .running = {"Running", "CONTAINER_RUNNING", "Sandbox container is running."},
+        .paused = {"Paused", "CONTAINER_PAUSED", "Sandbox container is paused."},
+        .oom_killed = {"Failed", "CONTAINER_EXITED_ERROR", "Sandbox container exited with code 137."},
+        .crashed = {"Failed", "CONTAINER_EXITED_ERROR", "Sandbox container exited with code 1."},
+        .image_pull_error = {500, "SANDBOX_IMAGE_PULL_FAILED", "Failed to pull the sandbox image."},
+        .expiry_deletes = true,
+        .expired = {"Terminated", "CONTAINER_EXITED", "Sandbox container exited with code 0."},
+    },
+};
+
+const backend_profile& profile_of(backend b) noexcept {
+    for (const backend_profile& p : profiles) {
+        if (p.kind == b) return p;
+    }
+    return profiles.front();
+}
+
+std::string message_for(const status_shape& shape, std::string_view sandbox_id) {
+    std::string text(shape.message);
+    for (auto at = text.find("{id}"); at != std::string::npos; at = text.find("{id}", at + sandbox_id.size())) {
+        text.replace(at, 4, sandbox_id);
+    }
+    return text;
+}
+
+}  // namespace ngfail::opensandbox::emulator
+
+namespace ngfail::opensandbox {
+
+std::string_view name(backend b) noexcept {
+    for (const auto& p : emulator::profiles) {
+        if (p.kind == b) return p.name;
+    }
+    return {};
+}
+
+std::optional<backend> parse_backend(std::string_view text) noexcept {
+    for (const auto& p : emulator::profiles) {
+        if (p.name == text) return p.kind;
+    }
+    return std::nullopt;
+}
+
+}  // namespace ngfail::opensandbox

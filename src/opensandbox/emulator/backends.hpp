@@ -1,0 +1,50 @@
+// Backend profiles: what a real Kubernetes or Docker OpenSandbox reports, as data. A named
+// fault shows what its profile says; adding a backend is one row.
+#pragma once
+
+#include <ngfail/opensandbox/embedded_server.hpp>
+
+#include <string>
+#include <string_view>
+
+namespace ngfail::opensandbox::emulator {
+
+// A sandbox's status as the lifecycle API reports it.
+struct status_shape {
+    std::string_view state;
+    std::string_view reason;
+    std::string_view message;  // may hold "{id}", replaced by the sandbox id
+};
+
+// An error reply the backend gives instead of a sandbox.
+struct error_shape {
+    int status;
+    std::string_view code;  // without the backend prefix
+    std::string_view message;
+};
+
+struct backend_profile {
+    ngfail::opensandbox::backend kind;
+    std::string_view name;                // as `ngfail serve --backend` takes it
+    std::string_view code_prefix;         // "KUBERNETES::", "DOCKER::"
+    std::string_view not_found_message;   // "{id}" is replaced
+    status_shape pending;
+    status_shape running;
+    status_shape paused;
+    status_shape oom_killed;              // after an OOM kill of the sandbox's process
+    status_shape crashed;                 // after the main process died
+    // A create whose image cannot be pulled: Kubernetes waits for a pod that never becomes
+    // ready (504 POD_READY_TIMEOUT); Docker fails the pull at once.
+    error_shape image_pull_error;
+    // Expiry: Kubernetes' controller deletes the sandbox (later calls: 404 SANDBOX_NOT_FOUND);
+    // a backend that keeps it shows this status instead.
+    bool expiry_deletes;
+    status_shape expired;
+};
+
+[[nodiscard]] const backend_profile& profile_of(ngfail::opensandbox::backend b) noexcept;
+
+// `shape.message` with "{id}" replaced.
+[[nodiscard]] std::string message_for(const status_shape& shape, std::string_view sandbox_id);
+
+}  // namespace ngfail::opensandbox::emulator

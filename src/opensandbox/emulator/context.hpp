@@ -1,0 +1,75 @@
+// What every route handler of the emulator works with: the options, the backend profile,
+// the simulated world, the fault queue, and the replies every route shares.
+#pragma once
+
+#include "backends.hpp"
+#include "faults.hpp"
+#include "http_server.hpp"
+#include "sandboxes.hpp"
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/json/value.hpp>
+
+#include <atomic>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace ngfail::opensandbox::emulator {
+
+struct context {
+    context(server_options o)
+        : options(std::move(o)), profile(profile_of(options.backend)), sandboxes(profile, options.pending_for) {}
+
+    server_options options;
+    const backend_profile& profile;
+    sandbox_store sandboxes;
+    fault_queue faults;
+    std::atomic<std::size_t> served{0};
+    unsigned short lifecycle_port = 0;
+    unsigned short direct_port = 0;
+
+    // Every reply carries an X-Request-ID (a UUID, as the spec's schema requires).
+    [[nodiscard]] response json_reply(const exchange& x, int status, const boost::json::value& body) const;
+    [[nodiscard]] response empty_reply(const exchange& x, int status) const;
+    [[nodiscard]] response text_reply(const exchange& x, int status, std::string body, std::string_view type) const;
+    // The {"code","message"} envelope every error uses.
+    [[nodiscard]] response error_reply(const exchange& x, int status, std::string_view code,
+                                       std::string_view message) const;
+    // 404 `<BACKEND>::SANDBOX_NOT_FOUND`, worded as the backend words it.
+    [[nodiscard]] response not_found(const exchange& x, std::string_view sandbox_id) const;
+    // The code with the backend's prefix ("KUBERNETES::" + name).
+    [[nodiscard]] std::string backend_code(std::string_view name) const;
+};
+
+void set_request_id(http::fields& fields);
+
+// What the router found: the operation (as faults name it), the path parameters, and the
+// fault taken for this request, if any.
+struct call {
+    std::string_view operation{};
+    std::string sandbox_id{};
+    std::string param{};  // an endpoint port, a command id
+    std::optional<fault> active_fault{};
+};
+
+using route_handler = boost::asio::awaitable<void> (*)(context&, exchange&, call&);
+
+// The routes, by API (defined beside their handlers).
+struct route {
+    http::verb method{};
+    std::string_view pattern{};  // segments; "{id}" is the sandbox id, "{param}" the other parameter
+    std::string_view operation{};
+    route_handler handle{};
+};
+
+std::span<const route> lifecycle_routes() noexcept;
+std::span<const route> execd_routes() noexcept;
+
+// The whole request, routed: the one handler the HTTP server calls.
+boost::asio::awaitable<void> dispatch(context& c, exchange& x);
+
+// A query parameter's value, percent-decoded.
+[[nodiscard]] std::optional<std::string> query_value(std::string_view target, std::string_view name);
+
+}  // namespace ngfail::opensandbox::emulator

@@ -1,0 +1,347 @@
+// execd inside a simulated sandbox: health, commands (streamed, background, status, logs,
+// interrupt), files and metrics. One handler per route, and the route table.
+#include "context.hpp"
+#include "simulated_shell.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+
+#include <array>
+#include <charconv>
+
+namespace ngfail::opensandbox::emulator {
+namespace {
+
+namespace json = boost::json;
+namespace asio = boost::asio;
+using boost::asio::awaitable;
+
+std::int64_t now_ms() {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(wall_clock::now().time_since_epoch()).count();
+}
+
+// One SSE frame as execd writes it: a JSON object and a blank line.
+std::string frame(json::object event) {
+    event["timestamp"] = now_ms();
+    return json::serialize(event) + "\n\n";
+}
+
+// Built outside the coroutines: GCC 12 rejects brace-initialised string literals inside a
+// co_await expression ("array used as initializer").
+std::string ping_frame() { return frame({{"type", "ping"}, {"text", "pong"}}); }
+std::string text_frame(std::string_view type, std::string_view text) { return frame({{"type", type}, {"text", text}}); }
+std::string complete_frame(std::chrono::milliseconds took) {
+    return frame({{"type", "execution_complete"}, {"execution_time", took.count()}});
+}
+
+std::string error_frame(std::string_view evalue, std::string_view traceback) {
+    return frame({{"type", "error"},
+                  {"error", json::object{{"ename", "CommandExecError"}, {"evalue", evalue},
+                                         {"traceback", json::array{traceback}}}}});
+}
+
+response invalid_request(const context& c, const exchange& x, std::string_view message) {
+    return c.error_reply(x, 400, "INVALID_REQUEST_BODY", message);
+}
+
+enum class ending { completed, killed, terminated, gone };
+
+// Runs a simulated command for `how_long`, sending `ping` every `ping_every` as execd does,
+// until it completes, its timeout kills it, an interrupt terminates it, or the peer or
+// server goes away.
+awaitable<ending> run_for(context& c, exchange& x, const std::string& command_id, std::chrono::milliseconds how_long,
+                          std::optional<std::chrono::milliseconds> timeout) {
+    const auto start = mono_clock::now();
+    auto next_ping = start + c.options.ping_every;
+    for (;;) {
+        const auto now = mono_clock::now();
+        if (c.sandboxes.interrupted(command_id)) co_return ending::terminated;
+        if (timeout && now - start >= *timeout) co_return ending::killed;
+        if (now - start >= how_long) co_return ending::completed;
+        if (now >= next_ping) {
+            if (!co_await x.chunk(ping_frame())) co_return ending::gone;
+            next_ping += c.options.ping_every;
+        }
+        auto until = std::min(start + how_long, next_ping);
+        if (timeout) until = std::min(until, start + *timeout);
+        const auto step = std::chrono::duration_cast<std::chrono::milliseconds>(until - now);
+        if (!co_await x.wait(std::clamp(step, std::chrono::milliseconds(1), std::chrono::milliseconds(50)))) {
+            co_return ending::gone;
+        }
+    }
+}
+
+// A background command runs on, detached from the request that started it.
+awaitable<void> run_in_background(context& c, std::string command_id, simulated_run plan,
+                                  std::optional<std::chrono::milliseconds> timeout) {
+    asio::steady_timer timer(co_await asio::this_coro::executor);
+    const auto start = mono_clock::now();
+    c.sandboxes.append_output(command_id, plan.stdout_text + plan.stderr_text);
+    for (;;) {
+        const auto elapsed = mono_clock::now() - start;
+        if (c.sandboxes.interrupted(command_id)) {
+            c.sandboxes.finish_command(command_id, -1, "signal: terminated");
+            co_return;
+        }
+        if (timeout && elapsed >= *timeout) {
+            c.sandboxes.finish_command(command_id, -1, "signal: killed");
+            co_return;
+        }
+        if (elapsed >= plan.runs_for) break;
+        timer.expires_after(std::chrono::milliseconds(20));
+        co_await timer.async_wait(asio::use_awaitable);
+    }
+    c.sandboxes.finish_command(command_id, plan.exit_code,
+                               plan.exit_code == 0 ? "" : "exit status " + std::to_string(plan.exit_code));
+}
+
+void fail_sandbox(context& c, const std::string& sandbox_id, const status_shape& shape) {
+    c.sandboxes.update(sandbox_id, [&](sandbox_record& s) {
+        s.state = std::string(shape.state);
+        s.reason = std::string(shape.reason);
+        s.message = message_for(shape, s.id);
+    });
+}
+
+awaitable<void> ping(context& c, exchange& x, call&) { co_await x.reply(c.empty_reply(x, 200)); }
+
+awaitable<void> exec(context& c, exchange& x, call& k) {
+    json::error_code ec;
+    const json::value body = json::parse(x.req().body(), ec);
+    const json::object* o = ec ? nullptr : body.if_object();
+    const json::value* command = o ? o->if_contains("command") : nullptr;
+    if (!command || !command->is_string() || command->as_string().empty()) {
+        co_await x.reply(invalid_request(c, x, "error parsing request, MAYBE invalid body format. command is required"));
+        co_return;
+    }
+    const json::value* background_field = o->if_contains("background");
+    const bool background = background_field && background_field->is_bool() && background_field->as_bool();
+    std::optional<std::chrono::milliseconds> timeout;
+    if (const json::value* t = o->if_contains("timeout"); t && t->is_int64() && t->as_int64() > 0) {
+        timeout = std::chrono::milliseconds(t->as_int64());
+    }
+    const auto sandbox = c.sandboxes.find(k.sandbox_id);
+    if (!sandbox) {
+        co_await x.reply(c.not_found(x, k.sandbox_id));
+        co_return;
+    }
+    using action = fault::action;
+    const std::optional<action> misbehave = k.active_fault ? std::optional(k.active_fault->what) : std::nullopt;
+    const std::string text(command->as_string());
+    const command_run run = c.sandboxes.start_command(k.sandbox_id, text, background);
+
+    http::response<http::empty_body> head(http::status::ok, x.req().version());
+    head.set(http::field::content_type, "text/event-stream");
+    head.set(http::field::cache_control, "no-cache");
+    set_request_id(head);
+    if (!co_await x.begin_stream(std::move(head))) co_return;
+    if (misbehave == action::drop_before_init) {
+        x.close_connection();
+        co_return;
+    }
+    co_await x.chunk(text_frame("init", run.id));
+    co_await x.chunk(ping_frame());  // execd's pinger fires at once
+    if (misbehave == action::drop_after_init || misbehave == action::crash) {
+        if (misbehave == action::crash) fail_sandbox(c, k.sandbox_id, c.profile.crashed);
+        x.close_connection();
+        co_return;
+    }
+    if (misbehave == action::signal_exit || misbehave == action::oom_kill) {
+        // The process execd waited on died by SIGKILL; an OOM kill also fails the sandbox.
+        if (misbehave == action::oom_kill) fail_sandbox(c, k.sandbox_id, c.profile.oom_killed);
+        c.sandboxes.finish_command(run.id, -1, "signal: killed");
+        co_await x.chunk(error_frame("-1", "signal: killed"));
+        co_await x.end_stream();
+        co_return;
+    }
+    simulated_run plan = simulate(text, *sandbox);
+    if (background) {
+        co_await x.end_stream();
+        asio::co_spawn(co_await asio::this_coro::executor, run_in_background(c, run.id, std::move(plan), timeout),
+                       asio::detached);
+        co_return;
+    }
+    const auto started = mono_clock::now();
+    const ending how = co_await run_for(c, x, run.id, plan.runs_for, timeout);
+    if (how == ending::gone) co_return;
+    if (how != ending::completed) {
+        const std::string_view signal = how == ending::killed ? "signal: killed" : "signal: terminated";
+        c.sandboxes.finish_command(run.id, -1, std::string(signal));
+        co_await x.chunk(error_frame("-1", signal));
+        co_await x.end_stream();
+        co_return;
+    }
+    if (!plan.stdout_text.empty()) co_await x.chunk(text_frame("stdout", plan.stdout_text));
+    if (!plan.stderr_text.empty()) co_await x.chunk(text_frame("stderr", plan.stderr_text));
+    c.sandboxes.append_output(run.id, plan.stdout_text + plan.stderr_text);
+    const std::string error = plan.exit_code == 0 ? "" : "exit status " + std::to_string(plan.exit_code);
+    c.sandboxes.finish_command(run.id, plan.exit_code, error);
+    if (misbehave == action::no_terminal_event) {
+        // the stream ends cleanly: no error, no execution_complete
+    } else if (plan.exit_code == 0) {
+        const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(mono_clock::now() - started);
+        co_await x.chunk(complete_frame(took));
+    } else {
+        co_await x.chunk(error_frame(std::to_string(plan.exit_code), error));
+    }
+    co_await x.end_stream();
+}
+
+awaitable<void> interrupt(context& c, exchange& x, call&) {
+    const auto id = query_value(x.req().target(), "id");
+    if (!id || id->empty()) {
+        co_await x.reply(c.error_reply(x, 400, "MISSING_QUERY", "missing command execution id"));
+        co_return;
+    }
+    if (!c.sandboxes.interrupt(*id)) {
+        co_await x.reply(c.error_reply(x, 500, "RUNTIME_ERROR", "no running command " + *id));
+        co_return;
+    }
+    co_await x.reply(c.empty_reply(x, 200));
+}
+
+// CommandStatusResponse; a signal_exit fault reports the command killed.
+json::object status_json(const command_run& run, const call& k) {
+    json::object o{{"id", run.id},
+                   {"content", run.content},
+                   {"running", run.running},
+                   {"exit_code", run.exit_code ? json::value(*run.exit_code) : json::value(nullptr)},
+                   {"error", run.error},
+                   {"started_at", rfc3339(run.started_at)},
+                   {"finished_at", run.finished_at ? json::value(rfc3339(*run.finished_at)) : json::value(nullptr)}};
+    if (k.active_fault && k.active_fault->what == fault::action::signal_exit) {
+        o["running"] = false;
+        o["exit_code"] = -1;
+        o["error"] = "signal: killed";
+    }
+    return o;
+}
+
+awaitable<void> status(context& c, exchange& x, call& k) {
+    const auto run = c.sandboxes.command(k.param);
+    if (!run) {
+        co_await x.reply(invalid_request(c, x, "command not found: " + k.param));
+        co_return;
+    }
+    co_await x.reply(c.json_reply(x, 200, status_json(*run, k)));
+}
+
+awaitable<void> logs(context& c, exchange& x, call& k) {
+    const auto run = c.sandboxes.command(k.param);
+    if (!run || !run->background) {
+        const std::string why = run ? "command " + k.param + " is not running in background"
+                                    : "command not found: " + k.param;
+        co_await x.reply(invalid_request(c, x, why));
+        co_return;
+    }
+    std::size_t cursor = 0;
+    if (const auto text = query_value(x.req().target(), "cursor")) {
+        std::from_chars(text->data(), text->data() + text->size(), cursor);
+    }
+    // The cursor is a byte offset into the combined output, as execd seeks its log file.
+    response res = c.text_reply(x, 200, run->output.substr(std::min(cursor, run->output.size())), "text/plain; charset=utf-8");
+    res.set("EXECD-COMMANDS-TAIL-CURSOR", std::to_string(run->output.size()));
+    co_await x.reply(std::move(res));
+}
+
+// multipart/form-data: pairs of a `metadata` part (JSON with the path) and a `file` part.
+struct part {
+    std::string name;
+    std::string_view content;
+};
+
+std::vector<part> multipart_parts(std::string_view content_type, std::string_view body) {
+    std::vector<part> parts;
+    const auto at = content_type.find("boundary=");
+    if (at == std::string_view::npos) return parts;
+    std::string_view boundary_value = content_type.substr(at + 9);
+    boundary_value = boundary_value.substr(0, boundary_value.find(';'));
+    if (boundary_value.size() >= 2 && boundary_value.front() == '"') boundary_value = boundary_value.substr(1, boundary_value.size() - 2);
+    const std::string delimiter = "--" + std::string(boundary_value);
+    for (auto start = body.find(delimiter); start != std::string_view::npos;) {
+        start += delimiter.size();
+        if (body.substr(start, 2) == "--") break;  // the closing delimiter
+        const auto head_end = body.find("\r\n\r\n", start);
+        const auto next = body.find("\r\n" + delimiter, start);
+        if (head_end == std::string_view::npos || next == std::string_view::npos || head_end > next) break;
+        const std::string_view head = body.substr(start, head_end - start);
+        std::string name;
+        if (const auto n = head.find("name=\""); n != std::string_view::npos) {
+            name = std::string(head.substr(n + 6, head.find('"', n + 6) - (n + 6)));
+        }
+        parts.push_back({std::move(name), body.substr(head_end + 4, next - (head_end + 4))});
+        start = next + 2;
+    }
+    return parts;
+}
+
+awaitable<void> upload(context& c, exchange& x, call& k) {
+    const auto parts = multipart_parts(x.req()[http::field::content_type], x.req().body());
+    std::optional<std::string> path;
+    std::vector<std::pair<std::string, std::string>> files;
+    for (const part& p : parts) {
+        if (p.name == "metadata") {
+            json::error_code ec;
+            const json::value meta = json::parse(p.content, ec);
+            const json::value* at = !ec && meta.is_object() ? meta.as_object().if_contains("path") : nullptr;
+            path = at && at->is_string() ? std::optional<std::string>(at->as_string()) : std::nullopt;
+        } else if (p.name == "file" && path) {
+            files.emplace_back(*path, std::string(p.content));
+            path.reset();
+        }
+    }
+    if (files.empty()) {
+        co_await x.reply(c.error_reply(x, 400, "INVALID_FILE_METADATA", "expected a metadata part with a path, then a file part"));
+        co_return;
+    }
+    c.sandboxes.update(k.sandbox_id, [&](sandbox_record& s) {
+        for (auto& [file_path, content] : files) {
+            s.files[file_path] = file_entry{.content = std::move(content), .modified_at = wall_clock::now()};
+        }
+    });
+    co_await x.reply(c.empty_reply(x, 200));
+}
+
+awaitable<void> download(context& c, exchange& x, call& k) {
+    const auto path = query_value(x.req().target(), "path");
+    const auto s = c.sandboxes.find(k.sandbox_id);
+    const auto file = s && path ? s->files.find(*path) : decltype(s->files.end()){};
+    if (!s || !path || file == s->files.end()) {
+        co_await x.reply(c.error_reply(x, 404, "FILE_NOT_FOUND", "file not found: " + path.value_or("")));
+        co_return;
+    }
+    response res = c.text_reply(x, 200, file->second.content, "application/octet-stream");
+    const std::string name = path->substr(path->rfind('/') + 1);
+    res.set(http::field::content_disposition, "attachment; filename=\"" + name + "\"");
+    co_await x.reply(std::move(res));
+}
+
+json::object simulated_metrics() {
+    return {{"cpu_count", 2.0}, {"cpu_used_pct", 1.5}, {"mem_total_mib", 512.0}, {"mem_used_mib", 64.0},
+            {"timestamp", now_ms()}};
+}
+
+awaitable<void> metrics(context& c, exchange& x, call&) { co_await x.reply(c.json_reply(x, 200, simulated_metrics())); }
+
+using v = http::verb;
+constexpr std::array routes{
+    route{v::get, "/ping", "ping", ping},
+    route{v::post, "/command", "exec", exec},
+    route{v::delete_, "/command", "interrupt", interrupt},
+    route{v::get, "/command/status/{param}", "exec_status", status},
+    route{v::get, "/command/{param}/logs", "exec_logs", logs},
+    route{v::post, "/files/upload", "upload", upload},
+    route{v::get, "/files/download", "download", download},
+    route{v::get, "/metrics", "metrics", metrics},
+};
+
+}  // namespace
+
+std::span<const route> execd_routes() noexcept { return routes; }
+
+}  // namespace ngfail::opensandbox::emulator

@@ -1,0 +1,128 @@
+#include "faults.hpp"
+
+#include <ngfail/json.hpp>
+
+#include <array>
+#include <limits>
+
+namespace ngfail::opensandbox {
+namespace {
+
+using action = fault::action;
+
+struct action_row {
+    action what;
+    std::string_view name;
+};
+
+// Every action by its JSON name: adding one is a row here and a case where it is applied.
+constexpr std::array action_names{
+    action_row{action::oom_kill, "oom_kill"},
+    action_row{action::image_pull_failure, "image_pull_failure"},
+    action_row{action::expire, "expire"},
+    action_row{action::crash, "crash"},
+    action_row{action::http_error, "http_error"},
+    action_row{action::drop_before_init, "drop_before_init"},
+    action_row{action::drop_after_init, "drop_after_init"},
+    action_row{action::no_terminal_event, "no_terminal_event"},
+    action_row{action::signal_exit, "signal_exit"},
+    action_row{action::stall, "stall"},
+    action_row{action::malformed_json, "malformed_json"},
+    action_row{action::sandbox_status, "sandbox_status"},
+};
+
+failure bad_fault(std::string why) { return failure(kind::provider_request_rejected, "fault: " + why); }
+
+}  // namespace
+
+std::string_view name(fault::action a) noexcept {
+    for (const action_row& row : action_names) {
+        if (row.what == a) return row.name;
+    }
+    return {};
+}
+
+fault fault::http_error(std::string operation, int status, std::string code, std::string message,
+                        std::optional<int> retry_after_s) {
+    return {.operation = std::move(operation), .what = action::http_error, .status = status, .code = std::move(code),
+            .message = std::move(message), .retry_after_s = retry_after_s};
+}
+fault fault::exec(action what) { return {.operation = "exec", .what = what}; }
+fault fault::stall(std::string operation, std::chrono::milliseconds how_long) {
+    return {.operation = std::move(operation), .what = action::stall, .stall_for = how_long};
+}
+fault fault::malformed(std::string operation) { return {.operation = std::move(operation), .what = action::malformed_json}; }
+fault fault::sandbox_status(std::string operation, std::string state, std::string reason) {
+    return {.operation = std::move(operation), .what = action::sandbox_status, .state = std::move(state),
+            .reason = std::move(reason)};
+}
+
+result<fault> parse_fault(std::string_view text) {
+    const auto parsed = parse_json(text);
+    if (!parsed) return bad_fault(std::string(parsed.error().reason()));
+    const auto* o = parsed.value().if_object();
+    if (!o) return bad_fault("expected a JSON object");
+    fault f;
+    const auto string_field = [&](std::string_view key, std::string& into) -> bool {
+        const auto* v = o->if_contains(key);
+        if (!v) return true;
+        if (!v->is_string()) return false;
+        into = std::string(v->as_string());
+        return true;
+    };
+    const auto int_field = [&](std::string_view key, auto&& into, std::int64_t lo, std::int64_t hi) -> bool {
+        const auto* v = o->if_contains(key);
+        if (!v) return true;
+        if (!v->is_int64() || v->as_int64() < lo || v->as_int64() > hi) return false;
+        into(v->as_int64());
+        return true;
+    };
+    std::string action_name;
+    if (!string_field("operation", f.operation) || f.operation.empty()) return bad_fault("\"operation\" is required");
+    if (!string_field("action", action_name)) return bad_fault("\"action\" must be a string");
+    if (action_name.empty()) action_name = "http_error";
+    const auto row = std::find_if(action_names.begin(), action_names.end(),
+                                  [&](const action_row& r) { return r.name == action_name; });
+    if (row == action_names.end()) return bad_fault("unknown action \"" + action_name + "\"");
+    f.what = row->what;
+    constexpr std::int64_t int_max = std::numeric_limits<int>::max();
+    if (!string_field("code", f.code) || !string_field("message", f.message) || !string_field("state", f.state) ||
+        !string_field("reason", f.reason)) {
+        return bad_fault("code, message, state and reason must be strings");
+    }
+    if (!int_field("status", [&](std::int64_t v) { f.status = static_cast<int>(v); }, 100, 599)) {
+        return bad_fault("\"status\" must be an HTTP status from 100 to 599");
+    }
+    if (!int_field("retry_after_s", [&](std::int64_t v) { f.retry_after_s = static_cast<int>(v); }, 0, int_max)) {
+        return bad_fault("\"retry_after_s\" must be a whole number of seconds");
+    }
+    if (!int_field("stall_ms", [&](std::int64_t v) { f.stall_for = std::chrono::milliseconds(v); }, 0, 3'600'000)) {
+        return bad_fault("\"stall_ms\" must be from 0 to 3600000");
+    }
+    if (!int_field("times", [&](std::int64_t v) { f.times = static_cast<int>(v); }, 1, int_max)) {
+        return bad_fault("\"times\" must be at least 1");
+    }
+    return f;
+}
+
+}  // namespace ngfail::opensandbox
+
+namespace ngfail::opensandbox::emulator {
+
+void fault_queue::push(fault f) {
+    const std::lock_guard lock(mutex_);
+    faults_.push_back(std::move(f));
+}
+
+std::optional<fault> fault_queue::take(std::string_view operation) {
+    const std::lock_guard lock(mutex_);
+    for (auto it = faults_.begin(); it != faults_.end(); ++it) {
+        if (it->operation != operation) continue;
+        fault f = *it;
+        if (--it->times <= 0) faults_.erase(it);
+        return f;
+    }
+    return std::nullopt;
+}
+
+}  // namespace ngfail::opensandbox::emulator

@@ -1,0 +1,112 @@
+// The emulator's HTTP/1.1 server: listeners and connections on a few threads, each
+// connection a coroutine that lives exactly as long as the connection. Knows nothing of
+// OpenSandbox; the router (routes.hpp) decides what each request means.
+#pragma once
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/http/empty_body.hpp>
+#include <boost/beast/http/message.hpp>
+#include <boost/beast/http/string_body.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <map>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+namespace ngfail::opensandbox::emulator {
+
+namespace http = boost::beast::http;
+using request = http::request<http::string_body>;
+using response = http::response<http::string_body>;
+using tcp = boost::asio::ip::tcp;
+
+// One request and the ways a handler may answer it: a whole reply, or a chunked stream.
+class exchange {
+public:
+    exchange(tcp::socket& socket, const request& req, unsigned short local_port, const std::atomic<bool>& stopping)
+        : socket_(socket), req_(req), local_port_(local_port), stopping_(stopping) {}
+
+    [[nodiscard]] const request& req() const noexcept { return req_; }
+    // The listener the request came in on (the lifecycle API's, or a direct endpoint's).
+    [[nodiscard]] unsigned short local_port() const noexcept { return local_port_; }
+
+    boost::asio::awaitable<void> reply(response res);
+
+    // A streamed reply: the head (sent chunked), then chunks; false once the peer is gone.
+    boost::asio::awaitable<bool> begin_stream(http::response<http::empty_body> head);
+    boost::asio::awaitable<bool> chunk(std::string_view text);
+    boost::asio::awaitable<void> end_stream();
+
+    // Waits, or less if the server stops; false when it stopped.
+    boost::asio::awaitable<bool> wait(std::chrono::milliseconds how_long);
+
+    // The connection closes after this exchange instead of staying open for the next.
+    void close_connection() noexcept { close_ = true; }
+    [[nodiscard]] bool closes() const noexcept { return close_; }
+
+private:
+    tcp::socket& socket_;
+    const request& req_;
+    unsigned short local_port_;
+    const std::atomic<bool>& stopping_;
+    bool close_ = false;
+    bool streaming_ = false;
+};
+
+using handler = std::function<boost::asio::awaitable<void>(exchange&)>;
+
+class http_server {
+public:
+    http_server(handler h, unsigned threads);
+    ~http_server();
+    http_server(const http_server&) = delete;
+    http_server& operator=(const http_server&) = delete;
+
+    // Listens on `host:port` (0: an ephemeral port) and returns the port bound.
+    unsigned short listen(const std::string& host, unsigned short port);
+
+    // Starts the threads; call after the listeners are open.
+    void start();
+
+    // Closes every listener and connection and joins the threads. Idempotent.
+    void stop();
+
+    [[nodiscard]] std::size_t open_connections() const noexcept { return connections_.load(); }
+    [[nodiscard]] std::size_t thread_count() const noexcept { return threads_.size(); }
+
+private:
+    using strand = boost::asio::strand<boost::asio::io_context::executor_type>;
+
+    struct listener {
+        strand on;
+        tcp::acceptor acceptor;
+    };
+
+    boost::asio::awaitable<void> accept_loop(listener& l);
+    boost::asio::awaitable<void> serve(tcp::socket socket, strand on, unsigned short local_port);
+    void close_all();
+
+    handler handler_;
+    unsigned thread_count_;
+    boost::asio::io_context io_;
+    std::vector<std::unique_ptr<listener>> listeners_;
+    std::vector<std::thread> threads_;
+    std::atomic<bool> stopping_{false};
+    std::atomic<std::size_t> connections_{0};
+    std::atomic<std::size_t> accept_loops_{0};
+    std::mutex sockets_mutex_;
+    // Every open connection with the strand it runs on: stop() closes each on its strand.
+    std::map<tcp::socket*, strand> sockets_;
+};
+
+}  // namespace ngfail::opensandbox::emulator

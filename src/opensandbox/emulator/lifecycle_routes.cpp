@@ -1,0 +1,250 @@
+// The lifecycle API (`/v1/sandboxes…`): one handler per route, and the route table.
+#include "context.hpp"
+
+#include <boost/json/parse.hpp>
+
+#include <array>
+#include <charconv>
+
+namespace ngfail::opensandbox::emulator {
+namespace {
+
+namespace json = boost::json;
+using boost::asio::awaitable;
+
+const json::object* body_object(const exchange& x, json::value& holder) {
+    json::error_code ec;
+    holder = json::parse(x.req().body(), ec);
+    return ec ? nullptr : holder.if_object();
+}
+
+json::object status_json(const sandbox_record& s) {
+    return {{"state", s.state}, {"reason", s.reason}, {"message", s.message},
+            {"lastTransitionAt", rfc3339(s.created_at)}};
+}
+
+json::object sandbox_json(const sandbox_record& s) {
+    json::object o{{"id", s.id},
+                   {"status", status_json(s)},
+                   {"metadata", s.metadata},
+                   {"entrypoint", s.entrypoint},
+                   {"createdAt", rfc3339(s.created_at)}};
+    if (!s.image.empty()) o["image"] = s.image;
+    if (s.expires_at) o["expiresAt"] = rfc3339(*s.expires_at);
+    return o;
+}
+
+// The sandbox as the reply reports it: a sandbox_status fault changes this reply only.
+sandbox_record as_reported(sandbox_record s, const call& k) {
+    if (k.active_fault && k.active_fault->what == fault::action::sandbox_status) {
+        s.state = k.active_fault->state;
+        s.reason = k.active_fault->reason;
+    }
+    return s;
+}
+
+awaitable<void> create(context& c, exchange& x, call& k) {
+    json::value holder;
+    const json::object* o = body_object(x, holder);
+    const json::value* image = o ? o->if_contains("image") : nullptr;
+    const json::value* uri = image && image->is_object() ? image->as_object().if_contains("uri") : nullptr;
+    const json::value* snapshot = o ? o->if_contains("snapshotId") : nullptr;
+    if (!(uri && uri->is_string()) && !(snapshot && snapshot->is_string())) {
+        co_await x.reply(c.error_reply(x, 400, "SANDBOX::INVALID_PARAMETER", "exactly one of image.uri or snapshotId is required"));
+        co_return;
+    }
+    if (k.active_fault && k.active_fault->what == fault::action::image_pull_failure) {
+        const auto& e = c.profile.image_pull_error;
+        co_await x.reply(c.error_reply(x, e.status, c.backend_code(e.code), e.message));
+        co_return;
+    }
+    std::optional<std::chrono::seconds> timeout;
+    if (const json::value* t = o->if_contains("timeout"); t && t->is_int64() && t->as_int64() > 0) {
+        timeout = std::chrono::seconds(t->as_int64());
+    }
+    json::array entrypoint{"tail", "-f", "/dev/null"};
+    if (const json::value* e = o->if_contains("entrypoint"); e && e->is_array()) entrypoint = e->as_array();
+    json::object metadata;
+    if (const json::value* m = o->if_contains("metadata"); m && m->is_object()) metadata = m->as_object();
+    const json::value* secure = o->if_contains("secureAccess");
+    sandbox_record s = c.sandboxes.create(image && image->is_object() ? image->as_object() : json::object{},
+                                          std::move(entrypoint), std::move(metadata), timeout,
+                                          secure && secure->is_bool() && secure->as_bool());
+    if (k.active_fault && k.active_fault->what == fault::action::sandbox_status) {
+        c.sandboxes.update(s.id, [&](sandbox_record& stored) {
+            stored.state = k.active_fault->state;
+            stored.reason = k.active_fault->reason;
+        });
+        s = as_reported(std::move(s), k);
+    }
+    json::object reply = sandbox_json(s);
+    reply.erase("image");  // the create response carries no startup source
+    response res = c.json_reply(x, 202, reply);
+    res.set(http::field::location, "/v1/sandboxes/" + s.id);
+    co_await x.reply(std::move(res));
+}
+
+awaitable<void> get(context& c, exchange& x, call& k) {
+    const auto s = c.sandboxes.find(k.sandbox_id);
+    response res = s ? c.json_reply(x, 200, sandbox_json(as_reported(*s, k))) : c.not_found(x, k.sandbox_id);
+    co_await x.reply(std::move(res));
+}
+
+std::optional<std::int64_t> number_query(const exchange& x, std::string_view name) {
+    const auto text = query_value(x.req().target(), name);
+    if (!text) return std::nullopt;
+    std::int64_t n = 0;
+    const auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), n);
+    return ec == std::errc() && end == text->data() + text->size() ? std::optional(n) : std::nullopt;
+}
+
+// (Built outside the coroutines: GCC 12 rejects a brace-initialised JSON object with string
+// literal keys inside a co_await expression, "array used as initializer".)
+json::object list_json(json::array items, std::int64_t page, std::int64_t page_size, std::int64_t total) {
+    const std::int64_t pages = (total + page_size - 1) / page_size;
+    return {{"items", std::move(items)},
+            {"pagination", json::object{{"page", page}, {"pageSize", page_size}, {"totalItems", total},
+                                        {"totalPages", pages}, {"hasNextPage", page < pages}}}};
+}
+
+json::object expires_json(wall_clock::time_point when) { return {{"expiresAt", rfc3339(when)}}; }
+
+json::object endpoint_json(std::string endpoint, json::object headers) {
+    return {{"endpoint", std::move(endpoint)}, {"headers", std::move(headers)}};
+}
+
+awaitable<void> list(context& c, exchange& x, call&) {
+    const std::int64_t page = number_query(x, "page").value_or(1);
+    const std::int64_t page_size = number_query(x, "pageSize").value_or(20);
+    if (page < 1 || page_size < 1) {
+        co_await x.reply(c.error_reply(x, 400, "SANDBOX::INVALID_PARAMETER", "page and pageSize must be at least 1"));
+        co_return;
+    }
+    std::vector<sandbox_record> all = c.sandboxes.all();
+    if (const auto wanted = query_value(x.req().target(), "state")) {
+        std::erase_if(all, [&](const sandbox_record& s) { return s.state != *wanted; });
+    }
+    json::array items;
+    const auto total = static_cast<std::int64_t>(all.size());
+    for (std::int64_t i = (page - 1) * page_size; i < total && i < page * page_size; ++i) {
+        items.push_back(sandbox_json(all[static_cast<std::size_t>(i)]));
+    }
+    co_await x.reply(c.json_reply(x, 200, list_json(std::move(items), page, page_size, total)));
+}
+
+awaitable<void> kill(context& c, exchange& x, call& k) {
+    response res = c.sandboxes.erase(k.sandbox_id) ? c.empty_reply(x, 204) : c.not_found(x, k.sandbox_id);
+    co_await x.reply(std::move(res));
+}
+
+awaitable<void> renew(context& c, exchange& x, call& k) {
+    json::value holder;
+    const json::object* o = body_object(x, holder);
+    const json::value* at = o ? o->if_contains("expiresAt") : nullptr;
+    const auto when = at && at->is_string() ? parse_rfc3339(at->as_string()) : std::nullopt;
+    if (!when) {
+        co_await x.reply(c.error_reply(x, 400, "SANDBOX::INVALID_PARAMETER", "expiresAt must be an RFC 3339 time"));
+        co_return;
+    }
+    if (*when <= wall_clock::now()) {
+        co_await x.reply(c.error_reply(x, 400, "DOCKER::INVALID_EXPIRATION", "expiresAt must be in the future"));
+        co_return;
+    }
+    const bool found = c.sandboxes.update(k.sandbox_id, [&](sandbox_record& s) { s.expires_at = *when; });
+    response res = found ? c.json_reply(x, 200, expires_json(*when)) : c.not_found(x, k.sandbox_id);
+    co_await x.reply(std::move(res));
+}
+
+// Pause and resume: 202, then the new state; any other starting state is a conflict.
+awaitable<void> transition(context& c, exchange& x, call& k, const status_shape& from, const status_shape& to) {
+    bool conflict = false;
+    const bool found = c.sandboxes.update(k.sandbox_id, [&](sandbox_record& s) {
+        if (s.state != from.state) {
+            conflict = true;
+            return;
+        }
+        s.state = std::string(to.state);
+        s.reason = std::string(to.reason);
+        s.message = message_for(to, s.id);
+    });
+    if (!found) {
+        co_await x.reply(c.not_found(x, k.sandbox_id));
+    } else if (conflict) {
+        co_await x.reply(c.error_reply(x, 409, c.backend_code("INVALID_STATE"),
+                                       "Sandbox " + k.sandbox_id + " is not " + std::string(from.state)));
+    } else {
+        co_await x.reply(c.empty_reply(x, 202));
+    }
+}
+
+awaitable<void> pause(context& c, exchange& x, call& k) { co_await transition(c, x, k, c.profile.running, c.profile.paused); }
+awaitable<void> resume(context& c, exchange& x, call& k) { co_await transition(c, x, k, c.profile.paused, c.profile.running); }
+
+// JSON Merge Patch (RFC 7396) of the metadata: a null deletes a key.
+awaitable<void> patch_metadata(context& c, exchange& x, call& k) {
+    json::value holder;
+    const json::object* patch = body_object(x, holder);
+    if (!patch) {
+        co_await x.reply(c.error_reply(x, 400, "SANDBOX::INVALID_PARAMETER", "the body must be a JSON object"));
+        co_return;
+    }
+    for (const auto& [key, value] : *patch) {
+        if (!value.is_null() && !value.is_string()) {
+            co_await x.reply(c.error_reply(x, 400, "SANDBOX::INVALID_METADATA_LABEL", "metadata values are strings"));
+            co_return;
+        }
+    }
+    const bool found = c.sandboxes.update(k.sandbox_id, [&](sandbox_record& s) {
+        for (const auto& [key, value] : *patch) {
+            if (value.is_null()) {
+                s.metadata.erase(key);
+            } else {
+                s.metadata[key] = value;
+            }
+        }
+    });
+    const auto s = found ? c.sandboxes.find(k.sandbox_id) : std::nullopt;
+    response res = s ? c.json_reply(x, 200, sandbox_json(*s)) : c.not_found(x, k.sandbox_id);
+    co_await x.reply(std::move(res));
+}
+
+awaitable<void> endpoint(context& c, exchange& x, call& k) {
+    unsigned port = 0;
+    const auto [end, ec] = std::from_chars(k.param.data(), k.param.data() + k.param.size(), port);
+    if (ec != std::errc() || end != k.param.data() + k.param.size() || port < 1 || port > 65535) {
+        co_await x.reply(c.error_reply(x, 400, "SANDBOX::INVALID_PARAMETER", "port must be a number from 1 to 65535"));
+        co_return;
+    }
+    const auto s = c.sandboxes.find(k.sandbox_id);
+    if (!s) {
+        co_await x.reply(c.not_found(x, k.sandbox_id));
+        co_return;
+    }
+    const bool proxied = query_value(x.req().target(), "use_server_proxy") == "true";
+    const std::string& host = c.options.host;
+    const std::string endpoint =
+        proxied ? host + ":" + std::to_string(c.lifecycle_port) + "/sandboxes/" + s->id + "/proxy/" + k.param
+                : host + ":" + std::to_string(c.direct_port) + "/sandboxes/" + s->id + "/port/" + k.param;
+    json::object headers;
+    if (s->secure_access) headers["X-EXECD-ACCESS-TOKEN"] = s->access_token;
+    co_await x.reply(c.json_reply(x, 200, endpoint_json(endpoint, std::move(headers))));
+}
+
+using v = http::verb;
+constexpr std::array routes{
+    route{v::post, "/sandboxes", "create", create},
+    route{v::get, "/sandboxes", "list", list},
+    route{v::get, "/sandboxes/{id}", "get", get},
+    route{v::delete_, "/sandboxes/{id}", "kill", kill},
+    route{v::patch, "/sandboxes/{id}/metadata", "metadata", patch_metadata},
+    route{v::post, "/sandboxes/{id}/pause", "pause", pause},
+    route{v::post, "/sandboxes/{id}/resume", "resume", resume},
+    route{v::post, "/sandboxes/{id}/renew-expiration", "renew", renew},
+    route{v::get, "/sandboxes/{id}/endpoints/{param}", "endpoint", endpoint},
+};
+
+}  // namespace
+
+std::span<const route> lifecycle_routes() noexcept { return routes; }
+
+}  // namespace ngfail::opensandbox::emulator

@@ -1,0 +1,296 @@
+// Routing: which API a request belongs to, the checks every route of that API shares
+// (the API key, the sandbox behind an execd route), the fault queued for it, and then its
+// handler from the route tables.
+#include "context.hpp"
+
+#include <ngfail/event_id.hpp>
+
+#include <boost/json/serialize.hpp>
+
+#include <charconv>
+#include <vector>
+
+namespace ngfail::opensandbox::emulator {
+namespace {
+
+namespace json = boost::json;
+using boost::asio::awaitable;
+
+constexpr unsigned short execd_port = 44772;
+
+int hex_value(char c) noexcept {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+std::string percent_decode(std::string_view text) {
+    std::string out;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        if (text[i] == '%' && i + 2 < text.size() && hex_value(text[i + 1]) >= 0 && hex_value(text[i + 2]) >= 0) {
+            out += static_cast<char>(hex_value(text[i + 1]) * 16 + hex_value(text[i + 2]));
+            i += 2;
+        } else {
+            out += text[i] == '+' ? ' ' : text[i];
+        }
+    }
+    return out;
+}
+
+std::vector<std::string> segments_of(std::string_view target) {
+    target = target.substr(0, target.find('?'));
+    std::vector<std::string> parts;
+    while (!target.empty()) {
+        const auto slash = target.find('/');
+        if (slash != 0) parts.push_back(percent_decode(target.substr(0, slash)));
+        if (slash == std::string_view::npos) break;
+        target.remove_prefix(slash + 1);
+    }
+    return parts;
+}
+
+// Matches `segments` against a route pattern, filling the call's parameters.
+bool matches(std::string_view pattern, const std::vector<std::string>& segments, std::size_t from, call& c) {
+    std::size_t i = from;
+    for (std::string_view rest = pattern; !rest.empty();) {
+        if (rest.front() == '/') rest.remove_prefix(1);
+        const auto slash = rest.find('/');
+        const std::string_view part = rest.substr(0, slash);
+        rest = slash == std::string_view::npos ? std::string_view{} : rest.substr(slash);
+        if (part.empty()) continue;
+        if (i >= segments.size()) return false;
+        if (part == "{id}") {
+            c.sandbox_id = segments[i];
+        } else if (part == "{param}") {
+            c.param = segments[i];
+        } else if (part != segments[i]) {
+            return false;
+        }
+        ++i;
+    }
+    return i == segments.size();
+}
+
+const route* find_route(std::span<const route> table, http::verb method, const std::vector<std::string>& segments,
+                        std::size_t from, call& c) {
+    for (const route& r : table) {
+        call attempt;
+        if (r.method == method && matches(r.pattern, segments, from, attempt)) {
+            c.sandbox_id = std::move(attempt.sandbox_id);
+            c.param = std::move(attempt.param);
+            c.operation = r.operation;
+            return &r;
+        }
+    }
+    return nullptr;
+}
+
+std::optional<unsigned short> port_number(std::string_view text) {
+    unsigned value = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc() || end != text.data() + text.size() || value < 1 || value > 65535) return std::nullopt;
+    return static_cast<unsigned short>(value);
+}
+
+// (Built outside the coroutines: GCC 12 rejects a brace-initialised JSON object with string
+// literal keys inside a co_await expression, "array used as initializer".)
+json::object unauthorized_json() { return {{"error", "Unauthorized: invalid or missing header X-EXECD-ACCESS-TOKEN"}}; }
+json::object fault_json(const fault& f) { return {{"operation", f.operation}, {"action", name(f.what)}}; }
+json::object healthy_json() { return {{"status", "healthy"}}; }
+
+// The lifecycle API's authentication, as upstream's middleware answers it.
+std::optional<response> refused_key(context& c, const exchange& x) {
+    if (c.options.api_key.empty()) return std::nullopt;
+    const auto it = x.req().find("OPEN-SANDBOX-API-KEY");
+    if (it == x.req().end()) {
+        return c.error_reply(x, 401, "MISSING_API_KEY", "Authentication credentials are missing");
+    }
+    if (it->value() != c.options.api_key) {
+        return c.error_reply(x, 401, "INVALID_API_KEY", "Authentication credentials are invalid");
+    }
+    return std::nullopt;
+}
+
+// The faults every route treats alike, applied to the world before the route runs.
+void apply_to_world(context& c, const call& k) {
+    const fault& f = *k.active_fault;
+    using action = fault::action;
+    if (f.what == action::expire) {
+        c.sandboxes.update(k.sandbox_id, [](sandbox_record& s) { s.expires_at = wall_clock::now(); });
+    } else if ((f.what == action::crash || f.what == action::oom_kill) && k.operation != "exec") {
+        const status_shape& shape = f.what == action::crash ? c.profile.crashed : c.profile.oom_killed;
+        c.sandboxes.update(k.sandbox_id, [&](sandbox_record& s) {
+            s.state = std::string(shape.state);
+            s.reason = std::string(shape.reason);
+            s.message = message_for(shape, s.id);
+        });
+    }
+}
+
+// The reply a fault makes instead of the route's own; none when the route answers itself.
+std::optional<response> fault_reply(context& c, const exchange& x, const fault& f) {
+    using action = fault::action;
+    if (f.what == action::http_error) {
+        response res = c.error_reply(x, f.status, f.code, f.message);
+        if (f.retry_after_s) res.set(http::field::retry_after, std::to_string(*f.retry_after_s));
+        return res;
+    }
+    if (f.what == action::malformed_json) {
+        return c.text_reply(x, 200, R"({"id": "sbx-1", "status": {"state": )", "application/json");
+    }
+    return std::nullopt;
+}
+
+awaitable<void> run_route(context& c, exchange& x, const route* r, call& k) {
+    k.active_fault = c.faults.take(r->operation);
+    if (k.active_fault) {
+        if (auto reply = fault_reply(c, x, *k.active_fault)) {
+            co_await x.reply(std::move(*reply));
+            co_return;
+        }
+        if (k.active_fault->what == fault::action::stall) {
+            co_await x.wait(k.active_fault->stall_for);
+            x.close_connection();  // the client has given up; close without answering
+            co_return;
+        }
+        apply_to_world(c, k);
+    }
+    co_await r->handle(c, x, k);
+}
+
+// An execd route, reached through the server proxy or a direct endpoint: the sandbox must
+// exist and run, and execd must be listening on the port.
+awaitable<void> to_execd(context& c, exchange& x, const std::vector<std::string>& segments, std::size_t id_at,
+                         std::size_t rest_at) {
+    const std::string& sandbox_id = segments[id_at];
+    const auto port = port_number(segments[id_at + 2]);
+    const auto sandbox = c.sandboxes.find(sandbox_id);
+    if (!sandbox) {
+        co_await x.reply(c.not_found(x, sandbox_id));
+        co_return;
+    }
+    if (sandbox->secure_access) {
+        const auto it = x.req().find("X-EXECD-ACCESS-TOKEN");
+        if (it == x.req().end() || it->value() != sandbox->access_token) {
+            co_await x.reply(c.json_reply(x, 401, unauthorized_json()));
+            co_return;
+        }
+    }
+    if (port != execd_port || sandbox->state != c.profile.running.state) {
+        // Nothing listens there (yet): what the proxy answers when it cannot connect.
+        co_await x.reply(c.error_reply(x, 502, "BACKEND_CONNECTION_FAILED",
+                                       "Could not connect to the backend sandbox " + sandbox_id + ":" +
+                                           segments[id_at + 2] + ": connection refused"));
+        co_return;
+    }
+    call k;
+    const route* r = find_route(execd_routes(), x.req().method(), segments, rest_at, k);
+    k.sandbox_id = sandbox_id;
+    if (!r) {
+        co_await x.reply(c.text_reply(x, 404, "404 page not found", "text/plain"));
+        co_return;
+    }
+    co_await run_route(c, x, r, k);
+}
+
+awaitable<void> add_fault(context& c, exchange& x) {
+    auto parsed = parse_fault(x.req().body());
+    if (!parsed) {
+        co_await x.reply(c.error_reply(x, 400, "SANDBOX::INVALID_PARAMETER", parsed.error().reason()));
+        co_return;
+    }
+    c.faults.push(parsed.value());
+    co_await x.reply(c.json_reply(x, 201, fault_json(parsed.value())));
+}
+
+}  // namespace
+
+void set_request_id(http::fields& fields) { fields.set("X-Request-ID", to_string(event_id::generate())); }
+
+response context::json_reply(const exchange& x, int status, const json::value& body) const {
+    return text_reply(x, status, json::serialize(body), "application/json");
+}
+
+response context::text_reply(const exchange& x, int status, std::string body, std::string_view type) const {
+    response res(static_cast<http::status>(status), x.req().version());
+    res.set(http::field::content_type, type);
+    set_request_id(res);
+    res.body() = std::move(body);
+    return res;
+}
+
+response context::empty_reply(const exchange& x, int status) const {
+    response res(static_cast<http::status>(status), x.req().version());
+    set_request_id(res);
+    return res;
+}
+
+response context::error_reply(const exchange& x, int status, std::string_view code, std::string_view message) const {
+    return json_reply(x, status, json::object{{"code", code}, {"message", message}});
+}
+
+response context::not_found(const exchange& x, std::string_view sandbox_id) const {
+    std::string message(profile.not_found_message);
+    if (const auto at = message.find("{id}"); at != std::string::npos) message.replace(at, 4, sandbox_id);
+    return error_reply(x, 404, backend_code("SANDBOX_NOT_FOUND"), message);
+}
+
+std::string context::backend_code(std::string_view name) const { return std::string(profile.code_prefix) + std::string(name); }
+
+std::optional<std::string> query_value(std::string_view target, std::string_view name) {
+    const auto q = target.find('?');
+    if (q == std::string_view::npos) return std::nullopt;
+    for (std::string_view rest = target.substr(q + 1); !rest.empty();) {
+        const auto amp = rest.find('&');
+        const std::string_view pair = rest.substr(0, amp);
+        rest = amp == std::string_view::npos ? std::string_view{} : rest.substr(amp + 1);
+        const auto eq = pair.find('=');
+        if (percent_decode(pair.substr(0, eq)) == name) {
+            return eq == std::string_view::npos ? std::string() : percent_decode(pair.substr(eq + 1));
+        }
+    }
+    return std::nullopt;
+}
+
+awaitable<void> dispatch(context& c, exchange& x) {
+    ++c.served;
+    const std::vector<std::string> segments = segments_of(x.req().target());
+    const auto is = [&](std::size_t at, std::string_view word) { return segments.size() > at && segments[at] == word; };
+
+    if (x.local_port() == c.direct_port) {  // /sandboxes/{id}/port/{port}/…
+        if (is(0, "sandboxes") && is(2, "port") && segments.size() >= 4) {
+            co_await to_execd(c, x, segments, 1, 4);
+        } else {
+            co_await x.reply(c.text_reply(x, 404, "404 page not found", "text/plain"));
+        }
+        co_return;
+    }
+    const std::size_t base = is(0, "v1") ? 1 : 0;
+    if (is(base, "sandboxes") && is(base + 2, "proxy") && segments.size() >= base + 4) {
+        co_await to_execd(c, x, segments, base + 1, base + 4);  // unauthenticated, as upstream
+        co_return;
+    }
+    if (segments.size() == base + 1 && is(base, "health")) {
+        co_await x.reply(c.json_reply(x, 200, healthy_json()));
+        co_return;
+    }
+    if (auto denied = refused_key(c, x)) {
+        co_await x.reply(std::move(*denied));
+        co_return;
+    }
+    if (segments.size() == base + 2 && is(base, "_ngfail") && is(base + 1, "faults") &&
+        x.req().method() == http::verb::post) {
+        co_await add_fault(c, x);
+        co_return;
+    }
+    call k;
+    const route* r = find_route(lifecycle_routes(), x.req().method(), segments, base, k);
+    if (!r) {
+        co_await x.reply(c.error_reply(x, 404, "SANDBOX::API_NOT_SUPPORTED", "no such route"));
+        co_return;
+    }
+    co_await run_route(c, x, r, k);
+}
+
+}  // namespace ngfail::opensandbox::emulator

@@ -1,0 +1,23 @@
+// What a command does in a simulated sandbox: `echo TEXT`, `exit N`, `sleep SECONDS`,
+// `cat FILE` (from the sandbox's in-memory file system); anything else prints what it
+// would have run. No process is ever started.
+#pragma once
+
+#include "sandboxes.hpp"
+
+#include <chrono>
+#include <string>
+#include <string_view>
+
+namespace ngfail::opensandbox::emulator {
+
+struct simulated_run {
+    std::string stdout_text{};
+    std::string stderr_text{};
+    int exit_code = 0;
+    std::chrono::milliseconds runs_for{0};
+};
+
+[[nodiscard]] simulated_run simulate(std::string_view command, const sandbox_record& sandbox);
+
+}  // namespace ngfail::opensandbox::emulator
