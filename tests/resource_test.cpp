@@ -189,6 +189,8 @@ TEST(reply_limits, exec_output_is_cut_at_the_limit_and_says_so) {
 #include <boost/beast/http.hpp>
 
 #include <dirent.h>
+#include <thread>
+#include <vector>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -218,15 +220,49 @@ void one_request(boost::asio::io_context& io, unsigned short port) {
     http::read(socket, buffer, res);
 }
 
-TEST(server_resources, a_connection_thread_ends_with_its_connection) {
+TEST(server_resources, nothing_of_a_connection_outlives_it) {
     embedded_server server;
     boost::asio::io_context io;
     const std::size_t before = thread_count();
+    one_request(io, server.port());
     const long rss_before = peak_rss_kib();
-    for (int i = 0; i < 5'000; ++i) one_request(io, server.port());
-    // Each ending connection joins the ones before it: at most one is left to be joined.
-    EXPECT_LE(thread_count(), before + 2) << "threads of ended connections are kept until stop()";
-    EXPECT_LT(peak_rss_kib() - rss_before, 16 * 1024) << "KiB of resident memory after 5,000 connections";
+    for (int i = 0; i < 20'000; ++i) one_request(io, server.port());
+    EXPECT_EQ(thread_count(), before) << "no thread per connection";
+    EXPECT_LT(peak_rss_kib() - rss_before, 8 * 1024) << "KiB of resident memory after 20,000 connections";
+    EXPECT_EQ(server.requests(), 20'001u);
+}
+
+// Room for both ends of `n` loopback connections in this one process.
+void allow_descriptors(rlim_t n) {
+    rlimit lim{};
+    ::getrlimit(RLIMIT_NOFILE, &lim);
+    if (lim.rlim_max < n) {  // root may raise the hard limit too
+        rlimit raised{n, n};
+        if (::setrlimit(RLIMIT_NOFILE, &raised) == 0) lim = raised;
+    }
+    lim.rlim_cur = std::max<rlim_t>(lim.rlim_cur, std::min(lim.rlim_max, n));
+    ::setrlimit(RLIMIT_NOFILE, &lim);
+    ASSERT_GE(lim.rlim_cur, n) << "the hard limit on open files is too low for this test";
+}
+
+TEST(server_resources, a_thousand_connections_at_once_on_two_threads) {
+    allow_descriptors(2'200);
+    embedded_server server;
+    boost::asio::io_context io;
+    const long rss_before = peak_rss_kib();
+    std::vector<boost::asio::ip::tcp::socket> open;
+    for (int i = 0; i < 1'000; ++i) {
+        auto& socket = open.emplace_back(io);
+        socket.connect({boost::asio::ip::make_address("127.0.0.1"), server.port()});
+    }
+    for (int i = 0; i < 200 && server.open_connections() < 1'000; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    EXPECT_EQ(server.open_connections(), 1'000u);
+    EXPECT_EQ(server.threads(), 2u);
+    EXPECT_LT(peak_rss_kib() - rss_before, 32 * 1024) << "KiB of resident memory for 1,000 open connections";
+    one_request(io, server.port());  // and it still answers
+    open.clear();
+    for (int i = 0; i < 200 && server.open_connections() > 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    EXPECT_EQ(server.open_connections(), 0u) << "every closed connection ended its coroutine";
 }
 
 TEST(server_resources, accept_backs_off_when_descriptors_run_out) {

@@ -19,13 +19,10 @@ std::variant<parsed_args, std::string> parse_args(arguments args, const arg_spec
         if (spec.flags.contains(name) && equals == std::string_view::npos) {
             out.flags.emplace(name);
         } else if (spec.with_value.contains(name)) {
-            if (equals != std::string_view::npos) {
-                out.values[std::string(name)] = std::string(arg.substr(equals + 1));
-            } else if (i + 1 < args.size()) {
-                out.values[std::string(name)] = std::string(args[++i]);
-            } else {
-                return "--" + std::string(name) + " needs a value";
-            }
+            if (equals == std::string_view::npos && i + 1 >= args.size()) return "--" + std::string(name) + " needs a value";
+            const std::string value(equals != std::string_view::npos ? arg.substr(equals + 1) : args[++i]);
+            out.values[std::string(name)] = value;
+            out.every_value[std::string(name)].push_back(value);
         } else {
             return "unknown option '" + std::string(arg) + "'";
         }

@@ -14,7 +14,8 @@
 namespace ngfail::cli {
 
 struct parsed_args {
-    std::map<std::string, std::string, std::less<>> values;
+    std::map<std::string, std::string, std::less<>> values;  // the last value given
+    std::map<std::string, std::vector<std::string>, std::less<>> every_value;  // each, in order
     std::set<std::string, std::less<>> flags;
     std::vector<std::string> positionals;
 
@@ -22,6 +23,11 @@ struct parsed_args {
     [[nodiscard]] std::optional<std::string> value(std::string_view name) const {
         const auto it = values.find(name);
         return it == values.end() ? std::nullopt : std::optional(it->second);
+    }
+    // Every value of a repeatable option, in the order given.
+    [[nodiscard]] std::vector<std::string> all(std::string_view name) const {
+        const auto it = every_value.find(name);
+        return it == every_value.end() ? std::vector<std::string>{} : it->second;
     }
 };
 

@@ -32,11 +32,13 @@ int run_classify(arguments args, const streams& io);
 int run_decode(arguments args, const streams& io);
 int run_stats(arguments args, const streams& io);
 int run_demo(arguments args, const streams& io);
+int run_serve(arguments args, const streams& io);
 
 std::string kinds_usage();
 std::string classify_usage();
 std::string decode_usage();
 std::string stats_usage();
 std::string demo_usage();
+std::string serve_usage();
 
 }  // namespace ngfail::cli

@@ -17,6 +17,7 @@ constexpr std::array commands{
     command{"decode", "validate a failure header or report and print its chains", decode_usage, run_decode},
     command{"stats", "aggregate failures in rollout rows (JSONL)", stats_usage, run_stats},
     command{"demo", "run failures through the client against the embedded server", demo_usage, run_demo},
+    command{"serve", "run a local OpenSandbox with injectable faults", serve_usage, run_serve},
 };
 
 void print_overview(std::ostream& out) {

@@ -1,0 +1,116 @@
+// ngfail serve [--host H] [--port N] [--api-key K] [--backend kubernetes|docker]
+//              [--pending-ms N] [--fault JSON]...
+#include "args.hpp"
+
+#include <ngfail/opensandbox/embedded_server.hpp>
+
+#include <csignal>
+#include <cstdlib>
+#include <ostream>
+#include <pthread.h>
+
+namespace ngfail::cli {
+namespace {
+
+const arg_spec spec{.with_value = {"host", "port", "api-key", "backend", "pending-ms", "fault"}};
+
+// SIGINT and SIGTERM are blocked in every thread and taken here, so the server stops cleanly.
+int wait_for_a_stop_signal() {
+    sigset_t stop_signals;
+    sigemptyset(&stop_signals);
+    sigaddset(&stop_signals, SIGINT);
+    sigaddset(&stop_signals, SIGTERM);
+    int received = 0;
+    ::sigwait(&stop_signals, &received);
+    return received;
+}
+
+void block_stop_signals() {
+    sigset_t stop_signals;
+    sigemptyset(&stop_signals);
+    sigaddset(&stop_signals, SIGINT);
+    sigaddset(&stop_signals, SIGTERM);
+    ::pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+}
+
+std::optional<opensandbox::server_options> options_of(const parsed_args& a, const streams& io) {
+    opensandbox::server_options options{.host = a.value("host").value_or("127.0.0.1")};
+    const auto complain = [&](std::string_view what) {
+        io.err << "ngfail serve: " << what << '\n';
+        return std::nullopt;
+    };
+    if (const auto port = a.value("port")) {
+        const auto n = to_int(*port);
+        if (!n || *n < 0 || *n > 65535) return complain("--port takes a number from 0 to 65535");
+        options.port = static_cast<unsigned short>(*n);
+    }
+    if (const auto backend = a.value("backend")) {
+        const auto b = opensandbox::parse_backend(*backend);
+        if (!b) return complain("--backend takes kubernetes or docker");
+        options.backend = *b;
+    }
+    if (const auto pending = a.value("pending-ms")) {
+        const auto n = to_int(*pending);
+        if (!n || *n < 0) return complain("--pending-ms takes a number of milliseconds");
+        options.pending_for = std::chrono::milliseconds(*n);
+    }
+    // The key from the environment keeps it out of the process list; --api-key wins.
+    if (const char* from_env = std::getenv("OPEN_SANDBOX_API_KEY")) options.api_key = from_env;
+    if (const auto key = a.value("api-key")) options.api_key = *key;
+    return options;
+}
+
+}  // namespace
+
+int run_serve(arguments args, const streams& io) {
+    const auto parsed = parse_or_complain("serve", args, spec, io);
+    if (!parsed) return exit_bad_input;
+    auto options = options_of(*parsed, io);
+    if (!options) return exit_bad_input;
+    std::vector<opensandbox::fault> faults;
+    for (const std::string& text : parsed->all("fault")) {
+        auto f = opensandbox::parse_fault(text);
+        if (!f) {
+            io.err << "ngfail serve: --fault: " << f.error().reason() << '\n';
+            return exit_bad_input;
+        }
+        faults.push_back(std::move(f).value());
+    }
+    block_stop_signals();  // before the server's threads start, so they inherit the mask
+    opensandbox::embedded_server server(std::move(*options));
+    for (auto& f : faults) server.inject(std::move(f));
+    const std::string& host = parsed->value("host").value_or("127.0.0.1");
+    io.out << "listening on http://" << host << ':' << server.port() << '\n'
+           << "direct endpoints on http://" << host << ':' << server.direct_port() << '\n'
+           << std::flush;
+    const int signal = wait_for_a_stop_signal();
+    server.stop();
+    io.out << "stopped (" << (signal == SIGINT ? "SIGINT" : "SIGTERM") << ") after " << server.requests()
+           << " requests\n";
+    return exit_ok;
+}
+
+std::string serve_usage() {
+    return "usage: ngfail serve [--host H] [--port N] [--api-key K] [--backend kubernetes|docker]\n"
+           "                    [--pending-ms N] [--fault JSON]...\n"
+           "\n"
+           "Runs a local OpenSandbox: the lifecycle API (/v1/sandboxes...) and execd, reached through\n"
+           "the server proxy (/sandboxes/{id}/proxy/{port}/...) or a direct endpoint on a second port.\n"
+           "Point the official SDKs or curl at the first line it prints:\n"
+           "\n"
+           "  listening on http://HOST:PORT\n"
+           "\n"
+           "--port 0 (the default) picks a free port. --api-key (or OPEN_SANDBOX_API_KEY) makes the\n"
+           "lifecycle API require OPEN-SANDBOX-API-KEY. --backend says which real backend its faults\n"
+           "look like (default kubernetes). --pending-ms keeps new sandboxes Pending that long.\n"
+           "--fault queues a fault, repeatable, e.g.\n"
+           "  --fault '{\"operation\":\"create\",\"action\":\"http_error\",\"status\":502,\n"
+           "            \"code\":\"BACKEND_CONNECTION_FAILED\",\"message\":\"...\",\"times\":1}'\n"
+           "  --fault '{\"operation\":\"exec\",\"action\":\"oom_kill\"}'\n"
+           "Actions: oom_kill, image_pull_failure, expire, crash, http_error, drop_before_init,\n"
+           "drop_after_init, no_terminal_event, signal_exit, stall (stall_ms), malformed_json,\n"
+           "sandbox_status (state, reason). POST /_ngfail/faults adds one while it runs.\n"
+           "Serves until SIGINT or SIGTERM, then exits 0.\n";
+}
+
+}  // namespace ngfail::cli

@@ -1,0 +1,202 @@
+// The official OpenSandbox TypeScript SDK (pinned in package-lock.json), unchanged and with
+// its default options, against `ngfail serve`: what a user of the SDK would do, and what the
+// SDK surfaces when the emulator injects the faults real deployments show.
+//
+//   NGFAIL_CLI=build/dev/src/cli/ngfail node --test tests/conformance/sdk.test.mjs
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { createInterface } from "node:readline";
+import { Sandbox, ConnectionConfig, SandboxApiException } from "@alibaba-group/opensandbox";
+
+const cli = process.env.NGFAIL_CLI;
+if (!cli) throw new Error("set NGFAIL_CLI to the ngfail binary");
+const apiKey = "sk-conformance-1";
+
+let server;
+let domain;
+
+async function startServer(args) {
+  const child = spawn(cli, ["serve", "--pending-ms", "300", ...args], {
+    env: { ...process.env, OPEN_SANDBOX_API_KEY: apiKey },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const lines = createInterface({ input: child.stdout });
+  const first = await new Promise((resolve, reject) => {
+    lines.once("line", resolve);
+    child.once("exit", (code) => reject(new Error(`ngfail serve exited with ${code}`)));
+  });
+  const match = /^listening on http:\/\/(.+)$/.exec(first);
+  assert.ok(match, `first line: ${first}`);
+  return { child, domain: match[1] };
+}
+
+function stopServer(s) {
+  return new Promise((resolve) => {
+    s.child.once("exit", (code, signal) => resolve({ code, signal }));
+    s.child.kill("SIGTERM");
+  });
+}
+
+before(async () => {
+  server = await startServer([]);
+  domain = server.domain;
+});
+
+after(async () => {
+  const { code } = await stopServer(server);
+  assert.equal(code, 0, "ngfail serve exits cleanly on SIGTERM");
+});
+
+const connection = () => new ConnectionConfig({ domain, apiKey, protocol: "http" });
+
+async function injectFault(fault) {
+  const res = await fetch(`http://${domain}/_ngfail/faults`, {
+    method: "POST",
+    headers: { "OPEN-SANDBOX-API-KEY": apiKey, "content-type": "application/json" },
+    body: JSON.stringify(fault),
+  });
+  assert.equal(res.status, 201, await res.text());
+}
+
+const stdoutOf = (execution) => execution.logs.stdout.map((m) => m.text).join("");
+
+test("the default create waits for readiness (Pending, then execd /ping) and runs commands", async () => {
+  const sandbox = await Sandbox.create({ image: "python:3.11", connectionConfig: connection() });
+  try {
+    const info = await sandbox.getInfo();
+    assert.equal(info.status.state, "Running");
+    const hello = await sandbox.commands.run("echo hello");
+    assert.equal(stdoutOf(hello), "hello\n");
+    assert.equal(hello.exitCode, 0);
+    assert.ok(hello.id, "the init event names the execution");
+    const failed = await sandbox.commands.run("exit 3");
+    assert.equal(failed.exitCode, 3);
+    const status = await sandbox.commands.getCommandStatus(hello.id);
+    assert.equal(status.running, false);
+    assert.equal(status.exitCode, 0);
+    assert.equal(status.content, "echo hello");
+    assert.ok(status.startedAt instanceof Date && status.finishedAt instanceof Date);
+  } finally {
+    await sandbox.kill();
+  }
+});
+
+test("a command through the server proxy, as useServerProxy asks", async () => {
+  const sandbox = await Sandbox.create({
+    image: "python:3.11",
+    connectionConfig: new ConnectionConfig({ domain, apiKey, protocol: "http", useServerProxy: true }),
+  });
+  try {
+    const endpoint = await sandbox.getEndpoint(44772);
+    assert.match(endpoint.endpoint, /\/sandboxes\/[^/]+\/proxy\/44772$/);
+    assert.equal(stdoutOf(await sandbox.commands.run("echo via proxy")), "via proxy\n");
+  } finally {
+    await sandbox.kill();
+  }
+});
+
+test("background commands, their logs with the tail cursor, and interrupt", async () => {
+  const sandbox = await Sandbox.create({ image: "python:3.11", connectionConfig: connection() });
+  try {
+    const started = await sandbox.commands.run("echo from the background", { background: true });
+    assert.ok(started.id);
+    let status;
+    for (let i = 0; i < 50; i++) {
+      status = await sandbox.commands.getCommandStatus(started.id);
+      if (!status.running) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    assert.equal(status.exitCode, 0);
+    const logs = await sandbox.commands.getBackgroundCommandLogs(started.id);
+    assert.equal(logs.content, "from the background\n");
+    const later = await sandbox.commands.getBackgroundCommandLogs(started.id, logs.cursor);
+    assert.equal(later.content, "", "nothing after the cursor");
+
+    const long = await sandbox.commands.run("sleep 30", { background: true });
+    await sandbox.commands.interrupt(long.id);
+    for (let i = 0; i < 50; i++) {
+      status = await sandbox.commands.getCommandStatus(long.id);
+      if (!status.running) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    assert.equal(status.exitCode, -1, "interrupted: killed by a signal");
+  } finally {
+    await sandbox.kill();
+  }
+});
+
+test("files: write, read back, and cat in a command", async () => {
+  const sandbox = await Sandbox.create({ image: "python:3.11", connectionConfig: connection() });
+  try {
+    await sandbox.files.writeFiles([{ path: "/workspace/notes.txt", data: "line one\nline two\n" }]);
+    assert.equal(await sandbox.files.readFile("/workspace/notes.txt"), "line one\nline two\n");
+    assert.equal(stdoutOf(await sandbox.commands.run("cat /workspace/notes.txt")), "line one\nline two\n");
+  } finally {
+    await sandbox.kill();
+  }
+});
+
+test("renew, metadata, pause and resume, then kill: the sandbox is gone", async () => {
+  const sandbox = await Sandbox.create({
+    image: "python:3.11",
+    metadata: { team: "rl" },
+    connectionConfig: connection(),
+  });
+  const renewed = await sandbox.renew(3600);
+  assert.ok(Date.parse(renewed.expiresAt) > Date.now());
+  const patched = await sandbox.patchMetadata({ stage: "eval", team: null });
+  assert.deepEqual(patched.metadata, { stage: "eval" });
+  await sandbox.pause();
+  assert.equal((await sandbox.getInfo()).status.state, "Paused");
+  await sandbox.resume();
+  assert.equal((await sandbox.getInfo()).status.state, "Running");
+  await sandbox.kill();
+  await assert.rejects(sandbox.getInfo(), (e) => e instanceof SandboxApiException && e.statusCode === 404);
+});
+
+test("a command killed by a signal reports exit -1, as execd does", async () => {
+  const sandbox = await Sandbox.create({ image: "python:3.11", connectionConfig: connection() });
+  try {
+    await injectFault({ operation: "exec", action: "signal_exit" });
+    const killed = await sandbox.commands.run("python train.py");
+    assert.equal(killed.exitCode, -1);
+    assert.equal(killed.error.value, "-1");
+  } finally {
+    await sandbox.kill();
+  }
+});
+
+test("an OOM kill on Kubernetes: exit -1, then Failed with OOMKilled only in the message", async () => {
+  const sandbox = await Sandbox.create({ image: "python:3.11", connectionConfig: connection() });
+  try {
+    await injectFault({ operation: "exec", action: "oom_kill" });
+    const killed = await sandbox.commands.run("python train.py");
+    assert.equal(killed.exitCode, -1);
+    const info = await sandbox.getInfo();
+    assert.equal(info.status.state, "Failed");
+    assert.equal(info.status.reason, "FAILED");
+    assert.match(info.status.message, /OOMKilled/);
+  } finally {
+    await sandbox.kill();
+  }
+});
+
+test("faults on create surface as the SDK's API exceptions with their status and code", async () => {
+  await injectFault({ operation: "create", action: "http_error", status: 429,
+                      code: "KUBERNETES::POOL_CAPACITY_EXHAUSTED", message: "the pool is full", retry_after_s: 7 });
+  await assert.rejects(Sandbox.create({ image: "python:3.11", connectionConfig: connection() }),
+                       (e) => e instanceof SandboxApiException && e.statusCode === 429);
+  await injectFault({ operation: "create", action: "image_pull_failure" });
+  await assert.rejects(Sandbox.create({ image: "registry.invalid/nope:1", connectionConfig: connection() }),
+                       (e) => e instanceof SandboxApiException && e.statusCode === 504);
+  const wrongKey = new ConnectionConfig({ domain, apiKey: "sk-wrong", protocol: "http" });
+  await assert.rejects(Sandbox.create({ image: "python:3.11", connectionConfig: wrongKey }),
+                       (e) => e instanceof SandboxApiException && e.statusCode === 401);
+});
+
+test("an expired sandbox is gone, as Kubernetes deletes it", async () => {
+  const sandbox = await Sandbox.create({ image: "python:3.11", connectionConfig: connection() });
+  await injectFault({ operation: "get", action: "expire" });
+  await assert.rejects(sandbox.getInfo(), (e) => e instanceof SandboxApiException && e.statusCode === 404);
+});
