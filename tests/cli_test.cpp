@@ -296,13 +296,14 @@ TEST(cli_demo, meets_at_least_eight_kinds_and_classifies_each_as_expected) {
         EXPECT_TRUE(o.at("result_agrees").as_bool()) << o.at("name").as_string();
         EXPECT_FALSE(o.at("header").as_string().empty());
         kinds.emplace(o.at("kind").as_string());
-        if (o.at("name").as_string().starts_with("OOM kill")) {
+        if (o.at("name").as_string() == "OOM kill (Kubernetes)") {
             // Kubernetes shows OOMKilled only inside a message: no structured evidence of an OOM.
             EXPECT_EQ(o.at("kind").as_string(), "provider_command_terminated");
         }
     }
     EXPECT_GE(kinds.size(), 8u);
-    for (const char* k : {"provider_command_terminated", "provider_credentials_rejected", "provider_start_failed",
+    for (const char* k : {"provider_oom_killed", "provider_command_terminated", "provider_credentials_rejected",
+                          "provider_start_failed",
                           "provider_quota_exhausted", "provider_sandbox_lost", "transport_unreachable",
                           "transport_peer_drop", "transport_timeout"}) {
         EXPECT_TRUE(kinds.contains(k)) << k;
@@ -313,7 +314,7 @@ TEST(cli_demo, meets_at_least_eight_kinds_and_classifies_each_as_expected) {
 TEST(cli_demo, prints_a_summary_without_json) {
     const auto [status, out] = run_cli("demo");
     EXPECT_EQ(status, 0);
-    EXPECT_THAT(out, testing::HasSubstr("10 of 10 scenarios classified as expected"));
+    EXPECT_THAT(out, testing::HasSubstr("11 of 11 scenarios classified as expected"));
     EXPECT_THAT(out, testing::HasSubstr("X-NG-Failure-Report: {"));
     EXPECT_THAT(out, testing::Not(testing::HasSubstr("\x1b["))) << "no colours when stdout is not a terminal";
 }

@@ -114,6 +114,18 @@ std::vector<scenario> workload(embedded_server& server, client& sandboxes, clien
                    [&] { (void)sandboxes.exec(sandboxes.create({}).id, {.command = "python train.py"}); },
                    on([&] { return sandboxes.try_exec(sandboxes.create({}).id, {.command = "python train.py"}); })});
     {
+        auto [t, r] = exec("python train.py");
+        all.push_back({"OOM kill (structured reason)",
+                       "exit -1, and the sandbox's status reason itself is OOMKilled (a backend that reports "
+                       "the pod's reason as structured data): that is evidence of an OOM kill",
+                       kind::provider_oom_killed,
+                       [twice](embedded_server& s) {
+                           s.inject(twice(fault::exec(action::signal_exit)));
+                           s.inject(twice(fault::sandbox_status("get", "Running", "OOMKilled")));
+                       },
+                       t, r});
+    }
+    {
         auto [t, r] = exec("sleep 100000");
         all.push_back({"killed command", "execd reports exit -1: a signal ended the command, nothing says why",
                        kind::provider_command_terminated,

@@ -152,7 +152,7 @@ test("renew, metadata, pause and resume, then kill: the sandbox is gone", async 
   await sandbox.resume();
   assert.equal((await sandbox.getInfo()).status.state, "Running");
   await sandbox.kill();
-  await assert.rejects(sandbox.getInfo(), (e) => e instanceof SandboxApiException && e.statusCode === 404);
+  await assert.rejects(sandbox.getInfo(), apiError(404, "KUBERNETES::SANDBOX_NOT_FOUND"));
 });
 
 test("a command killed by a signal reports exit -1, as execd does", async () => {
@@ -182,21 +182,31 @@ test("an OOM kill on Kubernetes: exit -1, then Failed with OOMKilled only in the
   }
 });
 
+// What the SDK surfaces for an API error: the status, the envelope's code and message, and
+// the request id the server sent.
+const apiError = (status, code) => (e) =>
+  e instanceof SandboxApiException && e.statusCode === status && e.error.code === code &&
+  /^[0-9a-f-]{36}$/.test(e.requestId ?? "");
+
 test("faults on create surface as the SDK's API exceptions with their status and code", async () => {
   await injectFault({ operation: "create", action: "http_error", status: 429,
                       code: "KUBERNETES::POOL_CAPACITY_EXHAUSTED", message: "the pool is full", retry_after_s: 7 });
   await assert.rejects(Sandbox.create({ image: "python:3.11", connectionConfig: connection() }),
-                       (e) => e instanceof SandboxApiException && e.statusCode === 429);
+                       apiError(429, "KUBERNETES::POOL_CAPACITY_EXHAUSTED"));
+  await injectFault({ operation: "create", action: "http_error", status: 502, code: "BACKEND_CONNECTION_FAILED",
+                      message: "Could not connect to the backend sandbox" });
+  await assert.rejects(Sandbox.create({ image: "python:3.11", connectionConfig: connection() }),
+                       apiError(502, "BACKEND_CONNECTION_FAILED"));
   await injectFault({ operation: "create", action: "image_pull_failure" });
   await assert.rejects(Sandbox.create({ image: "registry.invalid/nope:1", connectionConfig: connection() }),
-                       (e) => e instanceof SandboxApiException && e.statusCode === 504);
+                       apiError(504, "KUBERNETES::POD_READY_TIMEOUT"));
   const wrongKey = new ConnectionConfig({ domain, apiKey: "sk-wrong", protocol: "http" });
   await assert.rejects(Sandbox.create({ image: "python:3.11", connectionConfig: wrongKey }),
-                       (e) => e instanceof SandboxApiException && e.statusCode === 401);
+                       apiError(401, "INVALID_API_KEY"));
 });
 
 test("an expired sandbox is gone, as Kubernetes deletes it", async () => {
   const sandbox = await Sandbox.create({ image: "python:3.11", connectionConfig: connection() });
   await injectFault({ operation: "get", action: "expire" });
-  await assert.rejects(sandbox.getInfo(), (e) => e instanceof SandboxApiException && e.statusCode === 404);
+  await assert.rejects(sandbox.getInfo(), apiError(404, "KUBERNETES::SANDBOX_NOT_FOUND"));
 });
