@@ -224,8 +224,8 @@ json::object status_json(const command_run& run, const call& k) {
 
 awaitable<void> status(context& c, exchange& x, call& k) {
     const auto run = c.sandboxes.command(k.param);
-    if (!run) {
-        co_await x.reply(invalid_request(c, x, "command not found: " + k.param));
+    if (!run) {  // 404, as execd answers an id it does not know (after a restart, say)
+        co_await x.reply(c.error_reply(x, 404, "INVALID_REQUEST_BODY", "command not found: " + k.param));
         co_return;
     }
     co_await x.reply(c.json_reply(x, 200, status_json(*run, k)));

@@ -166,7 +166,11 @@ void http_server::close_all() {
     }
     const std::lock_guard lock(sockets_mutex_);
     for (auto& [socket, on] : sockets_) {
-        asio::post(on, [socket = socket] {
+        // On the connection's own strand, and only if it is still open: a connection that
+        // ended meanwhile has left the registry (on that strand) and freed its socket.
+        asio::post(on, [this, socket = socket] {
+            const std::lock_guard still(sockets_mutex_);
+            if (!sockets_.contains(socket)) return;
             boost::system::error_code ec;
             socket->shutdown(tcp::socket::shutdown_both, ec);
             socket->close(ec);

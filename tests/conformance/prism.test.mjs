@@ -1,0 +1,216 @@
+// Stoplight Prism (pinned in package-lock.json) in front of `ngfail serve`, validating every
+// request and reply against the official OpenAPI specs: the lifecycle API and execd, every
+// route and every fault reply. With --errors, a violation turns the reply into a 500 whose
+// `sl-violations` header names it; statuses a spec does not document (the 429, 502, 503
+// and 504 real servers send) are warnings, not errors.
+//
+//   NGFAIL_CLI=build/dev/src/cli/ngfail node --test tests/conformance/prism.test.mjs
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { createInterface } from "node:readline";
+import { createServer } from "node:net";
+import { fileURLToPath } from "node:url";
+import path from "node:path";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const specs = path.join(here, "specs");  // the official specs, copied unchanged
+const cli = process.env.NGFAIL_CLI;
+if (!cli) throw new Error("set NGFAIL_CLI to the ngfail binary");
+const apiKey = "sk-prism-1";
+const children = [];
+
+function freePort() {
+  return new Promise((resolve) => {
+    const s = createServer().listen(0, "127.0.0.1", () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+async function startServe() {
+  const child = spawn(cli, ["serve"], { env: { ...process.env, OPEN_SANDBOX_API_KEY: apiKey },
+                                        stdio: ["ignore", "pipe", "inherit"] });
+  children.push(child);
+  const lines = createInterface({ input: child.stdout });
+  const first = await new Promise((resolve) => lines.once("line", resolve));
+  return /^listening on http:\/\/(.+)$/.exec(first)[1];
+}
+
+async function startPrism(spec, upstream, { errors = true } = {}) {
+  const port = await freePort();
+  const child = spawn(path.join(here, "node_modules/.bin/prism"),
+                      ["proxy", path.join(specs, spec), upstream, ...(errors ? ["--errors"] : []),
+                       "-p", String(port), "-h", "127.0.0.1"],
+                      { stdio: ["ignore", "pipe", "pipe"] });
+  children.push(child);
+  const lines = createInterface({ input: child.stdout });
+  await new Promise((resolve, reject) => {
+    lines.on("line", (l) => { if (l.includes("Prism is listening")) resolve(); });
+    child.once("exit", (code) => reject(new Error(`prism exited with ${code}`)));
+  });
+  return `http://127.0.0.1:${port}`;
+}
+
+let serve;     // host:port of ngfail serve
+let lifecycle; // Prism in front of /v1
+let execd;     // Prism in front of one sandbox's execd
+let streams;   // the same, reporting violations in a header instead of replacing the reply
+let sandboxId;
+
+const key = { "OPEN-SANDBOX-API-KEY": apiKey };
+const json = { "content-type": "application/json" };
+
+async function inject(fault) {
+  const res = await fetch(`http://${serve}/_ngfail/faults`, { method: "POST", headers: { ...key, ...json },
+                                                             body: JSON.stringify(fault) });
+  assert.equal(res.status, 201);
+}
+
+// Sends through Prism and fails on any validation error, returning the reply. Requests to
+// execd carry X-EXECD-ACCESS-TOKEN, which its spec requires (execd ignores it unless the
+// sandbox asked for secure access).
+async function checked(base, route, init = {}) {
+  const headers = base === execd || base === streams ? { "X-EXECD-ACCESS-TOKEN": "token", ...(init.headers ?? {}) }
+                                                    : init.headers;
+  const res = await fetch(base + route, { ...init, headers });
+  let violations = JSON.parse(res.headers.get("sl-violations") ?? "[]");
+  const body = await res.text();
+  if (init.stream) {
+    // Prism reads a whole event stream as one body that must be a ServerStreamEvent object, a
+    // check real execd fails too; each event is checked against that schema here instead.
+    violations = violations.filter((v) => !(v.code === "type" && v.location.join(".") === "response.body"));
+  }
+  const errors = violations.filter((v) => v.severity === "Error");
+  assert.deepEqual(errors, [], `${init.method ?? "GET"} ${route}: ${body}`);
+  return { status: res.status, body, headers: res.headers };
+}
+
+// Sends a command through Prism and checks every event of its stream against the spec's
+// ServerStreamEvent schema.
+const eventTypes = ["init", "status", "error", "stdout", "stderr", "result", "execution_complete",
+                    "execution_count", "ping"];
+const fieldTypes = { type: "string", text: "string", execution_count: "integer", execution_time: "integer",
+                     timestamp: "integer", results: "object", error: "object" };
+
+function checkEvent(event) {
+  assert.equal(typeof event, "object");
+  assert.ok(eventTypes.includes(event.type), `event type ${event.type}`);
+  for (const [field, value] of Object.entries(event)) {
+    const want = fieldTypes[field];
+    if (!want) continue;
+    if (want === "integer") assert.ok(Number.isInteger(value), `${field} is an integer`);
+    else assert.equal(typeof value, want, field);
+  }
+  if (event.error) {
+    assert.equal(typeof event.error.ename, "string");
+    assert.equal(typeof event.error.evalue, "string");
+    assert.ok(Array.isArray(event.error.traceback) && event.error.traceback.every((t) => typeof t === "string"));
+  }
+}
+
+async function command(body) {
+  const r = await checked(streams, "/command", { method: "POST", headers: json, body: JSON.stringify(body), stream: true });
+  if (r.status !== 200) return { ...r, events: [] };
+  assert.match(r.headers.get("content-type") ?? "", /^text\/event-stream/);
+  const events = r.body.split("\n\n").filter((f) => f.trim() !== "").map((f) => JSON.parse(f));
+  events.forEach(checkEvent);
+  return { ...r, events };
+}
+
+before(async () => {
+  serve = await startServe();
+  const created = await fetch(`http://${serve}/v1/sandboxes`, {
+    method: "POST", headers: { ...key, ...json },
+    body: JSON.stringify({ image: { uri: "python:3.11" }, entrypoint: ["sleep", "inf"] }),
+  });
+  sandboxId = (await created.json()).id;
+  lifecycle = await startPrism("sandbox-lifecycle.yml", `http://${serve}/v1`);
+  const direct = await (await fetch(`http://${serve}/v1/sandboxes/${sandboxId}/endpoints/44772`, { headers: key })).json();
+  execd = await startPrism("execd-api.yaml", `http://${direct.endpoint}`);
+  // With --errors Prism replaces a streamed reply by its verdict; this one passes it through.
+  streams = await startPrism("execd-api.yaml", `http://${direct.endpoint}`, { errors: false });
+});
+
+after(() => { for (const c of children) c.kill("SIGTERM"); });
+
+test("every lifecycle route, as the spec describes it", async () => {
+  const created = await checked(lifecycle, "/sandboxes", { method: "POST", headers: { ...key, ...json },
+    body: JSON.stringify({ image: { uri: "python:3.11" }, entrypoint: ["python", "/app/main.py"], timeout: 3600,
+                           resourceLimits: { cpu: "500m", memory: "512Mi" }, metadata: { team: "rl" } }) });
+  assert.equal(created.status, 202);
+  const id = JSON.parse(created.body).id;
+  assert.equal((await checked(lifecycle, `/sandboxes/${id}`, { headers: key })).status, 200);
+  assert.equal((await checked(lifecycle, "/sandboxes?page=1&pageSize=10", { headers: key })).status, 200);
+  assert.equal((await checked(lifecycle, `/sandboxes/${id}/endpoints/44772`, { headers: key })).status, 200);
+  assert.equal((await checked(lifecycle, `/sandboxes/${id}/endpoints/8080?use_server_proxy=true`, { headers: key })).status, 200);
+  assert.equal((await checked(lifecycle, `/sandboxes/${id}/metadata`, { method: "PATCH", headers: { ...key, ...json },
+                                                                         body: JSON.stringify({ stage: "eval" }) })).status, 200);
+  const renewed = await checked(lifecycle, `/sandboxes/${id}/renew-expiration`, { method: "POST", headers: { ...key, ...json },
+    body: JSON.stringify({ expiresAt: new Date(Date.now() + 7200e3).toISOString() }) });
+  assert.equal(renewed.status, 200);
+  assert.equal((await checked(lifecycle, `/sandboxes/${id}/pause`, { method: "POST", headers: key })).status, 202);
+  assert.equal((await checked(lifecycle, `/sandboxes/${id}/resume`, { method: "POST", headers: key })).status, 202);
+  assert.equal((await checked(lifecycle, `/sandboxes/${id}`, { method: "DELETE", headers: key })).status, 204);
+});
+
+test("every lifecycle error reply, documented or not", async () => {
+  assert.equal((await checked(lifecycle, "/sandboxes/missing", { headers: key })).status, 404);
+  assert.equal((await checked(lifecycle, `/sandboxes/${sandboxId}`, { headers: { "OPEN-SANDBOX-API-KEY": "wrong" } })).status, 401);
+  for (const [status, code] of [[409, "KUBERNETES::INVALID_STATE"], [500, "KUBERNETES::API_ERROR"],
+                                [429, "KUBERNETES::POOL_CAPACITY_EXHAUSTED"], [502, "BACKEND_CONNECTION_FAILED"],
+                                [503, "KUBERNETES::INITIALIZATION_ERROR"], [504, "KUBERNETES::POD_READY_TIMEOUT"],
+                                [403, "KUBERNETES::QUOTA_EXCEEDED"]]) {
+    await inject({ operation: "create", action: "http_error", status, code, message: "injected", retry_after_s: 3 });
+    const r = await checked(lifecycle, "/sandboxes", { method: "POST", headers: { ...key, ...json },
+      body: JSON.stringify({ image: { uri: "python:3.11" }, entrypoint: ["sleep", "inf"] }) });
+    assert.equal(r.status, status, r.body);
+  }
+  for (const action of ["image_pull_failure"]) {
+    await inject({ operation: "create", action });
+    const r = await checked(lifecycle, "/sandboxes", { method: "POST", headers: { ...key, ...json },
+      body: JSON.stringify({ image: { uri: "nope:1" }, entrypoint: ["x"] }) });
+    assert.equal(r.status, 504);
+  }
+  await inject({ operation: "get", action: "sandbox_status", state: "Failed", reason: "FAILED" });
+  assert.equal((await checked(lifecycle, `/sandboxes/${sandboxId}`, { headers: key })).status, 200);
+});
+
+test("every execd route, as the spec describes it", async () => {
+  assert.equal((await checked(execd, "/ping")).status, 200);
+  const ran = await command({ command: "echo hello", cwd: "/workspace", timeout: 30000 });
+  assert.equal(ran.status, 200);
+  assert.deepEqual(ran.events.map((e) => e.type), ["init", "ping", "stdout", "execution_complete"]);
+  const commandId = ran.events[0].text;
+  const status = await checked(execd, `/command/status/${commandId}`);
+  assert.equal(JSON.parse(status.body).content, "echo hello");
+  const bgId = (await command({ command: "echo bg", background: true })).events[0].text;
+  await new Promise((r) => setTimeout(r, 100));
+  const logs = await checked(execd, `/command/${bgId}/logs?cursor=0`);
+  assert.equal(logs.body, "bg\n");
+  assert.equal(logs.headers.get("execd-commands-tail-cursor"), "3");
+  const form = new FormData();
+  form.append("metadata", new Blob([JSON.stringify({ path: "/tmp/a.txt" })], { type: "application/json" }), "metadata");
+  form.append("file", new Blob(["content"], { type: "application/octet-stream" }), "a.txt");
+  assert.equal((await checked(execd, "/files/upload", { method: "POST", body: form })).status, 200);
+  const file = await checked(execd, "/files/download?path=/tmp/a.txt");
+  assert.equal(file.body, "content");
+  assert.equal((await checked(execd, "/metrics")).status, 200);
+  const longId = (await command({ command: "sleep 30", background: true })).events[0].text;
+  assert.equal((await checked(execd, `/command?id=${longId}`, { method: "DELETE" })).status, 200);
+});
+
+test("every execd fault reply", async () => {
+  assert.equal((await checked(execd, "/command/status/unknown")).status, 404);
+  assert.equal((await checked(execd, "/files/download?path=/nope")).status, 404);
+  await inject({ operation: "exec", action: "http_error", status: 500, code: "RUNTIME_ERROR", message: "injected" });
+  assert.equal((await command({ command: "x" })).status, 500);
+  // oom_kill last: it fails the sandbox, after which execd answers 502 as the proxy would
+  for (const action of ["signal_exit", "no_terminal_event", "oom_kill"]) {
+    await inject({ operation: "exec", action });
+    assert.equal((await command({ command: "x" })).status, 200);
+  }
+  const gone = await checked(lifecycle, `/sandboxes/${sandboxId}`, { headers: key });
+  assert.equal(JSON.parse(gone.body).status.state, "Failed");
+});
