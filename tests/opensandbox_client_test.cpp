@@ -683,3 +683,95 @@ TEST(interim_replies, are_skipped_before_a_sandbox_and_an_exec_stream) {
 }
 
 }  // namespace
+
+// ---- endpoints, as the spec allows them ---------------------------------------------------------
+
+#include "opensandbox/reply.hpp"
+
+namespace {
+
+TEST(endpoints, every_form_the_spec_allows_is_read) {
+    using ngfail::opensandbox::detail::parse_endpoint;
+    const auto spec_example = parse_endpoint("endpoint.opensandbox.io/sandboxes/abc123/port/8080");
+    EXPECT_EQ(spec_example.host, "endpoint.opensandbox.io");
+    EXPECT_EQ(spec_example.port, 80) << "no port: HTTP's";
+    EXPECT_EQ(spec_example.base, "/sandboxes/abc123/port/8080");
+    const auto with_scheme = parse_endpoint("http://10.0.0.7:44772");
+    EXPECT_EQ(with_scheme.host, "10.0.0.7");
+    EXPECT_EQ(with_scheme.port, 44772);
+    EXPECT_EQ(with_scheme.base, "");
+    const auto v6 = parse_endpoint("[::1]:9000/proxy/44772");
+    EXPECT_EQ(v6.host, "::1");
+    EXPECT_EQ(v6.port, 9000);
+    EXPECT_EQ(v6.base, "/proxy/44772");
+    for (const char* bad : {"", ":80", "h:0", "h:65536", "h:x", "https://h/x", "h p:80", "[::1]x"}) {
+        EXPECT_THROW((void)parse_endpoint(bad), std::system_error) << bad;
+    }
+}
+
+TEST(endpoints, use_server_proxy_chooses_the_route_and_both_run_commands) {
+    embedded_server server;
+    for (const bool proxied : {true, false}) {
+        client c({.port = server.port(), .timeout = 5s, .use_server_proxy = proxied});
+        const auto id = c.create({}).id;
+        const auto endpoint = c.endpoint(id).endpoint;
+        EXPECT_THAT(endpoint, testing::HasSubstr(proxied ? "/proxy/44772" : "/port/44772")) << endpoint;
+        EXPECT_EQ(c.exec(id, {.command = "echo routed"}).stdout_text, "routed\n");
+    }
+}
+
+TEST(client_requests, no_api_key_header_is_sent_when_there_is_no_key) {
+    recording_server recorder;
+    client c({.port = recorder.server.port(), .timeout = 5s});
+    ASSERT_TRUE(c.try_get("sbx-1"));
+    ASSERT_EQ(recorder.seen.heads.size(), 1u);
+    EXPECT_THAT(recorder.seen.heads[0], testing::Not(testing::HasSubstr("OPEN-SANDBOX-API-KEY")));
+}
+
+TEST(client_requests, a_command_status_without_an_id_is_read) {
+    unsigned short port = 0;
+    raw_server server([&port](int fd, const std::string& head) {
+        if (head.starts_with("GET /v1/sandboxes/sbx-1/endpoints/")) {
+            raw_server::send_all(fd, raw_server::reply("200 OK", R"({"endpoint":"127.0.0.1:)" + std::to_string(port) + R"("})"));
+        } else {
+            raw_server::send_all(fd, raw_server::reply("200 OK", R"({"running":false,"exit_code":0})"));
+        }
+    });
+    port = server.port();
+    client c({.port = port, .timeout = 5s});
+    const auto status = c.try_exec_status("sbx-1", "ex-9");
+    ASSERT_TRUE(status) << status.error().what();
+    EXPECT_EQ(status.value().id, "ex-9");
+    EXPECT_EQ(status.value().exit_code, 0);
+}
+
+}  // namespace
+
+namespace {
+
+TEST(exec_streams, the_full_sse_grammar_is_read) {
+    unsigned short port = 0;
+    raw_server server([&port](int fd, const std::string& head) {
+        if (head.starts_with("GET /v1/sandboxes/sbx-1/endpoints/")) {
+            raw_server::send_all(fd, raw_server::reply("200 OK", R"({"endpoint":"127.0.0.1:)" + std::to_string(port) + R"("})"));
+            return;
+        }
+        raw_server::send_all(fd, stream_head() +
+                                     ": a comment\r\n"
+                                     "event: message\r\nid: 1\r\nretry: 1000\r\n"
+                                     "data: {\"type\":\"init\",\r\ndata:  \"text\":\"ex-1\"}\r\n\r\n"  // one event, two lines
+                                     "data: {\"text\":\"an event without a type\"}\n\n"
+                                     "{\"type\":\"stdout\",\"text\":\"bare \"}\n\n"  // execd's own framing
+                                     "data:{\"type\":\"stdout\",\"text\":\"and data\"}\n\n"
+                                     "data: {\"type\":\"execution_complete\"}");  // ended by the stream's end
+    });
+    port = server.port();
+    client c({.port = port, .timeout = 5s});
+    const auto ran = c.try_exec("sbx-1", {.command = "x"});
+    ASSERT_TRUE(ran) << ran.error().what();
+    EXPECT_EQ(ran.value().execution_id, "ex-1");
+    EXPECT_EQ(ran.value().stdout_text, "bare and data");
+    EXPECT_EQ(ran.value().exit_code, 0);
+}
+
+}  // namespace

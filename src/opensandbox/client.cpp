@@ -77,7 +77,9 @@ public:
 
     template <class Body>
     void send(beast_http::request<Body>& request) {
-        request.set(beast_http::field::host, target_.host + ':' + std::to_string(target_.port));
+        const bool v6 = target_.host.find(':') != std::string::npos;
+        request.set(beast_http::field::host, (v6 ? "[" + target_.host + "]" : target_.host) + ':' +
+                                                 std::to_string(target_.port));
         request.prepare_payload();
         run([&](auto handler) { beast_http::async_write(stream_, request, handler); }, phase::send);
     }
@@ -196,10 +198,16 @@ struct call_context {
         return call_context{options, std::min(deadline, deadline_after(most)), secrets};
     }
 
+    // GET …/endpoints/{port}, asking for the server proxy or a direct endpoint as configured.
+    [[nodiscard]] std::string endpoint_path(std::string_view sandbox_id, int port) const {
+        return "/sandboxes/" + path_segment(sandbox_id) + "/endpoints/" + std::to_string(port) +
+               (options.use_server_proxy ? "?use_server_proxy=true" : "?use_server_proxy=false");
+    }
+
     // The endpoint of execd (port 44772) for a sandbox, its credentials marked secret.
     [[nodiscard]] endpoint_info execd_endpoint(std::string_view sandbox_id) const {
         endpoint_info endpoint = endpoint_of(
-            lifecycle(beast_http::verb::get, "/sandboxes/" + path_segment(sandbox_id) + "/endpoints/44772", nullptr));
+            lifecycle(beast_http::verb::get, endpoint_path(sandbox_id, 44772), nullptr));
         for (const auto& header : endpoint.headers) {
             const auto named = [&](std::string_view secret) { return beast::iequals(header.first, secret); };
             if (named("X-EXECD-ACCESS-TOKEN") ||
@@ -215,7 +223,7 @@ struct call_context {
         exchange x({options.host, options.port, ""}, deadline);
         x.connect();
         beast_http::request<beast_http::string_body> req(verb, lifecycle_path(path), 11);
-        req.set(api_key_header, options.api_key);
+        if (!options.api_key.empty()) req.set(api_key_header, options.api_key);
         req.set(beast_http::field::accept, "application/json");
         if (body) {
             req.set(beast_http::field::content_type, "application/json");
@@ -487,8 +495,7 @@ result<endpoint_info> client::try_endpoint(std::string_view sandbox_id, int port
     return call<endpoint_info>(options_, options, "endpoint", sandbox_id, {{"sandbox id", sandbox_id}},
                                [&](const call_context& c, observation&) {
         return std::optional(endpoint_of(c.lifecycle(
-            beast_http::verb::get, "/sandboxes/" + path_segment(sandbox_id) + "/endpoints/" + std::to_string(port),
-            nullptr)));
+            beast_http::verb::get, c.endpoint_path(sandbox_id, port), nullptr)));
     });
 }
 
@@ -534,7 +541,9 @@ result<command_status> client::try_exec_status(std::string_view sandbox_id, std:
         const json::value v = json::parse(res.body(), ec);
         if (ec) malformed("the command status is not JSON");
         const auto& o = as_object(v);
-        command_status status{.id = required_string(o, "id"), .error = optional_string(o, "error")};
+        // Every field is optional in the spec; the id asked for stands in for a missing one.
+        command_status status{.id = optional_string(o, "id").value_or(std::string(execution_id)),
+                              .error = optional_string(o, "error")};
         if (const auto* running = o.if_contains("running"); running && running->is_bool()) status.running = running->as_bool();
         if (const auto* code = o.if_contains("exit_code"); code && code->is_int64()) {
             status.exit_code = static_cast<int>(code->as_int64());

@@ -42,24 +42,41 @@ void execd_stream::feed(std::string_view bytes) {
 void execd_stream::finish() {
     if (!line_.empty()) take_line(line_);
     line_.clear();
+    if (!data_.empty()) take_event(data_);
+    data_.clear();
 }
 
+// The SSE grammar, and execd's own framing within it: `data:` lines accumulate until a blank
+// line ends the event (a JSON object may span several); a line that is no SSE field is a
+// whole JSON event, as execd writes them; comments, `event:`, `id:` and `retry:` carry none.
 void execd_stream::take_line(std::string_view line) {
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.empty()) {
+        if (!data_.empty()) take_event(data_);
+        data_.clear();
+        return;
+    }
     if (line.starts_with("data:")) {
         line.remove_prefix(5);
         if (line.starts_with(' ')) line.remove_prefix(1);
-    } else if (line.starts_with(':') || line.starts_with("event:") || line.starts_with("id:") ||
-               line.starts_with("retry:")) {
-        return;  // SSE framing that carries no execd event
+        if (data_.size() + line.size() > max_line_bytes) malformed("an execd event is over 1 MiB");
+        if (!data_.empty()) data_ += '\n';
+        data_.append(line);
+        return;
     }
-    if (line.empty()) return;
+    if (line.starts_with(':') || line.starts_with("event:") || line.starts_with("id:") || line.starts_with("retry:")) {
+        return;
+    }
+    take_event(line);
+}
+
+void execd_stream::take_event(std::string_view text) {
     boost::json::error_code ec;
-    const boost::json::value v = boost::json::parse(line, ec);
+    const boost::json::value v = boost::json::parse(text, ec);
     if (ec || !v.is_object()) malformed("an execd event is not a JSON object");
     const auto& event = v.as_object();
     const boost::json::value* type = event.if_contains("type");
-    if (!type || !type->is_string()) malformed("an execd event has no type");
+    if (!type || !type->is_string()) return;  // the spec does not require a type: nothing to act on
     const std::string_view kind = type->as_string();
     if (kind == "init") {
         result_.execution_id = std::string(string_field(event, "text"));

@@ -1,5 +1,7 @@
-// Reads execd's command event stream: one JSON object per line (with or without a
-// `data:` prefix), blank lines between them, in any chunking.
+// Reads execd's command event stream in any chunking: the SSE grammar (`data:` lines, a
+// JSON object possibly spanning several, ended by a blank line; comments and other fields
+// ignored) and execd's own framing (a bare JSON object per line). An event without a
+// `type` is skipped, as the spec makes the field optional.
 #pragma once
 
 #include <ngfail/opensandbox/client.hpp>
@@ -14,7 +16,7 @@ public:
     explicit execd_stream(std::size_t max_output) : max_output_(max_output) {}
 
     // Reads more of the stream. Throws std::system_error(errc::malformed_response) on an
-    // event that is not a JSON object with a string `type`, or on a line over the limit.
+    // event that is not a JSON object, or on a line or event over the limit.
     void feed(std::string_view bytes);
 
     // The stream ended: reads a last unterminated line.
@@ -27,10 +29,12 @@ public:
 
 private:
     void take_line(std::string_view line);
+    void take_event(std::string_view text);
     void append_output(std::string& to, std::string_view text);
 
     std::size_t max_output_;
     std::string line_;
+    std::string data_;  // the `data:` lines of the event being read
     bool terminal_ = false;
     exec_result result_;
 };

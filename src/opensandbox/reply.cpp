@@ -32,23 +32,32 @@ void malformed(const char* what) {
 // "host:port[/path]" as the endpoint API returns it (a scheme is tolerated).
 target parse_endpoint(std::string_view endpoint) {
     if (breaks_a_line(endpoint)) malformed("the endpoint holds CR, LF or NUL");
-    if (const auto scheme = endpoint.find("://"); scheme != std::string_view::npos) endpoint.remove_prefix(scheme + 3);
+    unsigned short port = 80;  // a plain-HTTP endpoint without a port
+    if (const auto scheme = endpoint.find("://"); scheme != std::string_view::npos) {
+        const std::string_view name = endpoint.substr(0, scheme);
+        if (name != "http") malformed("the endpoint's scheme is not http (HTTPS is not supported yet)");
+        endpoint.remove_prefix(scheme + 3);
+    }
     const auto slash = endpoint.find('/');
     const std::string_view authority = endpoint.substr(0, slash);
-    const auto colon = authority.rfind(':');
-    if (colon == std::string_view::npos) malformed("the endpoint has no port");
-    int port = 0;
-    const auto digits = authority.substr(colon + 1);
-    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), port);
-    if (ec != std::errc() || end != digits.data() + digits.size() || port <= 0 || port > 65535) {
-        malformed("the endpoint's port is not a number");
+    // host, host:port, [v6], [v6]:port
+    const std::size_t host_end = authority.starts_with('[') ? authority.find(']') + 1 : authority.rfind(':');
+    const std::string_view host = authority.substr(0, std::min(host_end, authority.size()));
+    if (host_end != std::string_view::npos && host_end < authority.size()) {
+        if (authority[host_end] != ':') malformed("the endpoint's host is not a host name");
+        const auto digits = authority.substr(host_end + 1);
+        int n = 0;
+        const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
+        if (ec != std::errc() || end != digits.data() + digits.size() || n <= 0 || n > 65535) {
+            malformed("the endpoint's port is not a number");
+        }
+        port = static_cast<unsigned short>(n);
     }
-    const std::string_view host = authority.substr(0, colon);
-    if (host.empty() || breaks_a_line(host) || host.find_first_of(" \t/?#@") != std::string_view::npos) {
+    if (host.empty() || host == "[]" || host.find_first_of(" \t/?#@") != std::string_view::npos) {
         malformed("the endpoint's host is not a host name");
     }
-    return {std::string(host), static_cast<unsigned short>(port),
-            slash == std::string_view::npos ? std::string() : path_prefix(endpoint.substr(slash))};
+    const std::string_view bare = host.starts_with('[') ? host.substr(1, host.size() - 2) : host;
+    return {std::string(bare), port, slash == std::string_view::npos ? std::string() : path_prefix(endpoint.substr(slash))};
 }
 
 endpoint_info endpoint_of(const json::value& reply) {

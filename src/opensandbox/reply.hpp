@@ -25,8 +25,10 @@ struct target {
 // Throws std::system_error(errc::malformed_response).
 [[noreturn]] void malformed(const char* what);
 
-// "host:port[/path]" as the endpoint API returns it (a scheme is tolerated). A host that is
-// empty or holds a space or a line break is malformed; the path is percent-encoded as needed.
+// Every endpoint form the spec allows: `host[:port][/path]`, with or without `http://`, the
+// host a name, an IPv4 address or a bracketed IPv6 one; the port 80 when none is given. A
+// host that is empty or holds a space or a line break is malformed; the path is
+// percent-encoded as needed.
 [[nodiscard]] target parse_endpoint(std::string_view endpoint);
 
 // The endpoint and its headers from an endpoint reply; a header name or value holding a line

@@ -50,6 +50,9 @@ struct client_options {
     std::chrono::milliseconds timeout{30000};  // per call, unless call_options says otherwise
     retry_policy retries{};
     std::size_t max_body_bytes = 8 << 20;      // a reply body, or an exec stream's output
+    // Reach execd through the lifecycle server's proxy instead of the sandbox's direct
+    // endpoint (the `use_server_proxy` query parameter; off by default, as in the SDKs).
+    bool use_server_proxy = false;
     // Endpoint headers whose values are credentials: scrubbed, like the API key, from every
     // failure the client records (X-EXECD-ACCESS-TOKEN always is).
     std::vector<std::string> secret_headers{};
