@@ -775,3 +775,47 @@ TEST(exec_streams, the_full_sse_grammar_is_read) {
 }
 
 }  // namespace
+
+namespace {
+
+// ---- readiness, as the official SDK waits for it ------------------------------------------------
+
+TEST(readiness, create_returns_once_the_sandbox_runs_and_execd_answers) {
+    embedded_server server({.pending_for = 300ms});
+    client c({.port = server.port(), .timeout = 10s});
+    const auto start = std::chrono::steady_clock::now();
+    const auto box = c.create({});
+    EXPECT_GE(std::chrono::steady_clock::now() - start, 250ms) << "it waited out Pending";
+    EXPECT_EQ(box.state, "Running");
+    EXPECT_EQ(c.exec(box.id, {.command = "echo ready"}).stdout_text, "ready\n") << "usable at once";
+}
+
+TEST(readiness, a_sandbox_that_never_becomes_ready_is_a_start_failure_and_is_deleted) {
+    embedded_server server({.pending_for = 60s});
+    client c({.port = server.port(), .timeout = 10s});
+    const auto r = c.try_create({.ready_timeout = 300ms, .ready_poll = 50ms});
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().code(), kind::provider_start_failed) << r.error().what();
+    const auto& details = std::get<ngfail::sandbox_details>(r.error().details());
+    EXPECT_EQ(details.delivery, delivery::delivered) << "the sandbox exists";
+    ASSERT_TRUE(details.sandbox_id);
+    EXPECT_THAT(std::string(r.error().reason()), testing::HasSubstr("; deleted"));
+    EXPECT_EQ(c.try_get(*details.sandbox_id).error().code(), kind::provider_sandbox_lost);
+
+    const auto kept = c.try_create({.ready_timeout = 100ms, .ready_poll = 50ms, .delete_if_failed = false});
+    ASSERT_FALSE(kept);
+    EXPECT_TRUE(c.try_get(*std::get<ngfail::sandbox_details>(kept.error().details()).sandbox_id)) << "kept, as asked";
+}
+
+TEST(readiness, the_wait_never_outlives_the_calls_timeout) {
+    embedded_server server({.pending_for = 60s});
+    client c({.port = server.port(), .timeout = 1s});
+    const auto start = std::chrono::steady_clock::now();
+    const auto r = c.try_create({});  // ready_timeout 30 s, but the call has 1 s
+    EXPECT_LT(std::chrono::steady_clock::now() - start, 1500ms);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().code(), kind::provider_start_failed);
+    EXPECT_THAT(std::string(r.error().reason()), testing::HasSubstr("; deleted")) << "time was kept for the clean-up";
+}
+
+}  // namespace

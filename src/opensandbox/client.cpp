@@ -435,6 +435,61 @@ std::string clean_up_failed_sandbox(const call_context& c, const create_request&
     }
 }
 
+bool is_terminal(const sandbox_info& info) noexcept { return info.state == "Failed" || info.state == "Terminated"; }
+
+// Records a create that made a sandbox that is not alive: its status is the evidence, and
+// the create was delivered; the sandbox is cleaned up.
+void record_dead_sandbox(const call_context& c, const create_request& request, const sandbox_info& info,
+                         observation& seen) {
+    seen.sandbox_id = info.id;
+    seen.sandbox_state = info.state;
+    seen.provider_status_reason = info.reason;
+    seen.reason = "create: the new sandbox is " + info.state + (info.reason ? " (" + *info.reason + ")" : "") +
+                  clean_up_failed_sandbox(c, request, info);
+}
+
+// execd answers its health check: GET /ping through the sandbox's endpoint.
+bool execd_answers(const call_context& c, const std::string& sandbox_id) {
+    const endpoint_info endpoint = c.execd_endpoint(sandbox_id);
+    const target where = parse_endpoint(endpoint.endpoint);
+    exchange x(where, c.deadline);
+    x.connect();
+    auto req = execd_request<beast_http::empty_body>(beast_http::verb::get, where, endpoint, "/ping");
+    x.send(req);
+    return x.receive(c.options.max_body_bytes).result_int() == 200;
+}
+
+// Readiness as the official SDK waits for it: the sandbox Running and execd answering its
+// health check, polled every `ready_poll` until `ready_timeout` (and never past the call's
+// deadline). The sandbox as last seen when ready; nothing after recording why not.
+std::optional<sandbox_info> wait_until_ready(const call_context& c, const create_request& request, sandbox_info info,
+                                             observation& seen) {
+    // Some of the call's time is kept for deleting a sandbox that never became ready.
+    const auto reserve = std::min<clock::duration>(std::chrono::seconds(2), (c.deadline - clock::now()) / 4);
+    const auto give_up = std::min(c.deadline - reserve, deadline_after(request.ready_timeout));
+    for (;;) {
+        const call_context step{c.options, give_up, c.secrets};
+        try {
+            info = sandbox_of(step.lifecycle(beast_http::verb::get, "/sandboxes/" + path_segment(info.id), nullptr));
+            if (is_terminal(info)) {
+                record_dead_sandbox(c, request, info, seen);
+                return std::nullopt;
+            }
+            if (info.state == "Running" && execd_answers(step, info.id)) return info;
+        } catch (...) {
+            // not ready yet: the next poll decides
+        }
+        if (clock::now() + request.ready_poll >= give_up) break;
+        std::this_thread::sleep_for(request.ready_poll);
+    }
+    seen.sandbox_id = info.id;
+    seen.sandbox_state = info.state;
+    seen.transport_error = make_error_code(errc::readiness_timeout);
+    seen.reason = "create: the sandbox did not become ready (last seen " + info.state + ")" +
+                  clean_up_failed_sandbox(c, request, info);
+    return std::nullopt;
+}
+
 }  // namespace
 
 client::client(client_options options) : options_(std::move(options)) {}
@@ -451,14 +506,12 @@ result<sandbox_info> client::try_create(const create_request& request, const cal
         if (!request.metadata.empty()) body.as_object()["metadata"] = string_map(request.metadata);
         const json::value reply = c.lifecycle(beast_http::verb::post, "/sandboxes", &body);
         sandbox_info info = sandbox_of(reply);
-        if (info.state != "Failed" && info.state != "Terminated") return info;
-        // Created, but not alive: its status is the evidence, and the create was delivered.
-        seen.sandbox_id = info.id;
-        seen.sandbox_state = info.state;
-        seen.provider_status_reason = info.reason;
-        seen.reason = "create: the new sandbox is " + info.state +
-                      (info.reason ? " (" + *info.reason + ")" : "") + clean_up_failed_sandbox(c, request, info);
-        return std::nullopt;
+        if (is_terminal(info)) {
+            record_dead_sandbox(c, request, info, seen);
+            return std::nullopt;
+        }
+        if (!request.wait_until_ready) return info;
+        return wait_until_ready(c, request, std::move(info), seen);
     });
 }
 

@@ -69,8 +69,15 @@ struct create_request {
     std::optional<int> timeout_s{};
     std::map<std::string, std::string> resource_limits{{"cpu", "500m"}, {"memory", "512Mi"}};
     std::map<std::string, std::string> metadata{};
-    // A sandbox the create leaves Failed or Terminated is deleted, so that no failed create
-    // leaves one behind; the failure's reason says whether the delete worked.
+    // `create` returns once the sandbox is usable, as the official SDK waits for it: the
+    // sandbox Running and execd answering GET /ping, polled every `ready_poll` for at most
+    // `ready_timeout` (and never past the call's timeout). A sandbox that does not become
+    // ready is `errc::readiness_timeout`: `provider_start_failed`, delivery `delivered`.
+    bool wait_until_ready = true;
+    std::chrono::milliseconds ready_timeout{30000};
+    std::chrono::milliseconds ready_poll{200};
+    // A sandbox the create leaves Failed, Terminated or never ready is deleted, so that no
+    // failed create leaves one behind; the failure's reason says whether the delete worked.
     bool delete_if_failed = true;
 };
 
