@@ -819,3 +819,80 @@ TEST(readiness, the_wait_never_outlives_the_calls_timeout) {
 }
 
 }  // namespace
+
+namespace {
+
+// ---- the rest of the API: both faces, against the emulator ---------------------------------------
+
+class operations : public opensandbox_e2e {};
+
+TEST_F(operations, ping_list_pause_and_resume) {
+    const auto id = new_sandbox();
+    sandboxes.ping(id);
+    const auto all = sandboxes.list();
+    EXPECT_TRUE(std::any_of(all.begin(), all.end(), [&](const auto& s) { return s.id == id; }));
+    sandboxes.pause(id);
+    EXPECT_EQ(sandboxes.get(id).state, "Paused");
+    EXPECT_TRUE(sandboxes.list({.states = {"Paused"}}).size() >= 1);
+    const auto paused_again = sandboxes.try_pause(id);
+    ASSERT_FALSE(paused_again);
+    EXPECT_EQ(paused_again.error().code(), kind::provider_state_conflict) << "row 10: a paused sandbox cannot pause";
+    EXPECT_EQ(std::get<ngfail::sandbox_details>(paused_again.error().details()).delivery, delivery::not_sent);
+    sandboxes.resume(id);
+    EXPECT_EQ(sandboxes.get(id).state, "Running");
+}
+
+TEST_F(operations, a_background_command_its_logs_from_a_cursor_and_its_interrupt) {
+    const auto id = new_sandbox();
+    const auto started = sandboxes.exec(id, {.command = "echo detached", .background = true});
+    ASSERT_FALSE(started.execution_id.empty());
+    EXPECT_EQ(started.exit_code, std::nullopt) << "still running, or not yet asked";
+    ngfail::opensandbox::command_status status;
+    for (int i = 0; i < 100 && (status = sandboxes.exec_status(id, started.execution_id)).running; ++i) {
+        std::this_thread::sleep_for(10ms);
+    }
+    EXPECT_EQ(status.exit_code, 0);
+    const auto running = [&](const std::string& execution) {
+        const auto r = sandboxes.try_exec_status(id, execution);
+        return r && r.value().running;
+    };
+    const auto logs = sandboxes.exec_logs(id, started.execution_id);
+    EXPECT_EQ(logs.content, "detached\n");
+    EXPECT_EQ(logs.cursor, 9u);
+    EXPECT_EQ(sandboxes.exec_logs(id, started.execution_id, logs.cursor).content, "");
+
+    const auto long_run = sandboxes.exec(id, {.command = "sleep 30", .background = true});
+    sandboxes.interrupt(id, long_run.execution_id);
+    for (int i = 0; i < 100 && running(long_run.execution_id); ++i) std::this_thread::sleep_for(10ms);
+    const auto ended = sandboxes.try_exec_status(id, long_run.execution_id);
+    ASSERT_FALSE(ended) << "exit -1 is a command killed by a signal";
+    EXPECT_EQ(ended.error().code(), kind::provider_command_terminated);
+    const auto again = sandboxes.try_interrupt(id, long_run.execution_id);
+    ASSERT_FALSE(again) << "nothing left to interrupt";
+    EXPECT_EQ(again.error().code(), kind::provider_unavailable);
+}
+
+TEST_F(operations, upload_and_download_a_file) {
+    const auto id = new_sandbox();
+    const std::string binary = std::string("\x00\x01\xff\r\n--boundary--\r\n", 19) + "binary";
+    sandboxes.upload(id, "/workspace/data.bin", binary);
+    EXPECT_EQ(sandboxes.download(id, "/workspace/data.bin"), binary) << "every byte, in and out";
+    sandboxes.upload(id, "/workspace/notes.txt", "line one\nline two\n");
+    EXPECT_EQ(sandboxes.exec(id, {.command = "cat /workspace/notes.txt"}).stdout_text, "line one\nline two\n");
+    const auto missing = sandboxes.try_download(id, "/workspace/none");
+    ASSERT_FALSE(missing);
+    EXPECT_EQ(missing.error().code(), kind::provider_request_rejected) << "row 11: a 404 without a sandbox code";
+}
+
+TEST_F(operations, every_new_operation_refuses_bad_arguments_before_sending) {
+    const std::size_t before = server.requests();
+    EXPECT_EQ(sandboxes.try_ping("").error().code(), kind::provider_request_rejected);
+    EXPECT_EQ(sandboxes.try_pause("a\nb").error().code(), kind::provider_request_rejected);
+    EXPECT_EQ(sandboxes.try_exec_logs("sbx", "").error().code(), kind::provider_request_rejected);
+    EXPECT_EQ(sandboxes.try_interrupt("sbx", "a\rb").error().code(), kind::provider_request_rejected);
+    EXPECT_EQ(sandboxes.try_upload("sbx", "", "x").error().code(), kind::provider_request_rejected);
+    EXPECT_EQ(sandboxes.try_download("", "/x").error().code(), kind::provider_request_rejected);
+    EXPECT_EQ(server.requests(), before);
+}
+
+}  // namespace

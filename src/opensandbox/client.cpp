@@ -1,3 +1,4 @@
+#include <ngfail/event_id.hpp>
 #include <ngfail/opensandbox/client.hpp>
 
 #include "execd_stream.hpp"
@@ -381,12 +382,36 @@ beast_http::request<Body> execd_request(beast_http::verb verb, const target& whe
     return req;
 }
 
+// One execd request to the sandbox, through its endpoint with the endpoint's headers, the
+// reply read whole; an error reply becomes an api_error.
+string_response execd_call(const call_context& c, std::string_view sandbox_id, beast_http::verb verb,
+                           const std::string& path, std::string body = {}, std::string_view content_type = {}) {
+    const endpoint_info endpoint = c.execd_endpoint(sandbox_id);
+    const target where = parse_endpoint(endpoint.endpoint);
+    exchange x(where, c.deadline);
+    x.connect();
+    auto req = execd_request<beast_http::string_body>(verb, where, endpoint, path);
+    if (!content_type.empty()) req.set(beast_http::field::content_type, content_type);
+    req.body() = std::move(body);
+    x.send(req);
+    string_response res = x.receive(c.options.max_body_bytes);
+    if (res.result_int() >= 300) throw api_error_of(res.base(), res.body(), c.secrets);
+    return res;
+}
+
+json::value json_of(const string_response& res, const char* what) {
+    json::error_code ec;
+    json::value v = json::parse(res.body(), ec);
+    if (ec) malformed(what);
+    return v;
+}
+
 // POST /command and read its event stream. An error reply becomes an api_error; a stream
 // that ends without a terminal event, a connection_error (stream_incomplete).
 exec_result run_command(const call_context& context, const endpoint_info& endpoint, const command& cmd,
                         observation& seen) {
     const target where = parse_endpoint(endpoint.endpoint);
-    json::object body{{"command", cmd.command}, {"background", false}};
+    json::object body{{"command", cmd.command}, {"background", cmd.background}};
     if (cmd.cwd) body["cwd"] = *cmd.cwd;
     if (cmd.timeout) body["timeout"] = cmd.timeout->count();
     if (!cmd.envs.empty()) body["envs"] = string_map(cmd.envs);
@@ -415,6 +440,8 @@ exec_result run_command(const call_context& context, const endpoint_info& endpoi
         });
     if (error_head) throw api_error_of(*error_head, error_body, context.secrets);
     events.finish();
+    // A background command's stream ends once it has started: its `init` is the result.
+    if (cmd.background && !events.result().execution_id.empty()) return events.take_result();
     if (!events.terminal()) {
         throw connection_error(boost::system::error_code(make_error_code(errc::stream_incomplete)), phase::receive);
     }
@@ -450,13 +477,7 @@ void record_dead_sandbox(const call_context& c, const create_request& request, c
 
 // execd answers its health check: GET /ping through the sandbox's endpoint.
 bool execd_answers(const call_context& c, const std::string& sandbox_id) {
-    const endpoint_info endpoint = c.execd_endpoint(sandbox_id);
-    const target where = parse_endpoint(endpoint.endpoint);
-    exchange x(where, c.deadline);
-    x.connect();
-    auto req = execd_request<beast_http::empty_body>(beast_http::verb::get, where, endpoint, "/ping");
-    x.send(req);
-    return x.receive(c.options.max_body_bytes).result_int() == 200;
+    return execd_call(c, sandbox_id, beast_http::verb::get, "/ping").result_int() == 200;
 }
 
 // Readiness as the official SDK waits for it: the sandbox Running and execd answering its
@@ -488,6 +509,12 @@ std::optional<sandbox_info> wait_until_ready(const call_context& c, const create
     seen.reason = "create: the sandbox did not become ready (last seen " + info.state + ")" +
                   clean_up_failed_sandbox(c, request, info);
     return std::nullopt;
+}
+
+// A call that returns nothing but success.
+result<void> done(result<bool> r) noexcept {
+    if (!r) return std::move(r).error();
+    return boost::outcome_v2::success();
 }
 
 }  // namespace
@@ -524,13 +551,11 @@ result<sandbox_info> client::try_get(std::string_view sandbox_id, const call_opt
 }
 
 result<void> client::try_kill(std::string_view sandbox_id, const call_options& options) noexcept {
-    auto r = call<bool>(options_, options, "kill", sandbox_id, {{"sandbox id", sandbox_id}},
-                        [&](const call_context& c, observation&) {
+    return done(call<bool>(options_, options, "kill", sandbox_id, {{"sandbox id", sandbox_id}},
+                           [&](const call_context& c, observation&) {
         (void)c.lifecycle(beast_http::verb::delete_, "/sandboxes/" + path_segment(sandbox_id), nullptr);
         return std::optional(true);
-    });
-    if (!r) return std::move(r).error();
-    return boost::outcome_v2::success();
+    }));
 }
 
 result<std::string> client::try_renew(std::string_view sandbox_id, std::string_view expires_at,
@@ -581,18 +606,9 @@ result<command_status> client::try_exec_status(std::string_view sandbox_id, std:
                                 {{"sandbox id", sandbox_id}, {"execution id", execution_id}},
                                 [&](const call_context& c, observation& seen) -> std::optional<command_status> {
         seen.execution_id = std::string(execution_id);
-        const endpoint_info endpoint = c.execd_endpoint(sandbox_id);
-        const target where = parse_endpoint(endpoint.endpoint);
-        exchange x(where, c.deadline);
-        x.connect();
-        auto req = execd_request<beast_http::empty_body>(beast_http::verb::get, where, endpoint,
-                                                         "/command/status/" + path_segment(execution_id));
-        x.send(req);
-        const string_response res = x.receive(c.options.max_body_bytes);
-        if (res.result_int() >= 300) throw api_error_of(res.base(), res.body(), c.secrets);
-        json::error_code ec;
-        const json::value v = json::parse(res.body(), ec);
-        if (ec) malformed("the command status is not JSON");
+        const json::value v = json_of(
+            execd_call(c, sandbox_id, beast_http::verb::get, "/command/status/" + path_segment(execution_id)),
+            "the command status is not JSON");
         const auto& o = as_object(v);
         // Every field is optional in the spec; the id asked for stands in for a missing one.
         command_status status{.id = optional_string(o, "id").value_or(std::string(execution_id)),
@@ -608,7 +624,130 @@ result<command_status> client::try_exec_status(std::string_view sandbox_id, std:
     });
 }
 
+result<void> client::try_ping(std::string_view sandbox_id, const call_options& options) noexcept {
+    return done(call<bool>(options_, options, "ping", sandbox_id, {{"sandbox id", sandbox_id}},
+                           [&](const call_context& c, observation&) {
+        (void)execd_call(c, sandbox_id, beast_http::verb::get, "/ping");
+        return std::optional(true);
+    }));
+}
+
+result<std::vector<sandbox_info>> client::try_list(const list_request& request, const call_options& options) noexcept {
+    return call<std::vector<sandbox_info>>(options_, options, "list", "", {},
+                                           [&](const call_context& c, observation&) {
+        std::string query = "?page=" + std::to_string(std::max(1, request.page)) +
+                            "&pageSize=" + std::to_string(std::max(1, request.page_size));
+        for (const std::string& state : request.states) query += "&state=" + path_segment(state);
+        const json::value reply = c.lifecycle(beast_http::verb::get, "/sandboxes" + query, nullptr);
+        const json::value* items = as_object(reply).if_contains("items");
+        if (!items || !items->is_array()) malformed("the list has no items");
+        std::vector<sandbox_info> found;
+        for (const json::value& item : items->as_array()) found.push_back(sandbox_of(item));
+        return std::optional(std::move(found));
+    });
+}
+
+result<void> client::try_pause(std::string_view sandbox_id, const call_options& options) noexcept {
+    return done(call<bool>(options_, options, "pause", sandbox_id, {{"sandbox id", sandbox_id}},
+                           [&](const call_context& c, observation&) {
+        (void)c.lifecycle(beast_http::verb::post, "/sandboxes/" + path_segment(sandbox_id) + "/pause", nullptr);
+        return std::optional(true);
+    }));
+}
+
+result<void> client::try_resume(std::string_view sandbox_id, const call_options& options) noexcept {
+    return done(call<bool>(options_, options, "resume", sandbox_id, {{"sandbox id", sandbox_id}},
+                           [&](const call_context& c, observation&) {
+        (void)c.lifecycle(beast_http::verb::post, "/sandboxes/" + path_segment(sandbox_id) + "/resume", nullptr);
+        return std::optional(true);
+    }));
+}
+
+result<command_logs> client::try_exec_logs(std::string_view sandbox_id, std::string_view execution_id,
+                                           std::size_t cursor, const call_options& options) noexcept {
+    return call<command_logs>(options_, options, "exec_logs", sandbox_id,
+                              {{"sandbox id", sandbox_id}, {"execution id", execution_id}},
+                              [&](const call_context& c, observation& seen) {
+        seen.execution_id = std::string(execution_id);
+        const string_response res =
+            execd_call(c, sandbox_id, beast_http::verb::get,
+                       "/command/" + path_segment(execution_id) + "/logs?cursor=" + std::to_string(cursor));
+        command_logs logs{.content = res.body(), .cursor = cursor + res.body().size()};
+        if (const auto it = res.find("EXECD-COMMANDS-TAIL-CURSOR"); it != res.end()) {
+            std::size_t tail = 0;
+            const auto text = it->value();
+            const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), tail);
+            if (ec != std::errc() || end != text.data() + text.size()) malformed("the tail cursor is not a number");
+            logs.cursor = tail;
+        }
+        return std::optional(std::move(logs));
+    });
+}
+
+result<void> client::try_interrupt(std::string_view sandbox_id, std::string_view execution_id,
+                                   const call_options& options) noexcept {
+    return done(call<bool>(options_, options, "interrupt", sandbox_id,
+                           {{"sandbox id", sandbox_id}, {"execution id", execution_id}},
+                           [&](const call_context& c, observation& seen) {
+        seen.execution_id = std::string(execution_id);
+        (void)execd_call(c, sandbox_id, beast_http::verb::delete_, "/command?id=" + path_segment(execution_id));
+        return std::optional(true);
+    }));
+}
+
+result<void> client::try_upload(std::string_view sandbox_id, std::string_view path, std::string_view content,
+                                const call_options& options) noexcept {
+    return done(call<bool>(options_, options, "upload", sandbox_id, {{"sandbox id", sandbox_id}, {"path", path}},
+                           [&](const call_context& c, observation&) {
+        // multipart/form-data, as execd reads it: a `metadata` part (JSON), then the `file`.
+        const std::string boundary = "ngfail-" + to_string(event_id::generate());
+        const std::string name(path.substr(path.rfind('/') + 1));
+        std::string body = "--" + boundary +
+                           "\r\nContent-Disposition: form-data; name=\"metadata\"; filename=\"metadata\"\r\n"
+                           "Content-Type: application/json\r\n\r\n" +
+                           json::serialize(json::object{{"path", path}}) + "\r\n--" + boundary +
+                           "\r\nContent-Disposition: form-data; name=\"file\"; filename=\"" + path_segment(name) +
+                           "\"\r\nContent-Type: application/octet-stream\r\n\r\n";
+        body.append(content);
+        body += "\r\n--" + boundary + "--\r\n";
+        (void)execd_call(c, sandbox_id, beast_http::verb::post, "/files/upload", std::move(body),
+                         "multipart/form-data; boundary=" + boundary);
+        return std::optional(true);
+    }));
+}
+
+result<std::string> client::try_download(std::string_view sandbox_id, std::string_view path,
+                                         const call_options& options) noexcept {
+    return call<std::string>(options_, options, "download", sandbox_id, {{"sandbox id", sandbox_id}, {"path", path}},
+                             [&](const call_context& c, observation&) {
+        return std::optional(
+            execd_call(c, sandbox_id, beast_http::verb::get, "/files/download?path=" + path_segment(path)).body());
+    });
+}
+
 // ---- the throwing face: the same calls, raised with their causes nested ------------------------
+
+void client::ping(std::string_view sandbox_id, const call_options& options) { try_ping(sandbox_id, options).value(); }
+std::vector<sandbox_info> client::list(const list_request& request, const call_options& options) {
+    return try_list(request, options).value();
+}
+void client::pause(std::string_view sandbox_id, const call_options& options) { try_pause(sandbox_id, options).value(); }
+void client::resume(std::string_view sandbox_id, const call_options& options) { try_resume(sandbox_id, options).value(); }
+command_logs client::exec_logs(std::string_view sandbox_id, std::string_view execution_id, std::size_t cursor,
+                               const call_options& options) {
+    return try_exec_logs(sandbox_id, execution_id, cursor, options).value();
+}
+void client::interrupt(std::string_view sandbox_id, std::string_view execution_id, const call_options& options) {
+    try_interrupt(sandbox_id, execution_id, options).value();
+}
+void client::upload(std::string_view sandbox_id, std::string_view path, std::string_view content,
+                    const call_options& options) {
+    try_upload(sandbox_id, path, content, options).value();
+}
+std::string client::download(std::string_view sandbox_id, std::string_view path, const call_options& options) {
+    return try_download(sandbox_id, path, options).value();
+}
+
 
 sandbox_info client::create(const create_request& request, const call_options& options) {
     return try_create(request, options).value();

@@ -98,6 +98,9 @@ struct command {
     std::optional<std::string> cwd{};
     std::optional<std::chrono::milliseconds> timeout{};  // enforced by execd
     std::map<std::string, std::string> envs{};
+    // Run detached: `exec` returns once execd has started it (its `execution_id`, no exit
+    // code); follow it with `exec_status`, `exec_logs` and `interrupt`.
+    bool background = false;
 };
 
 // What a command did. A non-zero exit is a normal result, not a failure.
@@ -108,6 +111,18 @@ struct exec_result {
     std::string stderr_text{};
     std::optional<std::string> error_value{};  // execd's `error.evalue`
     bool output_truncated = false;           // more than `max_body_bytes` was produced
+};
+
+// Background command output from a byte offset, and the offset to ask from next time.
+struct command_logs {
+    std::string content{};
+    std::size_t cursor = 0;
+};
+
+struct list_request {
+    std::vector<std::string> states{};  // any of these (none: every state)
+    int page = 1;
+    int page_size = 20;
 };
 
 struct command_status {
@@ -140,6 +155,16 @@ public:
     exec_result exec(std::string_view sandbox_id, const command& cmd, const call_options& options = {});
     command_status exec_status(std::string_view sandbox_id, std::string_view execution_id,
                                const call_options& options = {});
+    void ping(std::string_view sandbox_id, const call_options& options = {});
+    std::vector<sandbox_info> list(const list_request& request = {}, const call_options& options = {});
+    void pause(std::string_view sandbox_id, const call_options& options = {});
+    void resume(std::string_view sandbox_id, const call_options& options = {});
+    command_logs exec_logs(std::string_view sandbox_id, std::string_view execution_id, std::size_t cursor = 0,
+                           const call_options& options = {});
+    void interrupt(std::string_view sandbox_id, std::string_view execution_id, const call_options& options = {});
+    void upload(std::string_view sandbox_id, std::string_view path, std::string_view content,
+                const call_options& options = {});
+    std::string download(std::string_view sandbox_id, std::string_view path, const call_options& options = {});
 
     result<sandbox_info> try_create(const create_request& request, const call_options& options = {}) noexcept;
     result<sandbox_info> try_get(std::string_view sandbox_id, const call_options& options = {}) noexcept;
@@ -152,6 +177,19 @@ public:
                                  const call_options& options = {}) noexcept;
     result<command_status> try_exec_status(std::string_view sandbox_id, std::string_view execution_id,
                                            const call_options& options = {}) noexcept;
+    result<void> try_ping(std::string_view sandbox_id, const call_options& options = {}) noexcept;
+    result<std::vector<sandbox_info>> try_list(const list_request& request = {},
+                                               const call_options& options = {}) noexcept;
+    result<void> try_pause(std::string_view sandbox_id, const call_options& options = {}) noexcept;
+    result<void> try_resume(std::string_view sandbox_id, const call_options& options = {}) noexcept;
+    result<command_logs> try_exec_logs(std::string_view sandbox_id, std::string_view execution_id,
+                                       std::size_t cursor = 0, const call_options& options = {}) noexcept;
+    result<void> try_interrupt(std::string_view sandbox_id, std::string_view execution_id,
+                               const call_options& options = {}) noexcept;
+    result<void> try_upload(std::string_view sandbox_id, std::string_view path, std::string_view content,
+                            const call_options& options = {}) noexcept;
+    result<std::string> try_download(std::string_view sandbox_id, std::string_view path,
+                                     const call_options& options = {}) noexcept;
 
 private:
     client_options options_;

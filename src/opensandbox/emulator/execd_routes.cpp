@@ -34,7 +34,29 @@ std::string frame(json::object event) {
 // Built outside the coroutines: GCC 12 rejects brace-initialised string literals inside a
 // co_await expression ("array used as initializer").
 std::string ping_frame() { return frame({{"type", "ping"}, {"text", "pong"}}); }
-std::string text_frame(std::string_view type, std::string_view text) { return frame({{"type", type}, {"text", text}}); }
+// Output as JSON can carry it: bytes that are not UTF-8 become U+FFFD, as Go's encoder in
+// execd writes them.
+std::string as_utf8(std::string_view text) {
+    std::string out;
+    for (std::size_t i = 0; i < text.size();) {
+        const auto c = static_cast<unsigned char>(text[i]);
+        const std::size_t length = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+        bool valid = length != 0 && i + length <= text.size();
+        for (std::size_t k = 1; valid && k < length; ++k) valid = (static_cast<unsigned char>(text[i + k]) & 0xc0) == 0x80;
+        if (valid) {
+            out.append(text.substr(i, length));
+            i += length;
+        } else {
+            out += "\xEF\xBF\xBD";
+            ++i;
+        }
+    }
+    return out;
+}
+
+std::string text_frame(std::string_view type, std::string_view text) {
+    return frame({{"type", type}, {"text", as_utf8(text)}});
+}
 std::string complete_frame(std::chrono::milliseconds took) {
     return frame({{"type", "execution_complete"}, {"execution_time", took.count()}});
 }
