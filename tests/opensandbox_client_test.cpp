@@ -686,7 +686,7 @@ TEST(interim_replies, are_skipped_before_a_sandbox_and_an_exec_stream) {
 
 // ---- endpoints, as the spec allows them ---------------------------------------------------------
 
-#include "opensandbox/reply.hpp"
+#include "opensandbox/client/reply.hpp"
 
 namespace {
 

@@ -1,6 +1,6 @@
 // The client's reading of execd event streams, in chunks the input chooses: it reads or
 // says malformed_response, and keeps output within its bound.
-#include "opensandbox/execd_stream.hpp"
+#include "opensandbox/client/execd_stream.hpp"
 
 #include <cstdint>
 #include <cstdlib>

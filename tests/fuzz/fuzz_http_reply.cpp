@@ -1,6 +1,6 @@
 // The client's reading of HTTP replies: Beast's parser with the client's limits, then the
 // error envelope or the sandbox document.
-#include "opensandbox/reply.hpp"
+#include "opensandbox/client/reply.hpp"
 
 #include <boost/asio/buffer.hpp>
 #include <boost/beast/http.hpp>
