@@ -1,4 +1,4 @@
-// Reads Google Benchmark JSON files and prints the SPEC §13 table: each row a metric,
+// Reads Google Benchmark JSON files and prints the performance table: each row a metric,
 // ngfail's number, its baseline from the same run, the ratio, the target and whether it
 // was met. Writes every raw result, merged, to the first argument.
 // Usage: benchmark_report OUT.json IN.json...
@@ -33,7 +33,7 @@ struct metric {
     bool throughput = false;  // compare items_per_second (higher is better) instead of time
 };
 
-// SPEC §13, one row per target; then rows that only inform.
+// The targets, one row each; then rows that only inform.
 constexpr metric table[] = {
     {"success, 10 frames: result<int> vs int", "success_ngfail_result/10", "success_plain_int/10", goal::ratio_at_most, 1.25},
     {"success, 10 frames: result<int> vs Outcome std_result<int>", "success_ngfail_result/10",

@@ -1,4 +1,4 @@
-// <ngfail/json.hpp> — the JSON wire format of events and reports (SPEC §7.1).
+// <ngfail/json.hpp> — the JSON wire format of events and reports (docs/wire-format.md).
 //
 //   std::string text = ngfail::to_json(report);      // compact, deterministic, ASCII only
 //   auto back = ngfail::report_from_json(text);      // result<failure_report>, validated

@@ -12,7 +12,7 @@
 // Only structured evidence counts: HTTP status, the provider's error code, status reasons,
 // sandbox states, exit codes, transport error codes. Message text never does — "OOMKilled",
 // "401 Unauthorized" or "signal: killed" in a message proves nothing. docs/opensandbox.md
-// explains every row of the table (SPEC §9.3), which lives in one array in classify.cpp.
+// explains every row of the table, which lives in one array in classify.cpp.
 #pragma once
 
 #include <ngfail/kind.hpp>
