@@ -1,6 +1,7 @@
 #include <ngfail/json.hpp>
 
 #include "detail/printable.hpp"
+#include "detail/report_writer.hpp"
 
 #include <boost/json/basic_parser_impl.hpp>
 #include <boost/json/monotonic_resource.hpp>
@@ -431,8 +432,6 @@ void assign_codes(failure_report& report) {
     for (auto& [id, record] : report.events) record.code = kind_from_name(record.kind);
 }
 
-std::string write_report(const failure_report& report);
-
 // ---- parsing: Boost.JSON's DOM with limits and no duplicate keys ----------------------------------
 
 class limited_handler {
@@ -628,8 +627,8 @@ result<json::value> parse_limited(std::string_view text, const limits& lim, cons
 // ---- public functions ---------------------------------------------------------------------------
 
 std::string to_json(const failure_report& report, const limits& lim) {
-    if (!validate(report, lim)) return write_report(truncate_to_limits(report, lim));
-    return write_report(report);
+    if (!validate(report, lim)) return detail::write_report(truncate_to_limits(report, lim));
+    return detail::write_report(report);
 }
 
 std::string to_json(const event_record& record) {
@@ -641,8 +640,7 @@ std::string to_json(const event_record& record) {
     return out;
 }
 
-namespace {
-std::string write_report(const failure_report& report) {
+std::string detail::write_report(const failure_report& report) {
     std::string out;
     out.reserve(256 + 384 * report.events.size());
     {
@@ -651,7 +649,6 @@ std::string write_report(const failure_report& report) {
     }
     return out;
 }
-}  // namespace
 
 result<json::value> parse_json(std::string_view text, const limits& lim) {
     return parse_limited(text, lim, json::storage_ptr());

@@ -3,6 +3,7 @@
 
 #include "detail/detail_fields.hpp"
 #include "detail/report_links.hpp"
+#include "detail/report_writer.hpp"
 #include "detail/utf8.hpp"
 
 #include <algorithm>
@@ -138,11 +139,12 @@ void keep_only_the_failure(failure_report& r, const std::function<bool(const fai
 std::string encode_header(const failure_report& report, const limits& lim) {
     const std::size_t max_bytes = std::max(lim.max_header_bytes, min_header_bytes);
     failure_report r = validate(report, lim) ? report : truncate_to_limits(report, lim);
-    std::string text = to_json(r, lim);
+    // `r` is valid from here on, and every step below keeps it so: written without re-validating.
+    std::string text = detail::write_report(r);
     if (text.size() <= max_bytes) return text;
 
     const auto fits = [&](const failure_report& candidate) {
-        text = to_json(candidate, lim);
+        text = detail::write_report(candidate);
         return text.size() <= max_bytes;
     };
     const std::vector<event_id> chain = detail::failure_chain_ids(r);
@@ -155,7 +157,7 @@ std::string encode_header(const failure_report& report, const limits& lim) {
         if (fits(r)) return text;
     }
     // 2. Reasons, all cut to the longest length that fits.
-    if (shorten_to_fit(r, longest_string(r), shorten_reasons, fits)) return to_json(r, lim);
+    if (shorten_to_fit(r, longest_string(r), shorten_reasons, fits)) return detail::write_report(r);
     // 3. The deepest causes, never the failure_id event.
     {
         size_ledger ledger(r);
@@ -165,10 +167,10 @@ std::string encode_header(const failure_report& report, const limits& lim) {
         if (fits(r)) return text;
     }
     // 4. Every remaining string.
-    if (shorten_to_fit(r, longest_string(r), shorten_strings, fits)) return to_json(r, lim);
+    if (shorten_to_fit(r, longest_string(r), shorten_strings, fits)) return detail::write_report(r);
     // 5. The failure event's id and kind, as much of it as fits.
     keep_only_the_failure(r, fits);
-    return to_json(r, lim);
+    return detail::write_report(r);
 }
 
 result<failure_report> decode_header(std::string_view value, const limits& lim) {
