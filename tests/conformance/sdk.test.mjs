@@ -59,11 +59,20 @@ async function injectFault(fault) {
   assert.equal(res.status, 201, await res.text());
 }
 
+// A sandbox made with the SDK's defaults, killed whatever the body does.
+async function withSandbox(body) {
+  const sandbox = await Sandbox.create({ image: "python:3.11", connectionConfig: connection() });
+  try {
+    await body(sandbox);
+  } finally {
+    await sandbox.kill();
+  }
+}
+
 const stdoutOf = (execution) => execution.logs.stdout.map((m) => m.text).join("");
 
 test("the default create waits for readiness (Pending, then execd /ping) and runs commands", async () => {
-  const sandbox = await Sandbox.create({ image: "python:3.11", connectionConfig: connection() });
-  try {
+  await withSandbox(async (sandbox) => {
     const info = await sandbox.getInfo();
     assert.equal(info.status.state, "Running");
     const hello = await sandbox.commands.run("echo hello");
@@ -77,9 +86,7 @@ test("the default create waits for readiness (Pending, then execd /ping) and run
     assert.equal(status.exitCode, 0);
     assert.equal(status.content, "echo hello");
     assert.ok(status.startedAt instanceof Date && status.finishedAt instanceof Date);
-  } finally {
-    await sandbox.kill();
-  }
+  });
 });
 
 test("a command through the server proxy, as useServerProxy asks", async () => {
@@ -97,8 +104,7 @@ test("a command through the server proxy, as useServerProxy asks", async () => {
 });
 
 test("background commands, their logs with the tail cursor, and interrupt", async () => {
-  const sandbox = await Sandbox.create({ image: "python:3.11", connectionConfig: connection() });
-  try {
+  await withSandbox(async (sandbox) => {
     const started = await sandbox.commands.run("echo from the background", { background: true });
     assert.ok(started.id);
     let status;
@@ -121,20 +127,15 @@ test("background commands, their logs with the tail cursor, and interrupt", asyn
       await new Promise((r) => setTimeout(r, 20));
     }
     assert.equal(status.exitCode, -1, "interrupted: killed by a signal");
-  } finally {
-    await sandbox.kill();
-  }
+  });
 });
 
 test("files: write, read back, and cat in a command", async () => {
-  const sandbox = await Sandbox.create({ image: "python:3.11", connectionConfig: connection() });
-  try {
+  await withSandbox(async (sandbox) => {
     await sandbox.files.writeFiles([{ path: "/workspace/notes.txt", data: "line one\nline two\n" }]);
     assert.equal(await sandbox.files.readFile("/workspace/notes.txt"), "line one\nline two\n");
     assert.equal(stdoutOf(await sandbox.commands.run("cat /workspace/notes.txt")), "line one\nline two\n");
-  } finally {
-    await sandbox.kill();
-  }
+  });
 });
 
 test("renew, metadata, pause and resume, then kill: the sandbox is gone", async () => {
@@ -156,20 +157,16 @@ test("renew, metadata, pause and resume, then kill: the sandbox is gone", async 
 });
 
 test("a command killed by a signal reports exit -1, as execd does", async () => {
-  const sandbox = await Sandbox.create({ image: "python:3.11", connectionConfig: connection() });
-  try {
+  await withSandbox(async (sandbox) => {
     await injectFault({ operation: "exec", action: "signal_exit" });
     const killed = await sandbox.commands.run("python train.py");
     assert.equal(killed.exitCode, -1);
     assert.equal(killed.error.value, "-1");
-  } finally {
-    await sandbox.kill();
-  }
+  });
 });
 
 test("an OOM kill on Kubernetes: exit -1, then Failed with OOMKilled only in the message", async () => {
-  const sandbox = await Sandbox.create({ image: "python:3.11", connectionConfig: connection() });
-  try {
+  await withSandbox(async (sandbox) => {
     await injectFault({ operation: "exec", action: "oom_kill" });
     const killed = await sandbox.commands.run("python train.py");
     assert.equal(killed.exitCode, -1);
@@ -177,9 +174,7 @@ test("an OOM kill on Kubernetes: exit -1, then Failed with OOMKilled only in the
     assert.equal(info.status.state, "Failed");
     assert.equal(info.status.reason, "FAILED");
     assert.match(info.status.message, /OOMKilled/);
-  } finally {
-    await sandbox.kill();
-  }
+  });
 });
 
 // What the SDK surfaces for an API error: the status, the envelope's code and message, and
