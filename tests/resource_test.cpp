@@ -78,8 +78,9 @@ TEST(resources, a_stream_that_never_ends_times_out_with_bounded_output) {
         }
     }));
     port = server.port();
+    // Never silent, so only the stream's total time can end it.
     client c({.port = port, .timeout = 2s, .max_body_bytes = 4 << 20});
-    const auto r = c.try_exec("x", {.command = "yes"});
+    const auto r = c.try_exec("x", {.command = "yes", .total_timeout = 2s});
     ASSERT_TRUE(r.has_error());
     EXPECT_EQ(r.error().code(), kind::transport_timeout) << r.error().what();
     EXPECT_EQ(std::get<ngfail::sandbox_details>(r.error().details()).delivery, ngfail::delivery::delivered);

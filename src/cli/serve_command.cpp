@@ -1,5 +1,5 @@
 // ngfail serve [--host H] [--port N] [--api-key K] [--backend kubernetes|docker]
-//              [--pending-ms N] [--fault JSON]...
+//              [--pending-ms N] [--tls-cert PEM --tls-key PEM] [--fault JSON]...
 #include "args.hpp"
 
 #include <ngfail/opensandbox/embedded_server.hpp>
@@ -12,7 +12,7 @@
 namespace ngfail::cli {
 namespace {
 
-const arg_spec spec{.with_value = {"host", "port", "api-key", "backend", "pending-ms", "fault"}};
+const arg_spec spec{.with_value = {"host", "port", "api-key", "backend", "pending-ms", "fault", "tls-cert", "tls-key"}};
 
 // SIGINT and SIGTERM are blocked in every thread and taken here, so the server stops cleanly.
 int wait_for_a_stop_signal() {
@@ -57,6 +57,11 @@ std::optional<opensandbox::server_options> options_of(const parsed_args& a, cons
     // The key from the environment keeps it out of the process list; --api-key wins.
     if (const char* from_env = std::getenv("OPEN_SANDBOX_API_KEY")) options.api_key = from_env;
     if (const auto key = a.value("api-key")) options.api_key = *key;
+    options.tls_certificate_file = a.value("tls-cert").value_or("");
+    options.tls_key_file = a.value("tls-key").value_or("");
+    if (options.tls_certificate_file.empty() != options.tls_key_file.empty()) {
+        return complain("--tls-cert and --tls-key go together");
+    }
     return options;
 }
 
@@ -77,11 +82,19 @@ int run_serve(arguments args, const streams& io) {
         faults.push_back(std::move(f).value());
     }
     block_stop_signals();  // before the server's threads start, so they inherit the mask
-    opensandbox::embedded_server server(std::move(*options));
+    const std::string scheme = options->tls_certificate_file.empty() ? "http://" : "https://";
+    std::optional<opensandbox::embedded_server> started;
+    try {
+        started.emplace(std::move(*options));
+    } catch (const std::exception& e) {
+        io.err << "ngfail serve: cannot serve: " << e.what() << '\n';
+        return exit_bad_input;
+    }
+    opensandbox::embedded_server& server = *started;
     for (auto& f : faults) server.inject(std::move(f));
     const std::string& host = parsed->value("host").value_or("127.0.0.1");
-    io.out << "listening on http://" << host << ':' << server.port() << '\n'
-           << "direct endpoints on http://" << host << ':' << server.direct_port() << '\n'
+    io.out << "listening on " << scheme << host << ':' << server.port() << '\n'
+           << "direct endpoints on " << scheme << host << ':' << server.direct_port() << '\n'
            << std::flush;
     const int signal = wait_for_a_stop_signal();
     server.stop();
@@ -92,7 +105,7 @@ int run_serve(arguments args, const streams& io) {
 
 std::string serve_usage() {
     return "usage: ngfail serve [--host H] [--port N] [--api-key K] [--backend kubernetes|docker]\n"
-           "                    [--pending-ms N] [--fault JSON]...\n"
+           "                    [--pending-ms N] [--tls-cert PEM --tls-key PEM] [--fault JSON]...\n"
            "\n"
            "Runs a local OpenSandbox: the lifecycle API (/v1/sandboxes...) and execd, reached through\n"
            "the server proxy (/sandboxes/{id}/proxy/{port}/...) or a direct endpoint on a second port.\n"
@@ -103,6 +116,7 @@ std::string serve_usage() {
            "--port 0 (the default) picks a free port. --api-key (or OPEN_SANDBOX_API_KEY) makes the\n"
            "lifecycle API require OPEN-SANDBOX-API-KEY. --backend says which real backend its faults\n"
            "look like (default kubernetes). --pending-ms keeps new sandboxes Pending that long.\n"
+           "--tls-cert and --tls-key (PEM files) serve both ports over HTTPS.\n"
            "--fault queues a fault, repeatable, e.g.\n"
            "  --fault '{\"operation\":\"create\",\"action\":\"http_error\",\"status\":502,\n"
            "            \"code\":\"BACKEND_CONNECTION_FAILED\",\"message\":\"...\",\"times\":1}'\n"

@@ -23,6 +23,8 @@ enum class network {
     dropped,            // ECONNRESET, ECONNABORTED, EPIPE, EOF, end of stream, stream_incomplete
     readiness_timeout,  // errc::readiness_timeout
     malformed,          // errc::malformed_response
+    cancelled,          // errc::cancelled
+    tls_failed,         // asio.ssl: a handshake or certificate failure
 };
 
 // The provider codes, status reasons and states the table names, recognised once.
@@ -114,12 +116,14 @@ network network_of(const std::error_code& ec) noexcept {
             case errc::stream_incomplete: return network::dropped;
             case errc::readiness_timeout: return network::readiness_timeout;
             case errc::malformed_response: return network::malformed;
+            case errc::cancelled: return network::cancelled;
         }
         return network::none;
     }
     constexpr int asio_eof = 2, netdb_host_not_found = 1, netdb_try_again = 2, beast_timeout = 1;
     constexpr int http_end_of_stream = 1, http_partial_message = 2;
     if (category_named(ec, "asio.misc") && ec.value() == asio_eof) return network::dropped;
+    if (category_named(ec, "asio.ssl") || category_named(ec, "asio.ssl.stream")) return network::tls_failed;
     if (category_named(ec, "asio.netdb") && (ec.value() == netdb_host_not_found || ec.value() == netdb_try_again)) {
         return network::host_not_found;
     }
@@ -189,7 +193,8 @@ bool other_5xx(const evidence& e) noexcept { return e.status && *e.status >= 500
 bool unreachable_at_connect(const evidence& e) noexcept {
     const bool says_its_phase = e.net == network::refused || e.net == network::host_not_found;
     const bool connecting = e.at == phase::connect || (!e.at && says_its_phase);
-    return connecting && (says_its_phase || e.net == network::unreachable || e.net == network::timed_out);
+    return connecting && (says_its_phase || e.net == network::unreachable || e.net == network::timed_out ||
+                          e.net == network::tls_failed);
 }
 bool local_resource(const evidence& e) noexcept { return e.net == network::local_resource; }
 bool malformed(const evidence& e) noexcept { return e.net == network::malformed; }
@@ -197,6 +202,7 @@ bool dropped(const evidence& e) noexcept { return e.net == network::dropped; }
 bool timed_out_after_connect(const evidence& e) noexcept {
     return e.net == network::timed_out && e.at != phase::connect;
 }
+bool cancelled_by_caller(const evidence& e) noexcept { return e.net == network::cancelled; }
 
 using delivery_rule = std::optional<delivery> (*)(const evidence&) noexcept;
 std::optional<delivery> not_sent(const evidence&) noexcept { return delivery::not_sent; }
@@ -219,6 +225,10 @@ std::optional<delivery> lost_delivery(const evidence& e) noexcept {
 }
 std::optional<delivery> after_connect(const evidence& e) noexcept {
     return e.exec && e.execution_known ? delivery::delivered : delivery::possibly_delivered;
+}
+std::optional<delivery> by_phase(const evidence& e) noexcept {
+    if (e.at == phase::connect) return delivery::not_sent;
+    return effect_known(e) ? delivery::delivered : delivery::possibly_delivered;
 }
 
 struct row {
@@ -248,6 +258,7 @@ constexpr std::array evidence_table{
     row{15, malformed,              kind::protocol_violation,            possibly_delivered},
     row{16, dropped,                kind::transport_peer_drop,           after_connect},
     row{17, timed_out_after_connect, kind::transport_timeout,            after_connect},
+    row{19, cancelled_by_caller,    kind::cancelled,                     by_phase},
 };
 
 // The table walked in order; a fold over constant indices lets the compiler call each
@@ -273,6 +284,7 @@ public:
             case errc::stream_incomplete: return "the stream ended with neither error nor execution_complete";
             case errc::readiness_timeout: return "the sandbox did not become ready in time";
             case errc::malformed_response: return "the reply is not what the API allows";
+            case errc::cancelled: return "the caller cancelled the operation";
         }
         return "unknown ngfail.opensandbox error " + std::to_string(value);
     }

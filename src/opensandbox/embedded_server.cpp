@@ -11,6 +11,9 @@ struct embedded_server::impl {
                                             world.options.threads) {
         world.lifecycle_port = server.listen(world.options.host, world.options.port);
         world.direct_port = server.listen(world.options.host, 0);
+        if (!world.options.tls_certificate_file.empty()) {
+            server.use_tls(world.options.tls_certificate_file, world.options.tls_key_file);
+        }
         server.start();
     }
 

@@ -36,6 +36,7 @@ enum class errc {
     stream_incomplete = 1,  // an SSE stream ended with neither `error` nor `execution_complete`
     readiness_timeout,      // a created sandbox did not become ready in time
     malformed_response,     // a reply the API does not allow (bad JSON, wrong shape)
+    cancelled,              // the caller cancelled the operation
 };
 
 // The category of `errc`; `name()` is "ngfail.opensandbox".

@@ -20,15 +20,34 @@
 // `not_sent`); path parameters are percent-encoded. The API key travels only in the
 // OPEN-SANDBOX-API-KEY header and is scrubbed, with endpoint credentials, from every failure
 // (a server may echo a request into its replies). Interim 1xx replies are skipped.
+//
+// Three faces, one machinery. Each operation also has an asynchronous face in Asio's idiom,
+// for thousands of sandboxes from one thread: `co_await sandboxes.async_exec(id, cmd)` gives
+// the same `result<T>` as `try_exec`, and a cancellation emitted on the awaiting coroutine's
+// slot ends the call as a classified `cancelled` failure whose delivery says what the
+// evidence shows. A client made from options alone runs its I/O on one thread of its own
+// (the blocking faces wait for it); one made on an executor runs on that executor, and its
+// blocking faces must not be called from that executor's threads. Connections are kept
+// alive and reused per server (`max_idle_connections`), and execd endpoints are cached per
+// sandbox until it is killed, paused or resumed, or a connection to its endpoint fails.
+//
+// `https://` servers are reached over TLS (OpenSSL) with SNI and the server's certificate
+// verified against the system CA store (or `tls.ca_file`); verification is off only when
+// `tls.verify_peer` is set false. A sandbox's execd is reached with the lifecycle server's
+// scheme, as the official SDKs do.
 #pragma once
 
 #include <ngfail/opensandbox/classify.hpp>
 #include <ngfail/result.hpp>
 #include <ngfail/transport.hpp>
 
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
 #include <boost/system/system_error.hpp>
 
 #include <chrono>
+#include <functional>
+#include <memory>
 #include <map>
 #include <optional>
 #include <string>
@@ -43,9 +62,19 @@ struct retry_policy {
     std::chrono::milliseconds max_backoff{2000};   // cap on any wait, Retry-After included
 };
 
+struct tls_options {
+    bool verify_peer = true;  // false: any machine on the path can read the API key
+    std::string ca_file{};    // PEM certificates to trust instead of the system store
+};
+
 struct client_options {
     std::string host = "127.0.0.1";
     unsigned short port = 8080;
+    // The server as the official SDKs take it: `https://api.example.com/prefix`,
+    // `http://localhost:8080`, or `host[:port][/prefix]` (http). When set it replaces host
+    // and port; a trailing `/v1` is dropped, as `/v1` is added to every lifecycle path. A
+    // base URL that cannot be parsed fails every call as `provider_request_rejected`.
+    std::string base_url{};
     std::string api_key{};
     std::chrono::milliseconds timeout{30000};  // per call, unless call_options says otherwise
     retry_policy retries{};
@@ -56,6 +85,11 @@ struct client_options {
     // Endpoint headers whose values are credentials: scrubbed, like the API key, from every
     // failure the client records (X-EXECD-ACCESS-TOKEN always is).
     std::vector<std::string> secret_headers{};
+    tls_options tls{};
+    std::size_t max_idle_connections = 64;        // kept alive per server for reuse
+    std::chrono::milliseconds max_idle_time{15000};  // an idle connection older is closed
+    std::size_t endpoint_cache_size = 1024;       // execd endpoints remembered (0: none)
+    std::chrono::milliseconds endpoint_cache_ttl{600000};
 };
 
 struct call_options {
@@ -98,6 +132,16 @@ struct command {
     std::optional<std::string> cwd{};
     std::optional<std::chrono::milliseconds> timeout{};  // enforced by execd
     std::map<std::string, std::string> envs{};
+    // The command's event stream may be silent this long (execd sends a `ping` every few
+    // seconds), and when `total_timeout` is set the whole exec must end within it. The
+    // call's timeout covers only what comes before the stream, so a command may run longer
+    // than it; a status probe after a failed stream gets at most the call's timeout.
+    std::chrono::milliseconds idle_timeout{60000};
+    std::optional<std::chrono::milliseconds> total_timeout{};
+    // Output as it arrives, all of it (the result keeps at most `max_body_bytes`). A
+    // callback that throws ends the exec as `cancelled`.
+    std::function<void(std::string_view)> on_stdout{};
+    std::function<void(std::string_view)> on_stderr{};
     // Run detached: `exec` returns once execd has started it (its `execution_id`, no exit
     // code); follow it with `exec_status`, `exec_logs` and `interrupt`.
     bool background = false;
@@ -145,7 +189,17 @@ private:
 
 class client {
 public:
+    // A client with one I/O thread of its own.
     explicit client(client_options options);
+    // A client whose I/O runs on `executor` (which the caller runs).
+    client(boost::asio::any_io_executor executor, client_options options);
+    ~client();
+    client(client&&) noexcept;
+    client& operator=(client&&) noexcept;
+
+    [[nodiscard]] boost::asio::any_io_executor get_executor() const noexcept;
+    // Connections kept alive for reuse now (across every server).
+    [[nodiscard]] std::size_t idle_connections() const;
 
     sandbox_info create(const create_request& request, const call_options& options = {});
     sandbox_info get(std::string_view sandbox_id, const call_options& options = {});
@@ -191,8 +245,36 @@ public:
     result<std::string> try_download(std::string_view sandbox_id, std::string_view path,
                                      const call_options& options = {}) noexcept;
 
+    // The asynchronous face: the same calls as awaitables. Arguments are copied into the
+    // operation when it is made, so the awaitable may be stored and awaited later. With
+    // g++ 12, name a braced argument before the co_await (`const command c{…};
+    // co_await sandboxes.async_exec(id, c)`): it destroys an aggregate made inside a
+    // co_await expression twice.
+    template <class T>
+    using awaitable = boost::asio::awaitable<result<T>>;
+    awaitable<sandbox_info> async_create(const create_request& request, const call_options& options = {});
+    awaitable<sandbox_info> async_get(std::string_view sandbox_id, const call_options& options = {});
+    awaitable<void> async_kill(std::string_view sandbox_id, const call_options& options = {});
+    awaitable<std::string> async_renew(std::string_view sandbox_id, std::string_view expires_at, const call_options& options = {});
+    awaitable<endpoint_info> async_endpoint(std::string_view sandbox_id, int port = 44772, const call_options& options = {});
+    awaitable<exec_result> async_exec(std::string_view sandbox_id, const command& cmd, const call_options& options = {});
+    awaitable<command_status> async_exec_status(std::string_view sandbox_id, std::string_view execution_id,
+                                                const call_options& options = {});
+    awaitable<void> async_ping(std::string_view sandbox_id, const call_options& options = {});
+    awaitable<std::vector<sandbox_info>> async_list(const list_request& request = {}, const call_options& options = {});
+    awaitable<void> async_pause(std::string_view sandbox_id, const call_options& options = {});
+    awaitable<void> async_resume(std::string_view sandbox_id, const call_options& options = {});
+    awaitable<command_logs> async_exec_logs(std::string_view sandbox_id, std::string_view execution_id, std::size_t cursor = 0,
+                                            const call_options& options = {});
+    awaitable<void> async_interrupt(std::string_view sandbox_id, std::string_view execution_id, const call_options& options = {});
+    awaitable<void> async_upload(std::string_view sandbox_id, std::string_view path, std::string_view content,
+                                 const call_options& options = {});
+    awaitable<std::string> async_download(std::string_view sandbox_id, std::string_view path, const call_options& options = {});
+
+    struct state;  // shared by the operations; defined with them
+
 private:
-    client_options options_;
+    std::unique_ptr<state> state_;
 };
 
 }  // namespace ngfail::opensandbox

@@ -12,7 +12,7 @@
 // files, metrics), reached through the server proxy (`/v1/sandboxes/{id}/proxy/{port}/…`) or
 // a direct endpoint served by a listener of its own (`use_server_proxy=false`, the SDKs'
 // default). A new sandbox is `Pending` for `pending_for`, then `Running`. Commands are
-// simulated: `echo TEXT`, `exit N`, `sleep MS`, `cat FILE`, anything else prints what it
+// simulated: `echo TEXT`, `exit N`, `sleep SECONDS`, `cat FILE`, anything else prints what it
 // would have run. Connections run on `threads` threads; none outlives its connection.
 #pragma once
 
@@ -91,12 +91,18 @@ struct server_options {
     std::chrono::milliseconds pending_for{0};  // a new sandbox is Pending this long
     std::chrono::milliseconds ping_every{3000};  // execd's keep-alive events on a command stream
     unsigned threads = 2;             // serving every connection
+    // Serve HTTPS on both listeners with this certificate chain and private key (PEM files);
+    // plain HTTP when empty. Endpoints keep their form: clients reach them with the scheme
+    // they reached the server with, as the official SDKs do.
+    std::string tls_certificate_file{};
+    std::string tls_key_file{};
 };
 
 class embedded_server {
 public:
     // Listens on `host:port` (the lifecycle API and the server proxy) and on an ephemeral
-    // port of the same host (direct endpoints), and serves until stopped.
+    // port of the same host (direct endpoints), and serves until stopped. A certificate or
+    // key that cannot be loaded throws std::system_error.
     explicit embedded_server(server_options options = {});
     ~embedded_server();
     embedded_server(const embedded_server&) = delete;

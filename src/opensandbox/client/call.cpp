@@ -2,12 +2,13 @@
 
 #include <boost/json.hpp>
 
+#include <variant>
+
 namespace ngfail::opensandbox::detail {
 
 namespace json = boost::json;
 
 namespace {
-
 
 std::string reason_for(const observation& seen, const std::exception_ptr& cause) {
     std::string reason = seen.operation + " failed";
@@ -23,45 +24,146 @@ std::string reason_for(const observation& seen, const std::exception_ptr& cause)
     return reason;
 }
 
-}  // namespace
+// The lifecycle server from the options: a base URL as the official SDKs take it, or host
+// and port; every lifecycle path then starts with the base path and /v1.
+std::variant<target, std::string> lifecycle_target(const client_options& options) {
+    if (options.base_url.empty()) return target{{false, options.host, options.port}, "/v1"};
+    try {
+        target server = parse_endpoint(options.base_url);
+        std::string_view base = server.base;
+        while (base.ends_with('/')) base.remove_suffix(1);
+        if (base.ends_with("/v1")) base.remove_suffix(3);
+        server.base = std::string(base) + "/v1";
+        return server;
+    } catch (const std::exception& e) {
+        return "the base URL is not a server's URL (" + std::string(e.what()) + ")";
+    }
+}
 
-// The endpoint of execd (port 44772) for a sandbox, its credentials marked secret.
-endpoint_info call_context::execd_endpoint(std::string_view sandbox_id) const {
-    endpoint_info endpoint = endpoint_of(
-        lifecycle(beast_http::verb::get, endpoint_path(sandbox_id, 44772), nullptr));
-    for (const auto& header : endpoint.headers) {
+}  // namespace
+}  // namespace ngfail::opensandbox::detail
+
+namespace ngfail::opensandbox {
+
+client::state::state(boost::asio::any_io_executor on, client_options o)
+    : options(std::move(o)),
+      executor(std::move(on)),
+      pool(options.max_idle_connections, options.max_idle_time),
+      endpoints(options.endpoint_cache_size, options.endpoint_cache_ttl) {
+    auto server = detail::lifecycle_target(options);
+    if (auto* problem = std::get_if<std::string>(&server)) {
+        configuration_problem = std::move(*problem);
+    } else {
+        lifecycle = std::get<detail::target>(std::move(server));
+    }
+}
+
+client::state::state(client_options o) : state(boost::asio::any_io_executor(), std::move(o)) {
+    own_io = std::make_unique<boost::asio::io_context>(1);
+    executor = own_io->get_executor();
+    keep_running.emplace(own_io->get_executor());
+    io_thread = std::thread([io = own_io.get()] { io->run(); });
+}
+
+client::state::~state() {
+    if (!own_io) return;
+    keep_running.reset();
+    own_io->stop();
+    io_thread.join();
+}
+
+boost::asio::ssl::context& client::state::tls() {
+    std::call_once(tls_made, [this] {
+        try {
+            tls_context = detail::make_tls_context(options.tls);
+        } catch (const boost::system::system_error& e) {  // a CA file that cannot be read
+            throw connection_error(e.code(), phase::connect);
+        }
+    });
+    return *tls_context;
+}
+
+}  // namespace ngfail::opensandbox
+
+namespace ngfail::opensandbox::detail {
+
+std::optional<call_context> call_context::within(std::chrono::milliseconds most) const {
+    if (clock::now() >= deadline) return std::nullopt;
+    return call_context{shared, options, std::min(deadline, deadline_after(most)), secrets};
+}
+
+std::string call_context::endpoint_path(std::string_view sandbox_id, int port) const {
+    return "/sandboxes/" + path_segment(sandbox_id) + "/endpoints/" + std::to_string(port) +
+           (options.use_server_proxy ? "?use_server_proxy=true" : "?use_server_proxy=false");
+}
+
+awaitable<endpoint_info> call_context::execd_endpoint(std::string_view sandbox_id) const {
+    std::optional<endpoint_info> endpoint = shared.endpoints.find(sandbox_id, execd_port);
+    if (!endpoint) {
+        endpoint = endpoint_of(co_await lifecycle(beast_http::verb::get, endpoint_path(sandbox_id, execd_port), nullptr));
+        shared.endpoints.store(sandbox_id, execd_port, *endpoint);
+    }
+    for (const auto& header : endpoint->headers) {
         const auto named = [&](std::string_view secret) { return beast::iequals(header.first, secret); };
         if (named("X-EXECD-ACCESS-TOKEN") ||
             std::any_of(options.secret_headers.begin(), options.secret_headers.end(), named)) {
             secrets.add(header.second);
         }
     }
-    return endpoint;
+    co_return std::move(*endpoint);
 }
 
+awaitable<lease> call_context::connect(const target& where) const {
+    origin to = where;
+    if (auto kept = shared.pool.take(to)) co_return lease(shared.pool, std::move(to), std::move(kept));
+    auto fresh = std::make_unique<connection>(shared.executor, to.tls ? &shared.tls() : nullptr);
+    co_await fresh->open(to, deadline);
+    co_return lease(shared.pool, std::move(to), std::move(fresh));
+}
 
-// A lifecycle request with the API key; error replies become api_errors.
-json::value call_context::lifecycle(beast_http::verb verb, const std::string& path, const json::value* body) const {
-    exchange x({options.host, options.port, ""}, deadline);
-    x.connect();
-    beast_http::request<beast_http::string_body> req(verb, lifecycle_path(path), 11);
+awaitable<lease> call_context::connect_to_execd(std::string_view sandbox_id, const target& where) const {
+    try {
+        co_return co_await connect(where);
+    } catch (const connection_error&) {
+        shared.endpoints.forget(sandbox_id);  // it may have moved (a resumed sandbox)
+        throw;
+    }
+}
+
+awaitable<json::value> call_context::lifecycle(beast_http::verb verb, std::string path, const json::value* body) const {
+    beast_http::request<beast_http::string_body> req(verb, shared.lifecycle.base + path, 11);
     if (!options.api_key.empty()) req.set(api_key_header, options.api_key);
     req.set(beast_http::field::accept, "application/json");
     if (body) {
         req.set(beast_http::field::content_type, "application/json");
         req.body() = json::serialize(*body);
     }
-    x.send(req);
-    const string_response res = x.receive(options.max_body_bytes);
+    const lease on = co_await connect(shared.lifecycle);
+    co_await on->send(req, deadline);
+    const string_response res = co_await on->receive(options.max_body_bytes, deadline);
     if (res.result_int() >= 300) throw api_error_of(res.base(), res.body(), secrets);
-    if (res.body().empty()) return nullptr;
+    if (res.body().empty()) co_return nullptr;
     json::error_code ec;
     json::value v = json::parse(res.body(), ec);
     if (ec) malformed("the reply is not JSON");
-    return v;
+    co_return v;
 }
 
-// Fills the observation from what went wrong, structurally.
+awaitable<string_response> call_context::execd_call(std::string_view sandbox_id, beast_http::verb verb,
+                                                    std::string path, std::string body,
+                                                    std::string content_type) const {
+    const endpoint_info endpoint = co_await execd_endpoint(sandbox_id);
+    const target where = parse_endpoint(endpoint.endpoint, shared.lifecycle.tls);
+    auto req = execd_request<beast_http::string_body>(verb, where, endpoint, path);
+    if (!content_type.empty()) req.set(beast_http::field::content_type, content_type);
+    req.body() = std::move(body);
+    const lease on = co_await connect_to_execd(sandbox_id, where);
+    co_await on->send(req, deadline);
+    string_response res = co_await on->receive(options.max_body_bytes, deadline);
+    if (res.result_int() >= 300) throw api_error_of(res.base(), res.body(), secrets);
+    co_return res;
+}
+
 void describe(observation& seen, const std::exception_ptr& cause) {
     seen.cause = cause;
     seen.reason = reason_for(seen, cause);
@@ -76,6 +178,10 @@ void describe(observation& seen, const std::exception_ptr& cause) {
         seen.transport_phase = e.at();
     } catch (const std::system_error& e) {
         seen.transport_error = e.code();
+        seen.transport_phase = phase::receive;
+    } catch (const boost::system::system_error& e) {  // a wait between steps, cancelled
+        seen.transport_error = e.code() == asio::error::operation_aborted ? make_error_code(errc::cancelled)
+                                                                         : std::error_code(e.code());
         seen.transport_phase = phase::receive;
     } catch (...) {
     }
@@ -96,17 +202,17 @@ std::chrono::milliseconds wait_before_retry(const observation& seen, const retry
     return std::min(wanted, policy.max_backoff);
 }
 
-// The failure's own classification says nothing was sent: the only case a retry is safe.
-bool proven_not_sent(const failure& f) noexcept {
+bool may_retry(const failure& f) noexcept {
     const auto* sandbox = std::get_if<sandbox_details>(&f.details());
-    return sandbox && sandbox->delivery == delivery::not_sent;
+    return sandbox && sandbox->delivery == delivery::not_sent && f.code() != kind::cancelled;
 }
 
 
 // What is wrong with the caller's arguments, said without repeating them (one may be a
 // secret); nothing when they can be sent.
-std::optional<std::string> refused_argument(const client_options& options, std::initializer_list<argument> arguments) {
-    if (breaks_a_line(options.api_key)) return "the API key holds CR, LF or NUL";
+std::optional<std::string> refused_argument(const client::state& client, std::initializer_list<argument> arguments) {
+    if (client.configuration_problem) return client.configuration_problem;
+    if (breaks_a_line(client.options.api_key)) return "the API key holds CR, LF or NUL";
     for (const argument& a : arguments) {
         if (a.value.empty()) return "the " + std::string(a.name) + " is empty";
         if (breaks_a_line(a.value)) return "the " + std::string(a.name) + " holds CR, LF or NUL";
@@ -125,23 +231,6 @@ failure refused_request(std::string_view operation, std::string_view sandbox_id,
                                  .reason = std::string(operation) + " was not sent: " + problem,
                                  .provider = "opensandbox",
                                  .delivery = delivery::not_sent});
-}
-
-// One execd request to the sandbox, through its endpoint with the endpoint's headers, the
-// reply read whole; an error reply becomes an api_error.
-string_response execd_call(const call_context& c, std::string_view sandbox_id, beast_http::verb verb,
-                           const std::string& path, std::string body, std::string_view content_type) {
-    const endpoint_info endpoint = c.execd_endpoint(sandbox_id);
-    const target where = parse_endpoint(endpoint.endpoint);
-    exchange x(where, c.deadline);
-    x.connect();
-    auto req = execd_request<beast_http::string_body>(verb, where, endpoint, path);
-    if (!content_type.empty()) req.set(beast_http::field::content_type, content_type);
-    req.body() = std::move(body);
-    x.send(req);
-    string_response res = x.receive(c.options.max_body_bytes);
-    if (res.result_int() >= 300) throw api_error_of(res.base(), res.body(), c.secrets);
-    return res;
 }
 
 json::value json_of(const string_response& res, const char* what) {

@@ -1,53 +1,92 @@
-// One call of the client, whatever the operation: its context (deadline, secrets, the
+// One call of the client, whatever the operation and whichever face: the client's shared
+// state (executor, pool, endpoint cache), the call's context (deadline, secrets, the
 // lifecycle and execd requests every operation is made of), the checks on its arguments,
 // and the attempt loop that classifies each failure and retries only what was not sent.
 #pragma once
 
 #include "connection.hpp"
+#include "endpoint_cache.hpp"
 #include "redactor.hpp"
 #include "request_safety.hpp"
 
 #include <ngfail/transport.hpp>
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 
+#include <future>
 #include <initializer_list>
 #include <map>
 #include <thread>
+
+namespace ngfail::opensandbox {
+
+struct client::state {
+    state(boost::asio::any_io_executor on, client_options o);
+    explicit state(client_options o);
+    ~state();
+
+    // The TLS context, made when the first https connection needs it.
+    boost::asio::ssl::context& tls();
+
+    client_options options;
+    std::optional<std::string> configuration_problem;  // a base URL that cannot be parsed
+    detail::target lifecycle;                           // the server, its base path ending in /v1
+    std::unique_ptr<boost::asio::io_context> own_io;           // when the client runs its own I/O
+    boost::asio::any_io_executor executor;
+    std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> keep_running;
+    detail::connection_pool pool;
+    detail::endpoint_cache endpoints;
+    std::once_flag tls_made;
+    std::unique_ptr<boost::asio::ssl::context> tls_context;
+    std::thread io_thread;
+};
+
+}  // namespace ngfail::opensandbox
 
 namespace ngfail::opensandbox::detail {
 
 inline constexpr std::string_view api_key_header = "OPEN-SANDBOX-API-KEY";
 inline constexpr auto status_probe_timeout = std::chrono::milliseconds(2000);
+inline constexpr int execd_port = 44772;
 
 struct call_context {
+    client::state& shared;  // the client's executor, pool and endpoint cache
     const client_options& options;
     clock::time_point deadline;
     redactor& secrets;  // what the request carried; scrubbed from everything recorded
 
-    std::string lifecycle_path(std::string_view suffix) const { return "/v1" + std::string(suffix); }
-
     // The rest of the call's time, capped at `most`: a step (a status probe, a clean-up)
     // never outlives the call's deadline.
-    [[nodiscard]] std::optional<call_context> within(std::chrono::milliseconds most) const {
-        const auto now = clock::now();
-        if (now >= deadline) return std::nullopt;
-        return call_context{options, std::min(deadline, deadline_after(most)), secrets};
-    }
+    [[nodiscard]] std::optional<call_context> within(std::chrono::milliseconds most) const;
 
     // GET …/endpoints/{port}, asking for the server proxy or a direct endpoint as configured.
-    [[nodiscard]] std::string endpoint_path(std::string_view sandbox_id, int port) const {
-        return "/sandboxes/" + path_segment(sandbox_id) + "/endpoints/" + std::to_string(port) +
-               (options.use_server_proxy ? "?use_server_proxy=true" : "?use_server_proxy=false");
-    }
+    [[nodiscard]] std::string endpoint_path(std::string_view sandbox_id, int port) const;
 
-    // The endpoint of execd (port 44772) for a sandbox, its credentials marked secret.
-    [[nodiscard]] endpoint_info execd_endpoint(std::string_view sandbox_id) const;
+    // The endpoint of execd for a sandbox (cached), its credentials marked secret.
+    [[nodiscard]] awaitable<endpoint_info> execd_endpoint(std::string_view sandbox_id) const;
+
+    // A connection to `where`: a kept-alive one, or a new one opened within the deadline.
+    // An https one needs `where` to be the server the caller meant (SNI, verification).
+    [[nodiscard]] awaitable<lease> connect(const target& where) const;
+
+    // A connection to a sandbox's execd endpoint; a failure to connect drops the cached
+    // endpoint, so the next call asks the server again.
+    [[nodiscard]] awaitable<lease> connect_to_execd(std::string_view sandbox_id, const target& where) const;
 
     // A lifecycle request with the API key; error replies become api_errors.
-    [[nodiscard]] boost::json::value lifecycle(beast_http::verb verb, const std::string& path,
-                                               const boost::json::value* body) const;
+    [[nodiscard]] awaitable<boost::json::value> lifecycle(beast_http::verb verb, std::string path,
+                                                         const boost::json::value* body) const;
+
+    // One execd request to the sandbox, through its endpoint with the endpoint's headers, the
+    // reply read whole; an error reply becomes an api_error.
+    [[nodiscard]] awaitable<string_response> execd_call(std::string_view sandbox_id, beast_http::verb verb,
+                                                       std::string path, std::string body = {},
+                                                       std::string content_type = {}) const;
 };
 
 // Fills the observation from what went wrong, structurally.
@@ -59,8 +98,9 @@ void scrub(observation& seen, const redactor& secrets);
 
 [[nodiscard]] std::chrono::milliseconds wait_before_retry(const observation& seen, const retry_policy& policy);
 
-// The failure's own classification says nothing was sent: the only case a retry is safe.
-[[nodiscard]] bool proven_not_sent(const failure& f) noexcept;
+// The failure's own classification says nothing was sent and the caller did not cancel:
+// the only case a retry is safe and wanted.
+[[nodiscard]] bool may_retry(const failure& f) noexcept;
 
 // A value the caller gave that may go on a request line or in a header.
 struct argument {
@@ -68,44 +108,52 @@ struct argument {
     std::string_view value;
 };
 
-// What is wrong with the caller's arguments, said without repeating them (one may be a
-// secret); nothing when they can be sent.
-[[nodiscard]] std::optional<std::string> refused_argument(const client_options& options,
+// What is wrong with the client's configuration or the caller's arguments, said without
+// repeating them (one may be a secret); nothing when they can be sent.
+[[nodiscard]] std::optional<std::string> refused_argument(const client::state& client,
                                                           std::initializer_list<argument> arguments);
 
 // A request refused before anything was sent: the caller's arguments cannot be sent.
 [[nodiscard]] failure refused_request(std::string_view operation, std::string_view sandbox_id,
                                       const std::string& problem, const redactor& secrets);
 
-// Runs `attempt` until it succeeds, fails for good, or may not be retried. `attempt`
-// returns the value, or nothing after recording its evidence in the observation.
+// What an attempt is: a coroutine that gives the value, or nothing after recording its
+// evidence in the observation.
+template <class T>
+using attempt_result = awaitable<std::optional<T>>;
+
+// Runs `attempt` until it succeeds, fails for good, or may not be retried. Never throws.
 template <class T, class Attempt>
-result<T> call(const client_options& options, const call_options& per_call, std::string_view operation,
-               std::string_view sandbox_id, std::initializer_list<argument> arguments, Attempt&& attempt) noexcept {
+awaitable<result<T>> call(client::state& client, const call_options& per_call, std::string_view operation,
+                          std::string_view sandbox_id, std::optional<std::string> problem, Attempt attempt) {
     try {
         redactor secrets;
-        secrets.add(options.api_key);
-        if (auto problem = refused_argument(options, arguments)) {
-            return refused_request(operation, sandbox_id, *problem, secrets);
-        }
-        const int attempts = std::max(1, options.retries.max_attempts);
+        secrets.add(client.options.api_key);
+        if (problem) co_return refused_request(operation, sandbox_id, *problem, secrets);
+        const int attempts = std::max(1, client.options.retries.max_attempts);
         for (int n = 1;; ++n) {
             observation seen{.operation = std::string(operation)};
             if (!sandbox_id.empty()) seen.sandbox_id = std::string(sandbox_id);
-            const call_context context{options, deadline_after(per_call.timeout.value_or(options.timeout)), secrets};
+            const call_context context{client, client.options,
+                                       deadline_after(per_call.timeout.value_or(client.options.timeout)), secrets};
+            std::exception_ptr error;
             try {
-                if (std::optional<T> value = attempt(context, seen)) return std::move(*value);
+                if (std::optional<T> value = co_await attempt(context, seen)) co_return std::move(*value);
             } catch (...) {
-                describe(seen, std::current_exception());
+                error = std::current_exception();
             }
+            if (error) describe(seen, error);
             scrub(seen, secrets);
             failure f = to_failure(seen);
-            if (n >= attempts || !proven_not_sent(f)) return f;
+            if (n >= attempts || !may_retry(f)) co_return f;
             if (per_call.log) per_call.log->observe_failure(f);
-            std::this_thread::sleep_for(wait_before_retry(seen, options.retries));
+            asio::steady_timer pause(client.executor, wait_before_retry(seen, client.options.retries));
+            boost::system::error_code cancelled;
+            co_await pause.async_wait(asio::redirect_error(asio::use_awaitable, cancelled));
+            if (cancelled) co_return f;
         }
     } catch (...) {  // out of memory while describing a failure
-        return failure(kind::transport_local_resource);
+        co_return failure(kind::transport_local_resource);
     }
 }
 
@@ -113,6 +161,25 @@ result<T> call(const client_options& options, const call_options& per_call, std:
 inline result<void> done(result<bool> r) noexcept {
     if (!r) return std::move(r).error();
     return boost::outcome_v2::success();
+}
+inline awaitable<result<void>> done(awaitable<result<bool>> r) { co_return done(co_await std::move(r)); }
+
+// Runs the operation `make` makes on the client's executor and waits for it: the blocking
+// faces. Must not be called from a thread running that executor.
+template <class Make, class T = typename std::invoke_result_t<Make>::value_type::value_type>
+result<T> run_blocking(client::state& client, Make make) noexcept {
+    try {
+        auto operation = make();
+        std::optional<result<T>> out;
+        std::promise<void> finished;
+        asio::co_spawn(
+            client.executor, [&]() -> awaitable<void> { out.emplace(co_await std::move(operation)); },
+            [&](const std::exception_ptr&) { finished.set_value(); });
+        finished.get_future().wait();
+        if (out) return std::move(*out);
+    } catch (...) {
+    }
+    return failure(kind::transport_local_resource);  // the operation could not be started
 }
 
 // An execd request to `where`, carrying the endpoint's headers (its access token included).
@@ -123,11 +190,6 @@ beast_http::request<Body> execd_request(beast_http::verb verb, const target& whe
     for (const auto& [name, value] : endpoint.headers) req.set(name, value);
     return req;
 }
-
-// One execd request to the sandbox, through its endpoint with the endpoint's headers, the
-// reply read whole; an error reply becomes an api_error.
-string_response execd_call(const call_context& c, std::string_view sandbox_id, beast_http::verb verb,
-                           const std::string& path, std::string body = {}, std::string_view content_type = {});
 
 // The reply's body as JSON; not JSON is malformed (`what` says what it should have been).
 [[nodiscard]] boost::json::value json_of(const string_response& res, const char* what);

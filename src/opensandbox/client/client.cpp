@@ -1,119 +1,132 @@
-// The client: the lifecycle operations, and the throwing face of every operation (the
-// `try_` face, `.value()`d, so that both raise and return the same classified failures).
-#include "call.hpp"
-#include "readiness.hpp"
-
-#include <boost/json.hpp>
+// The client's three faces, each one line over the operation in operations.hpp: `async_*`
+// returns it, `try_*` runs it on the client's executor and waits, and the throwing face
+// raises what `try_*` returns.
+#include "operations.hpp"
 
 namespace ngfail::opensandbox {
 
 using namespace detail;
-namespace json = boost::json;
 
-client::client(client_options options) : options_(std::move(options)) {}
+client::client(client_options options) : state_(std::make_unique<state>(options)) {}
+client::client(boost::asio::any_io_executor executor, client_options options)
+    : state_(std::make_unique<state>(std::move(executor), options)) {}
+client::~client() = default;
+client::client(client&&) noexcept = default;
+client& client::operator=(client&&) noexcept = default;
 
-// ---- the noexcept face: every method is one attempt function --------------------------------
+boost::asio::any_io_executor client::get_executor() const noexcept { return state_->executor; }
+std::size_t client::idle_connections() const { return state_->pool.idle(); }
+
+// ---- asynchronous ---------------------------------------------------------------------------
+
+client::awaitable<sandbox_info> client::async_create(const create_request& request, const call_options& options) {
+    return create_operation(*state_, request, options);
+}
+client::awaitable<sandbox_info> client::async_get(std::string_view sandbox_id, const call_options& options) {
+    return get_operation(*state_, std::string(sandbox_id), options);
+}
+client::awaitable<void> client::async_kill(std::string_view sandbox_id, const call_options& options) {
+    return kill_operation(*state_, std::string(sandbox_id), options);
+}
+client::awaitable<std::string> client::async_renew(std::string_view sandbox_id, std::string_view expires_at,
+                                                   const call_options& options) {
+    return renew_operation(*state_, std::string(sandbox_id), std::string(expires_at), options);
+}
+client::awaitable<endpoint_info> client::async_endpoint(std::string_view sandbox_id, int port, const call_options& options) {
+    return endpoint_operation(*state_, std::string(sandbox_id), port, options);
+}
+client::awaitable<exec_result> client::async_exec(std::string_view sandbox_id, const command& cmd, const call_options& options) {
+    return exec_operation(*state_, std::string(sandbox_id), cmd, options);
+}
+client::awaitable<command_status> client::async_exec_status(std::string_view sandbox_id, std::string_view execution_id,
+                                                            const call_options& options) {
+    return exec_status_operation(*state_, std::string(sandbox_id), std::string(execution_id), options);
+}
+client::awaitable<void> client::async_ping(std::string_view sandbox_id, const call_options& options) {
+    return ping_operation(*state_, std::string(sandbox_id), options);
+}
+client::awaitable<std::vector<sandbox_info>> client::async_list(const list_request& request, const call_options& options) {
+    return list_operation(*state_, request, options);
+}
+client::awaitable<void> client::async_pause(std::string_view sandbox_id, const call_options& options) {
+    return pause_operation(*state_, std::string(sandbox_id), options);
+}
+client::awaitable<void> client::async_resume(std::string_view sandbox_id, const call_options& options) {
+    return resume_operation(*state_, std::string(sandbox_id), options);
+}
+client::awaitable<command_logs> client::async_exec_logs(std::string_view sandbox_id, std::string_view execution_id,
+                                                        std::size_t cursor, const call_options& options) {
+    return exec_logs_operation(*state_, std::string(sandbox_id), std::string(execution_id), cursor, options);
+}
+client::awaitable<void> client::async_interrupt(std::string_view sandbox_id, std::string_view execution_id,
+                                                const call_options& options) {
+    return interrupt_operation(*state_, std::string(sandbox_id), std::string(execution_id), options);
+}
+client::awaitable<void> client::async_upload(std::string_view sandbox_id, std::string_view path, std::string_view content,
+                                             const call_options& options) {
+    return upload_operation(*state_, std::string(sandbox_id), std::string(path), std::string(content), options);
+}
+client::awaitable<std::string> client::async_download(std::string_view sandbox_id, std::string_view path,
+                                                      const call_options& options) {
+    return download_operation(*state_, std::string(sandbox_id), std::string(path), options);
+}
+
+// ---- noexcept: the asynchronous operation, waited for ------------------------------------------------
 
 result<sandbox_info> client::try_create(const create_request& request, const call_options& options) noexcept {
-    return call<sandbox_info>(options_, options, "create", "", {}, [&](const call_context& c, observation& seen)
-                                  -> std::optional<sandbox_info> {
-        json::value body = json::object{{"image", json::object{{"uri", request.image}}},
-                          {"entrypoint", json::array(request.entrypoint.begin(), request.entrypoint.end())},
-                          {"resourceLimits", string_map(request.resource_limits)}};
-        if (request.timeout_s) body.as_object()["timeout"] = *request.timeout_s;
-        if (!request.metadata.empty()) body.as_object()["metadata"] = string_map(request.metadata);
-        const json::value reply = c.lifecycle(beast_http::verb::post, "/sandboxes", &body);
-        sandbox_info info = sandbox_of(reply);
-        if (is_terminal(info)) {
-            record_dead_sandbox(c, request, info, seen);
-            return std::nullopt;
-        }
-        if (!request.wait_until_ready) return info;
-        return wait_until_ready(c, request, std::move(info), seen);
-    });
+    return run_blocking(*state_, [&] { return async_create(request, options); });
 }
 result<sandbox_info> client::try_get(std::string_view sandbox_id, const call_options& options) noexcept {
-    return call<sandbox_info>(options_, options, "get", sandbox_id, {{"sandbox id", sandbox_id}},
-                              [&](const call_context& c, observation&) {
-        return std::optional(
-            sandbox_of(c.lifecycle(beast_http::verb::get, "/sandboxes/" + path_segment(sandbox_id), nullptr)));
-    });
+    return run_blocking(*state_, [&] { return async_get(sandbox_id, options); });
 }
 result<void> client::try_kill(std::string_view sandbox_id, const call_options& options) noexcept {
-    return done(call<bool>(options_, options, "kill", sandbox_id, {{"sandbox id", sandbox_id}},
-                           [&](const call_context& c, observation&) {
-        (void)c.lifecycle(beast_http::verb::delete_, "/sandboxes/" + path_segment(sandbox_id), nullptr);
-        return std::optional(true);
-    }));
+    return run_blocking(*state_, [&] { return async_kill(sandbox_id, options); });
 }
 result<std::string> client::try_renew(std::string_view sandbox_id, std::string_view expires_at,
                                       const call_options& options) noexcept {
-    return call<std::string>(options_, options, "renew", sandbox_id, {{"sandbox id", sandbox_id}},
-                             [&](const call_context& c, observation&) {
-        const json::value body = json::object{{"expiresAt", expires_at}};
-        const json::value reply = c.lifecycle(beast_http::verb::post,
-                                              "/sandboxes/" + path_segment(sandbox_id) + "/renew-expiration", &body);
-        return std::optional(required_string(as_object(reply), "expiresAt"));
-    });
+    return run_blocking(*state_, [&] { return async_renew(sandbox_id, expires_at, options); });
 }
 result<endpoint_info> client::try_endpoint(std::string_view sandbox_id, int port, const call_options& options) noexcept {
-    return call<endpoint_info>(options_, options, "endpoint", sandbox_id, {{"sandbox id", sandbox_id}},
-                               [&](const call_context& c, observation&) {
-        return std::optional(endpoint_of(c.lifecycle(
-            beast_http::verb::get, c.endpoint_path(sandbox_id, port), nullptr)));
-    });
+    return run_blocking(*state_, [&] { return async_endpoint(sandbox_id, port, options); });
+}
+result<exec_result> client::try_exec(std::string_view sandbox_id, const command& cmd,
+                                     const call_options& options) noexcept {
+    return run_blocking(*state_, [&] { return async_exec(sandbox_id, cmd, options); });
+}
+result<command_status> client::try_exec_status(std::string_view sandbox_id, std::string_view execution_id,
+                                               const call_options& options) noexcept {
+    return run_blocking(*state_, [&] { return async_exec_status(sandbox_id, execution_id, options); });
+}
+result<void> client::try_ping(std::string_view sandbox_id, const call_options& options) noexcept {
+    return run_blocking(*state_, [&] { return async_ping(sandbox_id, options); });
 }
 result<std::vector<sandbox_info>> client::try_list(const list_request& request, const call_options& options) noexcept {
-    return call<std::vector<sandbox_info>>(options_, options, "list", "", {},
-                                           [&](const call_context& c, observation&) {
-        std::string query = "?page=" + std::to_string(std::max(1, request.page)) +
-                            "&pageSize=" + std::to_string(std::max(1, request.page_size));
-        for (const std::string& state : request.states) query += "&state=" + path_segment(state);
-        const json::value reply = c.lifecycle(beast_http::verb::get, "/sandboxes" + query, nullptr);
-        const json::value* items = as_object(reply).if_contains("items");
-        if (!items || !items->is_array()) malformed("the list has no items");
-        std::vector<sandbox_info> found;
-        for (const json::value& item : items->as_array()) found.push_back(sandbox_of(item));
-        return std::optional(std::move(found));
-    });
+    return run_blocking(*state_, [&] { return async_list(request, options); });
 }
 result<void> client::try_pause(std::string_view sandbox_id, const call_options& options) noexcept {
-    return done(call<bool>(options_, options, "pause", sandbox_id, {{"sandbox id", sandbox_id}},
-                           [&](const call_context& c, observation&) {
-        (void)c.lifecycle(beast_http::verb::post, "/sandboxes/" + path_segment(sandbox_id) + "/pause", nullptr);
-        return std::optional(true);
-    }));
+    return run_blocking(*state_, [&] { return async_pause(sandbox_id, options); });
 }
 result<void> client::try_resume(std::string_view sandbox_id, const call_options& options) noexcept {
-    return done(call<bool>(options_, options, "resume", sandbox_id, {{"sandbox id", sandbox_id}},
-                           [&](const call_context& c, observation&) {
-        (void)c.lifecycle(beast_http::verb::post, "/sandboxes/" + path_segment(sandbox_id) + "/resume", nullptr);
-        return std::optional(true);
-    }));
+    return run_blocking(*state_, [&] { return async_resume(sandbox_id, options); });
 }
-// ---- the throwing face: the same calls, raised with their causes nested ------------------------
-
-void client::ping(std::string_view sandbox_id, const call_options& options) { try_ping(sandbox_id, options).value(); }
-std::vector<sandbox_info> client::list(const list_request& request, const call_options& options) {
-    return try_list(request, options).value();
+result<command_logs> client::try_exec_logs(std::string_view sandbox_id, std::string_view execution_id,
+                                           std::size_t cursor, const call_options& options) noexcept {
+    return run_blocking(*state_, [&] { return async_exec_logs(sandbox_id, execution_id, cursor, options); });
 }
-void client::pause(std::string_view sandbox_id, const call_options& options) { try_pause(sandbox_id, options).value(); }
-void client::resume(std::string_view sandbox_id, const call_options& options) { try_resume(sandbox_id, options).value(); }
-command_logs client::exec_logs(std::string_view sandbox_id, std::string_view execution_id, std::size_t cursor,
-                               const call_options& options) {
-    return try_exec_logs(sandbox_id, execution_id, cursor, options).value();
+result<void> client::try_interrupt(std::string_view sandbox_id, std::string_view execution_id,
+                                   const call_options& options) noexcept {
+    return run_blocking(*state_, [&] { return async_interrupt(sandbox_id, execution_id, options); });
 }
-void client::interrupt(std::string_view sandbox_id, std::string_view execution_id, const call_options& options) {
-    try_interrupt(sandbox_id, execution_id, options).value();
+result<void> client::try_upload(std::string_view sandbox_id, std::string_view path, std::string_view content,
+                                const call_options& options) noexcept {
+    return run_blocking(*state_, [&] { return async_upload(sandbox_id, path, content, options); });
 }
-void client::upload(std::string_view sandbox_id, std::string_view path, std::string_view content,
-                    const call_options& options) {
-    try_upload(sandbox_id, path, content, options).value();
-}
-std::string client::download(std::string_view sandbox_id, std::string_view path, const call_options& options) {
-    return try_download(sandbox_id, path, options).value();
+result<std::string> client::try_download(std::string_view sandbox_id, std::string_view path,
+                                         const call_options& options) noexcept {
+    return run_blocking(*state_, [&] { return async_download(sandbox_id, path, options); });
 }
 
+// ---- throwing: the same calls, raised with their causes nested ------------------------------
 
 sandbox_info client::create(const create_request& request, const call_options& options) {
     return try_create(request, options).value();
@@ -134,6 +147,26 @@ exec_result client::exec(std::string_view sandbox_id, const command& cmd, const 
 command_status client::exec_status(std::string_view sandbox_id, std::string_view execution_id,
                                    const call_options& options) {
     return try_exec_status(sandbox_id, execution_id, options).value();
+}
+void client::ping(std::string_view sandbox_id, const call_options& options) { try_ping(sandbox_id, options).value(); }
+std::vector<sandbox_info> client::list(const list_request& request, const call_options& options) {
+    return try_list(request, options).value();
+}
+void client::pause(std::string_view sandbox_id, const call_options& options) { try_pause(sandbox_id, options).value(); }
+void client::resume(std::string_view sandbox_id, const call_options& options) { try_resume(sandbox_id, options).value(); }
+command_logs client::exec_logs(std::string_view sandbox_id, std::string_view execution_id, std::size_t cursor,
+                               const call_options& options) {
+    return try_exec_logs(sandbox_id, execution_id, cursor, options).value();
+}
+void client::interrupt(std::string_view sandbox_id, std::string_view execution_id, const call_options& options) {
+    try_interrupt(sandbox_id, execution_id, options).value();
+}
+void client::upload(std::string_view sandbox_id, std::string_view path, std::string_view content,
+                    const call_options& options) {
+    try_upload(sandbox_id, path, content, options).value();
+}
+std::string client::download(std::string_view sandbox_id, std::string_view path, const call_options& options) {
+    return try_download(sandbox_id, path, options).value();
 }
 
 }  // namespace ngfail::opensandbox

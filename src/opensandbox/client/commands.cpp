@@ -1,25 +1,29 @@
 // The execd operations: commands (streamed, background, status, logs, interrupt) and ping.
-#include "call.hpp"
 #include "execd_stream.hpp"
+#include "operations.hpp"
 
 #include <boost/json.hpp>
 
 #include <charconv>
 
-namespace ngfail::opensandbox {
+namespace ngfail::opensandbox::detail {
 namespace {
 
-using namespace detail;
 namespace json = boost::json;
+using verb = beast_http::verb;
 
 // After an exec went wrong, the sandbox's own status is evidence: an OOM kill, a lost
-// sandbox. Only within the call's deadline.
-void add_sandbox_status(const call_context& context, observation& seen) {
-    const auto probe = context.within(status_probe_timeout);
-    if (!probe) return;
+// sandbox. Within the call's deadline; after a stream that outlasted it, within the time a
+// call may take and never past the exec's total time.
+awaitable<void> add_sandbox_status(const call_context& context, clock::time_point exec_end, observation& seen) {
+    const auto most = std::min<std::chrono::milliseconds>(status_probe_timeout, context.options.timeout);
+    const auto until = clock::now() < context.deadline ? std::min(context.deadline, deadline_after(most))
+                                                       : std::min(exec_end, deadline_after(most));
+    if (clock::now() >= until) co_return;
+    const call_context probe{context.shared, context.options, until, context.secrets};
     try {
         const sandbox_info info = sandbox_of(
-            probe->lifecycle(beast_http::verb::get, "/sandboxes/" + path_segment(*seen.sandbox_id), nullptr));
+            co_await probe.lifecycle(verb::get, "/sandboxes/" + path_segment(*seen.sandbox_id), nullptr));
         seen.sandbox_state = info.state;
         seen.provider_status_reason = info.reason;
     } catch (...) {
@@ -27,27 +31,34 @@ void add_sandbox_status(const call_context& context, observation& seen) {
     }
 }
 
-// POST /command and read its event stream. An error reply becomes an api_error; a stream
-// that ends without a terminal event, a connection_error (stream_incomplete).
-exec_result run_command(const call_context& context, const endpoint_info& endpoint, const command& cmd,
-                        observation& seen) {
-    const target where = parse_endpoint(endpoint.endpoint);
+json::value command_body(const command& cmd) {
     json::object body{{"command", cmd.command}, {"background", cmd.background}};
     if (cmd.cwd) body["cwd"] = *cmd.cwd;
     if (cmd.timeout) body["timeout"] = cmd.timeout->count();
     if (!cmd.envs.empty()) body["envs"] = string_map(cmd.envs);
-    auto req = execd_request<beast_http::string_body>(beast_http::verb::post, where, endpoint, "/command");
+    return body;
+}
+
+// POST /command and read its event stream, quiet for at most the command's idle timeout.
+// An error reply becomes an api_error; a stream that ends without a terminal event, a
+// connection_error (stream_incomplete).
+awaitable<exec_result> run_command(const call_context& context, std::string_view sandbox_id,
+                                   const endpoint_info& endpoint, const command& cmd, clock::time_point exec_end,
+                                   observation& seen) {
+    const target where = parse_endpoint(endpoint.endpoint, context.shared.lifecycle.tls);
+    auto req = execd_request<beast_http::string_body>(verb::post, where, endpoint, "/command");
     req.set(beast_http::field::content_type, "application/json");
     req.set(beast_http::field::accept, "text/event-stream");
-    req.body() = json::serialize(body);
+    req.body() = json::serialize(command_body(cmd));
 
-    exchange x(where, context.deadline);
-    x.connect();
-    x.send(req);
-    detail::execd_stream events(context.options.max_body_bytes);
+    const lease on = co_await context.connect_to_execd(sandbox_id, where);
+    co_await on->send(req, context.deadline);
+    execd_stream events(context.options.max_body_bytes, {cmd.on_stdout, cmd.on_stderr});
     std::optional<beast_http::response_header<>> error_head;
     std::string error_body;
-    x.receive_stream(
+    const stream_limits limits{cmd.idle_timeout, exec_end};
+    co_await on->receive_stream(
+        context.deadline, limits,
         [&](const beast_http::response_header<>& head) {
             if (head.result_int() >= 300) error_head = head;
         },
@@ -56,101 +67,143 @@ exec_result run_command(const call_context& context, const endpoint_info& endpoi
                 error_body.append(bytes.substr(0, max_header_bytes - std::min(error_body.size(), max_header_bytes)));
                 return;
             }
-            events.feed(bytes);
-            if (!events.result().execution_id.empty()) seen.execution_id = events.result().execution_id;
+            // The execution is named even when what follows its `init` ends the stream.
+            const auto name_execution = [&] {
+                if (!events.result().execution_id.empty()) seen.execution_id = events.result().execution_id;
+            };
+            try {
+                events.feed(bytes);
+            } catch (...) {
+                name_execution();
+                throw;
+            }
+            name_execution();
         });
     if (error_head) throw api_error_of(*error_head, error_body, context.secrets);
     events.finish();
     // A background command's stream ends once it has started: its `init` is the result.
-    if (cmd.background && !events.result().execution_id.empty()) return events.take_result();
+    if (cmd.background && !events.result().execution_id.empty()) co_return events.take_result();
     if (!events.terminal()) {
         throw connection_error(boost::system::error_code(make_error_code(errc::stream_incomplete)), phase::receive);
     }
-    return events.take_result();
+    co_return events.take_result();
 }
+
+// Every field is optional in the spec; the id asked for stands in for a missing one.
+command_status status_of(const json::value& v, std::string_view execution_id) {
+    const auto& o = as_object(v);
+    command_status status{.id = optional_string(o, "id").value_or(std::string(execution_id)),
+                          .error = optional_string(o, "error")};
+    if (const auto* running = o.if_contains("running"); running && running->is_bool()) status.running = running->as_bool();
+    if (const auto* code = o.if_contains("exit_code"); code && code->is_int64()) {
+        status.exit_code = static_cast<int>(code->as_int64());
+    }
+    return status;
+}
+
+// The output from `cursor`, and where to ask from next: execd's tail cursor when it says.
+command_logs logs_of(const string_response& res, std::size_t cursor) {
+    command_logs logs{.content = res.body(), .cursor = cursor + res.body().size()};
+    if (const auto it = res.find("EXECD-COMMANDS-TAIL-CURSOR"); it != res.end()) {
+        std::size_t tail = 0;
+        const auto text = it->value();
+        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), tail);
+        if (ec != std::errc() || end != text.data() + text.size()) malformed("the tail cursor is not a number");
+        logs.cursor = tail;
+    }
+    return logs;
+}
+
+bool cancelled(const observation& seen) noexcept { return seen.transport_error == errc::cancelled; }
 
 }  // namespace
 
-result<exec_result> client::try_exec(std::string_view sandbox_id, const command& cmd, const call_options& options) noexcept {
-    return call<exec_result>(options_, options, "exec", sandbox_id, {{"sandbox id", sandbox_id}},
-                             [&](const call_context& c, observation& seen) -> std::optional<exec_result> {
-        const endpoint_info endpoint = c.execd_endpoint(sandbox_id);
+awaitable<result<exec_result>> exec_operation(client::state& s, std::string sandbox_id, command cmd,
+                                              call_options per_call) {
+    auto problem = refused_argument(s, {{"sandbox id", sandbox_id}});
+    co_return co_await call<exec_result>(s, per_call, "exec", sandbox_id,
+                                         std::move(problem),
+                                         [&](const call_context& c, observation& seen) -> attempt_result<exec_result> {
+        const auto exec_end = cmd.total_timeout ? deadline_after(*cmd.total_timeout) : clock::time_point::max();
+        const endpoint_info endpoint = co_await c.execd_endpoint(sandbox_id);
         exec_result ran;
+        std::exception_ptr failed;
         try {
-            ran = run_command(c, endpoint, cmd, seen);
+            ran = co_await run_command(c, sandbox_id, endpoint, cmd, exec_end, seen);
         } catch (const api_error&) {
             throw;  // the reply says what happened; the sandbox's status adds nothing
         } catch (...) {
-            describe(seen, std::current_exception());
-            add_sandbox_status(c, seen);
-            return std::nullopt;
+            failed = std::current_exception();
         }
-        if (ran.exit_code != -1) return ran;  // any other exit is the command's own result
+        if (failed) {
+            describe(seen, failed);
+            if (!cancelled(seen)) co_await add_sandbox_status(c, exec_end, seen);
+            co_return std::nullopt;
+        }
+        if (ran.exit_code != -1) co_return ran;  // any other exit is the command's own result
         seen.exit_code = -1;
         seen.execution_id = ran.execution_id;
         seen.reason = "exec: the command was killed by a signal (exit -1)";
-        add_sandbox_status(c, seen);
-        return std::nullopt;
+        co_await add_sandbox_status(c, exec_end, seen);
+        co_return std::nullopt;
     });
 }
-result<command_status> client::try_exec_status(std::string_view sandbox_id, std::string_view execution_id,
-                                               const call_options& options) noexcept {
-    return call<command_status>(options_, options, "exec_status", sandbox_id,
-                                {{"sandbox id", sandbox_id}, {"execution id", execution_id}},
-                                [&](const call_context& c, observation& seen) -> std::optional<command_status> {
-        seen.execution_id = std::string(execution_id);
-        const json::value v = json_of(
-            execd_call(c, sandbox_id, beast_http::verb::get, "/command/status/" + path_segment(execution_id)),
-            "the command status is not JSON");
-        const auto& o = as_object(v);
-        // Every field is optional in the spec; the id asked for stands in for a missing one.
-        command_status status{.id = optional_string(o, "id").value_or(std::string(execution_id)),
-                              .error = optional_string(o, "error")};
-        if (const auto* running = o.if_contains("running"); running && running->is_bool()) status.running = running->as_bool();
-        if (const auto* code = o.if_contains("exit_code"); code && code->is_int64()) {
-            status.exit_code = static_cast<int>(code->as_int64());
-        }
-        if (status.exit_code != -1) return status;
-        seen.exit_code = -1;
-        seen.reason = "exec_status: command " + status.id + " was killed by a signal (exit -1)";
-        return std::nullopt;
-    });
+
+awaitable<result<command_status>> exec_status_operation(client::state& s, std::string sandbox_id,
+                                                        std::string execution_id, call_options per_call) {
+    auto problem = refused_argument(s, {{"sandbox id", sandbox_id}, {"execution id", execution_id}});
+    co_return co_await call<command_status>(
+        s, per_call, "exec_status", sandbox_id,
+        std::move(problem),
+        [&](const call_context& c, observation& seen) -> attempt_result<command_status> {
+            seen.execution_id = execution_id;
+            const json::value v = json_of(
+                co_await c.execd_call(sandbox_id, verb::get, "/command/status/" + path_segment(execution_id)),
+                "the command status is not JSON");
+            command_status status = status_of(v, execution_id);
+            if (status.exit_code != -1) co_return status;
+            seen.exit_code = -1;
+            seen.reason = "exec_status: command " + status.id + " was killed by a signal (exit -1)";
+            co_return std::nullopt;
+        });
 }
-result<void> client::try_ping(std::string_view sandbox_id, const call_options& options) noexcept {
-    return done(call<bool>(options_, options, "ping", sandbox_id, {{"sandbox id", sandbox_id}},
-                           [&](const call_context& c, observation&) {
-        (void)execd_call(c, sandbox_id, beast_http::verb::get, "/ping");
-        return std::optional(true);
+
+awaitable<result<void>> ping_operation(client::state& s, std::string sandbox_id, call_options per_call) {
+    auto problem = refused_argument(s, {{"sandbox id", sandbox_id}});
+    co_return co_await done(call<bool>(s, per_call, "ping", sandbox_id, std::move(problem),
+                                       [&](const call_context& c, observation&) -> attempt_result<bool> {
+        (void)co_await c.execd_call(sandbox_id, verb::get, "/ping");
+        co_return true;
     }));
 }
-result<command_logs> client::try_exec_logs(std::string_view sandbox_id, std::string_view execution_id,
-                                           std::size_t cursor, const call_options& options) noexcept {
-    return call<command_logs>(options_, options, "exec_logs", sandbox_id,
-                              {{"sandbox id", sandbox_id}, {"execution id", execution_id}},
-                              [&](const call_context& c, observation& seen) {
-        seen.execution_id = std::string(execution_id);
-        const string_response res =
-            execd_call(c, sandbox_id, beast_http::verb::get,
-                       "/command/" + path_segment(execution_id) + "/logs?cursor=" + std::to_string(cursor));
-        command_logs logs{.content = res.body(), .cursor = cursor + res.body().size()};
-        if (const auto it = res.find("EXECD-COMMANDS-TAIL-CURSOR"); it != res.end()) {
-            std::size_t tail = 0;
-            const auto text = it->value();
-            const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), tail);
-            if (ec != std::errc() || end != text.data() + text.size()) malformed("the tail cursor is not a number");
-            logs.cursor = tail;
-        }
-        return std::optional(std::move(logs));
-    });
+
+awaitable<result<command_logs>> exec_logs_operation(client::state& s, std::string sandbox_id,
+                                                    std::string execution_id, std::size_t cursor,
+                                                    call_options per_call) {
+    auto problem = refused_argument(s, {{"sandbox id", sandbox_id}, {"execution id", execution_id}});
+    co_return co_await call<command_logs>(
+        s, per_call, "exec_logs", sandbox_id,
+        std::move(problem),
+        [&](const call_context& c, observation& seen) -> attempt_result<command_logs> {
+            seen.execution_id = execution_id;
+            const string_response res = co_await c.execd_call(
+                sandbox_id, verb::get,
+                "/command/" + path_segment(execution_id) + "/logs?cursor=" + std::to_string(cursor));
+            co_return logs_of(res, cursor);
+        });
 }
-result<void> client::try_interrupt(std::string_view sandbox_id, std::string_view execution_id,
-                                   const call_options& options) noexcept {
-    return done(call<bool>(options_, options, "interrupt", sandbox_id,
-                           {{"sandbox id", sandbox_id}, {"execution id", execution_id}},
-                           [&](const call_context& c, observation& seen) {
-        seen.execution_id = std::string(execution_id);
-        (void)execd_call(c, sandbox_id, beast_http::verb::delete_, "/command?id=" + path_segment(execution_id));
-        return std::optional(true);
-    }));
+
+awaitable<result<void>> interrupt_operation(client::state& s, std::string sandbox_id, std::string execution_id,
+                                            call_options per_call) {
+    auto problem = refused_argument(s, {{"sandbox id", sandbox_id}, {"execution id", execution_id}});
+    co_return co_await done(call<bool>(
+        s, per_call, "interrupt", sandbox_id,
+        std::move(problem),
+        [&](const call_context& c, observation& seen) -> attempt_result<bool> {
+            seen.execution_id = execution_id;
+            (void)co_await c.execd_call(sandbox_id, verb::delete_, "/command?id=" + path_segment(execution_id));
+            co_return true;
+        }));
 }
-}  // namespace ngfail::opensandbox
+
+}  // namespace ngfail::opensandbox::detail

@@ -1,29 +1,41 @@
-// The client's connection: one HTTP/1.1 exchange over TCP, every step bounded by a
-// deadline, interim replies skipped, errors that say in which phase they happened.
+// The client's connections: HTTP/1.1 over TCP or TLS, every step bounded by a deadline,
+// interim replies skipped, errors that say in which phase they happened; and the pool that
+// keeps them alive between calls.
 #pragma once
 
 #include <ngfail/opensandbox/client.hpp>
 
 #include "reply.hpp"
 
-#include <boost/asio/io_context.hpp>
+#include <boost/asio/awaitable.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/ssl/stream.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl/ssl_stream.hpp>
 
 #include <array>
 #include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace ngfail::opensandbox::detail {
 
+namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace beast_http = beast::http;
-using tcp = boost::asio::ip::tcp;
+using tcp = asio::ip::tcp;
 using clock = std::chrono::steady_clock;
 using string_response = beast_http::response<beast_http::string_body>;
+template <class T>
+using awaitable = asio::awaitable<T>;
 
 inline constexpr std::size_t max_header_bytes = 64 << 10;
 inline constexpr int max_interim_replies = 16;
@@ -39,126 +51,144 @@ inline clock::time_point deadline_after(std::chrono::milliseconds timeout) noexc
 
 inline bool is_interim(unsigned status) noexcept { return status >= 100 && status < 200 && status != 101; }
 
-// One HTTP/1.1 exchange, every step bounded by the deadline. Errors are connection_errors
-// that say in which phase they happened.
-class exchange {
-public:
-    exchange(const target& t, clock::time_point deadline) : stream_(io_), target_(t), deadline_(deadline) {}
+// How long a streamed body may go quiet, and when it must have ended.
+struct stream_limits {
+    std::chrono::milliseconds idle;
+    clock::time_point end = clock::time_point::max();
 
-    void connect() {
-        boost::system::error_code ec;
-        const auto address = boost::asio::ip::make_address(target_.host, ec);
-        std::vector<tcp::endpoint> endpoints;
-        if (!ec) {
-            endpoints.emplace_back(address, target_.port);
-        } else {
-            tcp::resolver resolver(io_);
-            tcp::resolver::results_type found;
-            run([&](auto handler) { resolver.async_resolve(target_.host, std::to_string(target_.port), handler); },
-                phase::connect, &found);
-            for (const auto& entry : found) endpoints.push_back(entry.endpoint());
-        }
-        run([&](auto handler) { stream_.async_connect(endpoints, handler); }, phase::connect);
-    }
+    [[nodiscard]] clock::time_point next_read_deadline() const noexcept { return std::min(deadline_after(idle), end); }
+};
+
+// One kept-alive connection to one origin. Used by one call at a time.
+class connection {
+    using stream_parser = beast_http::response_parser<beast_http::buffer_body>;
+
+public:
+    // `tls` is the client's TLS context when the origin is https, else null.
+    connection(const asio::any_io_executor& executor, asio::ssl::context* tls);
+
+    // Resolves, connects and (for https) shakes hands with peer verification and SNI.
+    // Failures are connection_errors in phase::connect: nothing was sent.
+    awaitable<void> open(const origin& to, clock::time_point deadline);
 
     template <class Body>
-    void send(beast_http::request<Body>& request) {
-        const bool v6 = target_.host.find(':') != std::string::npos;
-        request.set(beast_http::field::host, (v6 ? "[" + target_.host + "]" : target_.host) + ':' +
-                                                 std::to_string(target_.port));
+    awaitable<void> send(beast_http::request<Body>& request, clock::time_point deadline) {
+        request.set(beast_http::field::host, host_field_);
+        request.keep_alive(true);
         request.prepare_payload();
-        run([&](auto handler) { beast_http::async_write(stream_, request, handler); }, phase::send);
-    }
-
-    // Interim 1xx replies (100 Continue, 103 Early Hints) are skipped, as HTTP requires; a
-    // peer that sends nothing else is malformed.
-    string_response receive(std::size_t max_body) {
-        for (int interim = 0; interim <= max_interim_replies; ++interim) {
-            beast_http::response_parser<beast_http::string_body> parser;
-            parser.header_limit(max_header_bytes);
-            parser.body_limit(max_body);
-            run([&](auto handler) { beast_http::async_read(stream_, buffer_, parser, handler); }, phase::receive);
-            if (!is_interim(parser.get().result_int())) return parser.release();
+        reusable_ = false;
+        boost::system::error_code ec;
+        expire_at(deadline);
+        if (tls_) {
+            co_await beast_http::async_write(*tls_, request, asio::redirect_error(asio::use_awaitable, ec));
+        } else {
+            co_await beast_http::async_write(plain(), request, asio::redirect_error(asio::use_awaitable, ec));
         }
-        too_many_interim_replies();
+        if (ec) fail(ec, phase::send);
     }
 
-    // Reads a streamed reply: `on_head` sees the status and headers, then `on_bytes` each
-    // piece of the body as it arrives.
+    // The whole reply; interim 1xx replies (100 Continue, 103 Early Hints) are skipped, as
+    // HTTP requires, and a peer that sends nothing else is malformed.
+    awaitable<string_response> receive(std::size_t max_body, clock::time_point deadline);
+
+    // A streamed reply: `on_head` sees the status and headers (read by `deadline`), then
+    // `on_bytes` each piece of the body as it arrives, within `limits`.
     template <class OnHead, class OnBytes>
-    void receive_stream(OnHead&& on_head, OnBytes&& on_bytes) {
-        std::optional<beast_http::response_parser<beast_http::buffer_body>> parser_slot;
-        for (int interim = 0;; ++interim) {
-            if (interim > max_interim_replies) too_many_interim_replies();
-            auto& p = parser_slot.emplace();
-            p.header_limit(max_header_bytes);
-            p.body_limit(boost::none);  // the reader bounds what it keeps
-            run([&](auto handler) { beast_http::async_read_header(stream_, buffer_, p, handler); }, phase::receive);
-            if (!is_interim(p.get().result_int())) break;
-        }
-        auto& parser = *parser_slot;
+    awaitable<void> receive_stream(clock::time_point deadline, stream_limits limits, OnHead on_head, OnBytes on_bytes) {
+        std::optional<stream_parser> slot;
+        co_await read_final_header(slot, deadline);
+        stream_parser& parser = *slot;
         on_head(parser.get().base());
         std::array<char, 8192> chunk{};
         while (!parser.is_done()) {
+            // The stream's timer cannot end a stream that always has data ready: checked here.
+            if (clock::now() >= limits.end) fail(beast::error::timeout, phase::receive);
             parser.get().body().data = chunk.data();
             parser.get().body().size = chunk.size();
             boost::system::error_code ec;
-            start([&](auto handler) { beast_http::async_read(stream_, buffer_, parser, handler); }, ec);
+            expire_at(limits.next_read_deadline());
+            co_await read_some(parser, ec);
             if (ec == beast_http::error::need_buffer) ec = {};
             // What arrived before a failure is still evidence (an `init` names the execution).
             on_bytes(std::string_view(chunk.data(), chunk.size() - parser.get().body().size));
-            if (ec) throw connection_error(as_transport_error(ec), phase::receive);
+            if (ec) fail(ec, phase::receive);
         }
+        reusable_ = parser.get().keep_alive();
     }
+
+    // The last reply was read whole and the server keeps the connection open.
+    [[nodiscard]] bool reusable() const noexcept { return reusable_; }
+
+    // An idle connection the server has not closed and sent nothing on: safe to send on.
+    [[nodiscard]] bool still_open() noexcept;
 
 private:
-    [[noreturn]] static void too_many_interim_replies() {
-        throw connection_error(boost::system::error_code(make_error_code(errc::malformed_response)), phase::receive);
-    }
+    beast::tcp_stream& plain() noexcept { return tls_ ? beast::get_lowest_layer(*tls_) : *plain_; }
+    void expire_at(clock::time_point deadline) { plain().expires_at(deadline); }
 
-    // Starts an operation and runs the io_context until it completes or the deadline passes.
-    template <class Start, class Result = std::nullptr_t>
-    void start(Start&& op, boost::system::error_code& ec, Result* result = nullptr) {
-        stream_.expires_at(deadline_);
-        bool done = false;
-        op([&](boost::system::error_code e, auto&& value) {
-            ec = e;
-            done = true;
-            if constexpr (!std::is_same_v<Result, std::nullptr_t>) {
-                if (result) *result = std::forward<decltype(value)>(value);
-            }
-        });
-        io_.restart();
-        io_.run_until(deadline_);
-        if (!done) {  // only a resolve outlives the stream's expiry
-            stream_.socket().close();
-            io_.restart();
-            io_.run();
-            ec = beast::error::timeout;
-        }
-    }
+    // Reads headers until a final (non-1xx) one; the parser is re-made for each interim.
+    awaitable<void> read_final_header(std::optional<stream_parser>& slot, clock::time_point deadline);
+    awaitable<void> read_some(stream_parser& parser, boost::system::error_code& ec);
 
-    template <class Start, class Result = std::nullptr_t>
-    void run(Start&& op, phase at, Result* result = nullptr) {
-        boost::system::error_code ec;
-        start(std::forward<Start>(op), ec, result);
-        if (ec) throw connection_error(as_transport_error(ec), at);
-    }
+    // A reply Beast cannot parse is malformed, not a dropped peer; a cancelled operation is
+    // errc::cancelled.
+    [[noreturn]] static void fail(boost::system::error_code ec, phase at);
 
-    // A reply Beast cannot parse (over a limit, bad syntax) is malformed, not a dropped peer;
-    // only a message cut short by the peer stays a transport error.
-    static boost::system::error_code as_transport_error(const boost::system::error_code& ec) {
-        const auto& http_errors = beast_http::make_error_code(beast_http::error::end_of_stream).category();
-        const bool cut_short = ec == beast_http::error::end_of_stream || ec == beast_http::error::partial_message;
-        if (ec.category() != http_errors || cut_short) return ec;
-        return boost::system::error_code(make_error_code(errc::malformed_response));
-    }
-
-    boost::asio::io_context io_;
-    beast::tcp_stream stream_;
+    std::optional<beast::tcp_stream> plain_;
+    std::optional<beast::ssl_stream<beast::tcp_stream>> tls_;
     beast::flat_buffer buffer_;
-    target target_;
-    clock::time_point deadline_;
+    std::string host_field_;
+    bool reusable_ = false;
 };
+
+// Idle connections kept per origin for reuse, at most `max_idle` each, none older than
+// `max_idle_time`. Thread-safe.
+class connection_pool {
+public:
+    connection_pool(std::size_t max_idle, std::chrono::milliseconds max_idle_time)
+        : max_idle_(max_idle), max_idle_time_(max_idle_time) {}
+
+    // An idle connection to `to` that is still open, or nothing.
+    [[nodiscard]] std::unique_ptr<connection> take(const origin& to);
+
+    // Keeps `c` for the next call to `to` when it is reusable and there is room.
+    void give_back(const origin& to, std::unique_ptr<connection> c);
+
+    [[nodiscard]] std::size_t idle() const;
+
+private:
+    struct idle_connection {
+        std::unique_ptr<connection> c;
+        clock::time_point since;
+    };
+    std::size_t max_idle_;
+    std::chrono::milliseconds max_idle_time_;
+    mutable std::mutex mutex_;
+    std::map<origin, std::vector<idle_connection>> idle_;
+};
+
+// A connection borrowed for one exchange; returned to its pool when the exchange left it
+// reusable, closed otherwise.
+class lease {
+public:
+    lease(connection_pool& pool, origin to, std::unique_ptr<connection> c)
+        : pool_(&pool), to_(std::move(to)), c_(std::move(c)) {}
+    lease(lease&&) noexcept = default;
+    lease& operator=(lease&&) noexcept = default;
+    ~lease() {
+        if (c_ && c_->reusable()) pool_->give_back(to_, std::move(c_));
+    }
+
+    connection* operator->() const noexcept { return c_.get(); }
+
+private:
+    connection_pool* pool_;
+    origin to_;
+    std::unique_ptr<connection> c_;
+};
+
+// The TLS settings a client's https connections share: the system CA store (or the given
+// file) and peer verification unless turned off.
+[[nodiscard]] std::unique_ptr<asio::ssl::context> make_tls_context(const tls_options& options);
 
 }  // namespace ngfail::opensandbox::detail

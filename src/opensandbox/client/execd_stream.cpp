@@ -81,8 +81,10 @@ void execd_stream::take_event(std::string_view text) {
     if (kind == "init") {
         result_.execution_id = std::string(string_field(event, "text"));
     } else if (kind == "stdout") {
+        deliver(callbacks_.on_stdout, string_field(event, "text"));
         append_output(result_.stdout_text, string_field(event, "text"));
     } else if (kind == "stderr") {
+        deliver(callbacks_.on_stderr, string_field(event, "text"));
         append_output(result_.stderr_text, string_field(event, "text"));
     } else if (kind == "execution_complete") {
         result_.exit_code = 0;
@@ -96,6 +98,15 @@ void execd_stream::take_event(std::string_view text) {
         terminal_ = true;
     }
     // ping, status, result, execution_count: nothing to keep
+}
+
+void execd_stream::deliver(const std::function<void(std::string_view)>& callback, std::string_view text) {
+    if (!callback) return;
+    try {
+        callback(text);
+    } catch (...) {
+        throw std::system_error(make_error_code(errc::cancelled), "an output callback threw");
+    }
 }
 
 void execd_stream::append_output(std::string& to, std::string_view text) {

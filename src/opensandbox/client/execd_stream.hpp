@@ -6,17 +6,26 @@
 
 #include <ngfail/opensandbox/client.hpp>
 
+#include <functional>
 #include <string>
 #include <string_view>
 
 namespace ngfail::opensandbox::detail {
 
+// Receive the command's output as it arrives.
+struct output_callbacks {
+    std::function<void(std::string_view)> on_stdout{};
+    std::function<void(std::string_view)> on_stderr{};
+};
+
 class execd_stream {
 public:
-    explicit execd_stream(std::size_t max_output) : max_output_(max_output) {}
+    explicit execd_stream(std::size_t max_output, output_callbacks callbacks = {})
+        : max_output_(max_output), callbacks_(std::move(callbacks)) {}
 
     // Reads more of the stream. Throws std::system_error(errc::malformed_response) on an
-    // event that is not a JSON object, or on a line or event over the limit.
+    // event that is not a JSON object, or on a line or event over the limit, and
+    // std::system_error(errc::cancelled) when an output callback throws.
     void feed(std::string_view bytes);
 
     // The stream ended: reads a last unterminated line.
@@ -31,8 +40,10 @@ private:
     void take_line(std::string_view line);
     void take_event(std::string_view text);
     void append_output(std::string& to, std::string_view text);
+    static void deliver(const std::function<void(std::string_view)>& callback, std::string_view text);
 
     std::size_t max_output_;
+    output_callbacks callbacks_;
     std::string line_;
     std::string data_;  // the `data:` lines of the event being read
     bool terminal_ = false;

@@ -12,13 +12,14 @@ namespace ngfail::opensandbox::detail {
 
 // Records a create that made a sandbox that is not alive: its status is the evidence, and
 // the create was delivered; the sandbox is cleaned up.
-void record_dead_sandbox(const call_context& c, const create_request& request, const sandbox_info& info,
-                         observation& seen);
+awaitable<void> record_dead_sandbox(const call_context& c, const create_request& request, const sandbox_info& info,
+                                    observation& seen);
 
 // Readiness as the official SDK waits for it: the sandbox Running and execd answering its
 // health check, polled every `ready_poll` until `ready_timeout` (and never past the call's
 // deadline). The sandbox as last seen when ready; nothing after recording why not.
-[[nodiscard]] std::optional<sandbox_info> wait_until_ready(const call_context& c, const create_request& request,
-                                                           sandbox_info info, observation& seen);
+[[nodiscard]] awaitable<std::optional<sandbox_info>> wait_until_ready(const call_context& c,
+                                                                     const create_request& request, sandbox_info info,
+                                                                     observation& seen);
 
 }  // namespace ngfail::opensandbox::detail

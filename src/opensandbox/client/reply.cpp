@@ -30,14 +30,15 @@ void malformed(const char* what) {
 }
 
 // "host:port[/path]" as the endpoint API returns it (a scheme is tolerated).
-target parse_endpoint(std::string_view endpoint) {
+target parse_endpoint(std::string_view endpoint, bool tls) {
     if (breaks_a_line(endpoint)) malformed("the endpoint holds CR, LF or NUL");
-    unsigned short port = 80;  // a plain-HTTP endpoint without a port
     if (const auto scheme = endpoint.find("://"); scheme != std::string_view::npos) {
         const std::string_view name = endpoint.substr(0, scheme);
-        if (name != "http") malformed("the endpoint's scheme is not http (HTTPS is not supported yet)");
+        if (name != "http" && name != "https") malformed("the endpoint's scheme is neither http nor https");
+        tls = name == "https";
         endpoint.remove_prefix(scheme + 3);
     }
+    unsigned short port = tls ? 443 : 80;
     const auto slash = endpoint.find('/');
     const std::string_view authority = endpoint.substr(0, slash);
     // host, host:port, [v6], [v6]:port
@@ -57,7 +58,8 @@ target parse_endpoint(std::string_view endpoint) {
         malformed("the endpoint's host is not a host name");
     }
     const std::string_view bare = host.starts_with('[') ? host.substr(1, host.size() - 2) : host;
-    return {std::string(bare), port, slash == std::string_view::npos ? std::string() : path_prefix(endpoint.substr(slash))};
+    return {{tls, std::string(bare), port},
+            slash == std::string_view::npos ? std::string() : path_prefix(endpoint.substr(slash))};
 }
 
 endpoint_info endpoint_of(const json::value& reply) {

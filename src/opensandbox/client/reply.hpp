@@ -15,21 +15,29 @@
 
 namespace ngfail::opensandbox::detail {
 
-// Where a request goes: host, port and a path prefix.
-struct target {
+// Where connections go: the scheme (https or not), host and port. A pool's key.
+struct origin {
+    bool tls = false;
     std::string host;
     unsigned short port = 0;
+
+    friend auto operator<=>(const origin&, const origin&) = default;
+};
+
+// Where a request goes: an origin and a path prefix.
+struct target : origin {
     std::string base;
 };
 
 // Throws std::system_error(errc::malformed_response).
 [[noreturn]] void malformed(const char* what);
 
-// Every endpoint form the spec allows: `host[:port][/path]`, with or without `http://`, the
-// host a name, an IPv4 address or a bracketed IPv6 one; the port 80 when none is given. A
-// host that is empty or holds a space or a line break is malformed; the path is
-// percent-encoded as needed.
-[[nodiscard]] target parse_endpoint(std::string_view endpoint);
+// Every endpoint form the spec allows: `host[:port][/path]`, with or without `http://` or
+// `https://`, the host a name, an IPv4 address or a bracketed IPv6 one. Without a scheme the
+// endpoint is reached as the lifecycle server is (`tls`), as the official SDKs do; without a
+// port, 80 or 443. A host that is empty or holds a space or a line break is malformed; the
+// path is percent-encoded as needed.
+[[nodiscard]] target parse_endpoint(std::string_view endpoint, bool tls = false);
 
 // The endpoint and its headers from an endpoint reply; a header name or value holding a line
 // break is malformed (it would be sent on every execd request).

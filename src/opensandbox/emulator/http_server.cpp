@@ -14,6 +14,7 @@
 #include <boost/beast/http/write.hpp>
 
 #include <algorithm>
+#include <optional>
 
 namespace ngfail::opensandbox::emulator {
 namespace {
@@ -32,7 +33,8 @@ asio::awaitable<void> exchange::reply(response res) {
     res.version(req_.version());
     res.keep_alive(req_.keep_alive() && !close_);
     res.prepare_payload();
-    auto [ec, n] = co_await http::async_write(socket_, res, as_result);
+    auto write = stream_.with([&](auto& s) { return http::async_write(s, res, as_result); });
+    auto [ec, n] = co_await std::move(write);
     if (ec) close_ = true;
 }
 
@@ -41,7 +43,8 @@ asio::awaitable<bool> exchange::begin_stream(http::response<http::empty_body> he
     head.keep_alive(req_.keep_alive() && !close_);
     head.chunked(true);
     http::response_serializer<http::empty_body> serializer(head);
-    auto [ec, n] = co_await http::async_write_header(socket_, serializer, as_result);
+    auto write = stream_.with([&](auto& s) { return http::async_write_header(s, serializer, as_result); });
+    auto [ec, n] = co_await std::move(write);
     streaming_ = !ec;
     if (ec) close_ = true;
     co_return !ec;
@@ -49,8 +52,9 @@ asio::awaitable<bool> exchange::begin_stream(http::response<http::empty_body> he
 
 asio::awaitable<bool> exchange::chunk(std::string_view text) {
     if (!streaming_) co_return false;
-    auto [ec, n] = co_await asio::async_write(socket_, http::make_chunk(asio::buffer(text.data(), text.size())),
-                                              as_result);
+    const auto piece = http::make_chunk(asio::buffer(text.data(), text.size()));
+    auto write = stream_.with([&](auto& s) { return asio::async_write(s, piece, as_result); });
+    auto [ec, n] = co_await std::move(write);
     if (ec) {
         streaming_ = false;
         close_ = true;
@@ -60,7 +64,9 @@ asio::awaitable<bool> exchange::chunk(std::string_view text) {
 
 asio::awaitable<void> exchange::end_stream() {
     if (!streaming_) co_return;
-    auto [ec, n] = co_await asio::async_write(socket_, http::make_chunk_last(), as_result);
+    const auto last = http::make_chunk_last();
+    auto write = stream_.with([&](auto& s) { return asio::async_write(s, last, as_result); });
+    auto [ec, n] = co_await std::move(write);
     streaming_ = false;
     if (ec) close_ = true;
 }
@@ -132,14 +138,23 @@ asio::awaitable<void> http_server::serve(tcp::socket socket, strand on, unsigned
     }
     boost::system::error_code ec;
     socket.set_option(tcp::no_delay(true), ec);  // as Go's HTTP servers: no Nagle delay on small replies
+    bool stopping_connection = false;
     boost::beast::flat_buffer buffer;
-    while (!stopping_) {
+    std::optional<server_stream::tls_stream> tls;
+    if (tls_) {
+        tls.emplace(socket, *tls_);
+        auto [handshake_error] = co_await tls->async_handshake(asio::ssl::stream_base::server, as_result);
+        if (handshake_error) stopping_connection = true;
+    }
+    server_stream stream(socket, tls ? &*tls : nullptr);
+    while (!stopping_ && !stopping_connection) {
         http::request_parser<http::string_body> parser;
         parser.body_limit(max_request_body);
-        auto [read_error, n] = co_await http::async_read(socket, buffer, parser, as_result);
+        auto read = stream.with([&](auto& s) { return http::async_read(s, buffer, parser, as_result); });
+        auto [read_error, n] = co_await std::move(read);
         if (read_error) break;
         const request req = parser.release();
-        exchange x(socket, req, local_port, stopping_);
+        exchange x(stream, req, local_port, stopping_);
         bool failed = false;
         try {
             co_await handler_(x);
@@ -155,6 +170,16 @@ asio::awaitable<void> http_server::serve(tcp::socket socket, strand on, unsigned
     socket.shutdown(tcp::socket::shutdown_both, ec);
     socket.close(ec);
     --connections_;
+}
+
+void http_server::use_tls(const std::string& certificate_file, const std::string& key_file) {
+    auto context = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_server);
+    context->set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 |
+                         asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1 |
+                         asio::ssl::context::no_tlsv1_1);
+    context->use_certificate_chain_file(certificate_file);
+    context->use_private_key_file(key_file, asio::ssl::context::pem);
+    tls_ = std::move(context);
 }
 
 void http_server::close_all() {

@@ -7,6 +7,8 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/ssl/stream.hpp>
 #include <boost/beast/http/empty_body.hpp>
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/string_body.hpp>
@@ -30,11 +32,29 @@ using request = http::request<http::string_body>;
 using response = http::response<http::string_body>;
 using tcp = boost::asio::ip::tcp;
 
+// The bytes of one connection: plain TCP, or TLS over it.
+class server_stream {
+public:
+    using tls_stream = boost::asio::ssl::stream<tcp::socket&>;
+    explicit server_stream(tcp::socket& socket, tls_stream* tls = nullptr) : socket_(socket), tls_(tls) {}
+
+    // `op` applied to whichever stream the connection is.
+    template <class Op>
+    auto with(Op&& op) {
+        if (tls_) return op(*tls_);
+        return op(socket_);
+    }
+
+private:
+    tcp::socket& socket_;
+    tls_stream* tls_;
+};
+
 // One request and the ways a handler may answer it: a whole reply, or a chunked stream.
 class exchange {
 public:
-    exchange(tcp::socket& socket, const request& req, unsigned short local_port, const std::atomic<bool>& stopping)
-        : socket_(socket), req_(req), local_port_(local_port), stopping_(stopping) {}
+    exchange(server_stream& stream, const request& req, unsigned short local_port, const std::atomic<bool>& stopping)
+        : stream_(stream), req_(req), local_port_(local_port), stopping_(stopping) {}
 
     [[nodiscard]] const request& req() const noexcept { return req_; }
     // The listener the request came in on (the lifecycle API's, or a direct endpoint's).
@@ -55,7 +75,7 @@ public:
     [[nodiscard]] bool closes() const noexcept { return close_; }
 
 private:
-    tcp::socket& socket_;
+    server_stream& stream_;
     const request& req_;
     unsigned short local_port_;
     const std::atomic<bool>& stopping_;
@@ -74,6 +94,9 @@ public:
 
     // Listens on `host:port` (0: an ephemeral port) and returns the port bound.
     unsigned short listen(const std::string& host, unsigned short port);
+
+    // Serves every listener over TLS with this certificate chain and key (PEM files).
+    void use_tls(const std::string& certificate_file, const std::string& key_file);
 
     // Starts the threads; call after the listeners are open.
     void start();
@@ -97,6 +120,7 @@ private:
     void close_all();
 
     handler handler_;
+    std::unique_ptr<boost::asio::ssl::context> tls_;
     unsigned thread_count_;
     boost::asio::io_context io_;
     std::vector<std::unique_ptr<listener>> listeners_;

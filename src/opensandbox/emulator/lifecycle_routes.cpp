@@ -81,7 +81,7 @@ awaitable<void> create(context& c, exchange& x, call& k) {
     reply.erase("image");  // the create response carries no startup source
     response res = c.json_reply(x, 202, reply);
     res.set(http::field::location,
-            "http://" + c.options.host + ":" + std::to_string(c.lifecycle_port) + "/v1/sandboxes/" + s.id);
+            (c.options.tls_certificate_file.empty() ? "http://" : "https://") + c.options.host + ":" + std::to_string(c.lifecycle_port) + "/v1/sandboxes/" + s.id);
     co_await x.reply(std::move(res));
 }
 

@@ -1,0 +1,184 @@
+#include "connection.hpp"
+
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/ssl/host_name_verification.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+
+#include <openssl/ssl.h>
+
+namespace ngfail::opensandbox::detail {
+namespace {
+
+using boost::system::error_code;
+auto with_code(error_code& ec) { return asio::redirect_error(asio::use_awaitable, ec); }
+
+// The Host field: the port always, an IPv6 address bracketed.
+std::string host_field(const origin& to) {
+    const bool v6 = to.host.find(':') != std::string::npos;
+    return (v6 ? "[" + to.host + "]" : to.host) + ':' + std::to_string(to.port);
+}
+
+// A name is looked up within the deadline; an address needs no lookup.
+awaitable<std::vector<tcp::endpoint>> endpoints_of(const origin& to, clock::time_point deadline) {
+    using namespace asio::experimental::awaitable_operators;
+    error_code ec;
+    const auto address = asio::ip::make_address(to.host, ec);
+    if (!ec) co_return std::vector<tcp::endpoint>{{address, to.port}};
+    const auto executor = co_await asio::this_coro::executor;
+    tcp::resolver resolver(executor);
+    asio::steady_timer timer(executor, deadline);
+    auto found = co_await (resolver.async_resolve(to.host, std::to_string(to.port), with_code(ec)) ||
+                           timer.async_wait(asio::use_awaitable));
+    if (found.index() == 1) ec = beast::error::timeout;
+    if (ec) throw connection_error(ec, phase::connect);
+    std::vector<tcp::endpoint> endpoints;
+    for (const auto& entry : std::get<0>(found)) endpoints.push_back(entry.endpoint());
+    co_return endpoints;
+}
+
+}  // namespace
+
+connection::connection(const asio::any_io_executor& executor, asio::ssl::context* tls) {
+    if (tls) {
+        tls_.emplace(executor, *tls);
+    } else {
+        plain_.emplace(executor);
+    }
+}
+
+awaitable<void> connection::open(const origin& to, clock::time_point deadline) {
+    host_field_ = host_field(to);
+    const std::vector<tcp::endpoint> endpoints = co_await endpoints_of(to, deadline);
+    error_code ec;
+    expire_at(deadline);
+    co_await plain().async_connect(endpoints, with_code(ec));
+    if (ec) fail(ec, phase::connect);
+    plain().socket().set_option(tcp::no_delay(true), ec);
+    if (!tls_) co_return;
+    error_code not_an_address;
+    (void)asio::ip::make_address(to.host, not_an_address);
+    // SNI names a host, never an address (RFC 6066 §3).
+    if (not_an_address && !SSL_set_tlsext_host_name(tls_->native_handle(), to.host.c_str())) {
+        fail(error_code(static_cast<int>(::ERR_get_error()), asio::error::get_ssl_category()), phase::connect);
+    }
+    if (SSL_get_verify_mode(tls_->native_handle()) != SSL_VERIFY_NONE) {
+        tls_->set_verify_callback(asio::ssl::host_name_verification(to.host));
+    }
+    expire_at(deadline);
+    co_await tls_->async_handshake(asio::ssl::stream_base::client, with_code(ec));
+    if (ec) fail(ec, phase::connect);
+}
+
+awaitable<void> connection::read_final_header(std::optional<stream_parser>& slot, clock::time_point deadline) {
+    for (int interim = 0;; ++interim) {
+        if (interim > max_interim_replies) fail(make_error_code(errc::malformed_response), phase::receive);
+        stream_parser& parser = slot.emplace();
+        parser.header_limit(max_header_bytes);
+        parser.body_limit(boost::none);  // the reader bounds what it keeps
+        error_code ec;
+        expire_at(deadline);
+        if (tls_) {
+            co_await beast_http::async_read_header(*tls_, buffer_, parser, with_code(ec));
+        } else {
+            co_await beast_http::async_read_header(plain(), buffer_, parser, with_code(ec));
+        }
+        if (ec) fail(ec, phase::receive);
+        if (!is_interim(parser.get().result_int())) co_return;
+    }
+}
+
+awaitable<void> connection::read_some(stream_parser& parser, error_code& ec) {
+    // Some, not all: a read that waited for the buffer to fill would span many events, and
+    // the idle timeout set for it would end a stream that is not idle.
+    if (tls_) {
+        co_await beast_http::async_read_some(*tls_, buffer_, parser, with_code(ec));
+    } else {
+        co_await beast_http::async_read_some(plain(), buffer_, parser, with_code(ec));
+    }
+}
+
+awaitable<string_response> connection::receive(std::size_t max_body, clock::time_point deadline) {
+    for (int interim = 0; interim <= max_interim_replies; ++interim) {
+        beast_http::response_parser<beast_http::string_body> parser;
+        parser.header_limit(max_header_bytes);
+        parser.body_limit(max_body);
+        error_code ec;
+        expire_at(deadline);
+        if (tls_) {
+            co_await beast_http::async_read(*tls_, buffer_, parser, with_code(ec));
+        } else {
+            co_await beast_http::async_read(plain(), buffer_, parser, with_code(ec));
+        }
+        if (ec) fail(ec, phase::receive);
+        if (is_interim(parser.get().result_int())) continue;
+        reusable_ = parser.get().keep_alive();
+        co_return parser.release();
+    }
+    fail(make_error_code(errc::malformed_response), phase::receive);
+}
+
+bool connection::still_open() noexcept {
+    if (buffer_.size() != 0) return false;  // bytes nobody asked for
+    auto& socket = plain().socket();
+    error_code ec;
+    socket.non_blocking(true, ec);
+    if (ec) return false;
+    char byte = 0;
+    (void)socket.receive(asio::buffer(&byte, 1), tcp::socket::message_peek, ec);
+    return ec == asio::error::would_block;  // neither data nor an end of stream waiting
+}
+
+void connection::fail(error_code ec, phase at) {
+    const auto& http_errors = beast_http::make_error_code(beast_http::error::end_of_stream).category();
+    const bool cut_short = ec == beast_http::error::end_of_stream || ec == beast_http::error::partial_message;
+    if (ec == asio::error::operation_aborted) {
+        ec = make_error_code(errc::cancelled);
+    } else if (ec.category() == http_errors && !cut_short) {
+        ec = make_error_code(errc::malformed_response);
+    }
+    throw connection_error(ec, at);
+}
+
+std::unique_ptr<connection> connection_pool::take(const origin& to) {
+    const std::lock_guard lock(mutex_);
+    const auto found = idle_.find(to);
+    if (found == idle_.end()) return nullptr;
+    auto& kept = found->second;
+    const auto oldest_allowed = clock::now() - max_idle_time_;
+    while (!kept.empty()) {
+        idle_connection last = std::move(kept.back());
+        kept.pop_back();
+        if (last.since >= oldest_allowed && last.c->still_open()) return std::move(last.c);
+    }
+    return nullptr;
+}
+
+void connection_pool::give_back(const origin& to, std::unique_ptr<connection> c) {
+    const std::lock_guard lock(mutex_);
+    auto& kept = idle_[to];
+    if (kept.size() < max_idle_) kept.push_back({std::move(c), clock::now()});
+}
+
+std::size_t connection_pool::idle() const {
+    const std::lock_guard lock(mutex_);
+    std::size_t n = 0;
+    for (const auto& [to, kept] : idle_) n += kept.size();
+    return n;
+}
+
+std::unique_ptr<asio::ssl::context> make_tls_context(const tls_options& options) {
+    auto context = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_client);
+    context->set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 |
+                         asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1 |
+                         asio::ssl::context::no_tlsv1_1);
+    if (options.ca_file.empty()) {
+        context->set_default_verify_paths();
+    } else {
+        context->load_verify_file(options.ca_file);
+    }
+    context->set_verify_mode(options.verify_peer ? asio::ssl::verify_peer : asio::ssl::verify_none);
+    return context;
+}
+
+}  // namespace ngfail::opensandbox::detail

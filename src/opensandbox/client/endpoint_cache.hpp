@@ -1,0 +1,44 @@
+// The execd endpoints of sandboxes, remembered so that an exec costs no endpoint lookup:
+// bounded (the least recently used entry goes first), each entry for at most its time to
+// live, and forgotten when the sandbox is killed, paused or resumed, or its endpoint fails
+// to connect. Thread-safe.
+#pragma once
+
+#include <ngfail/opensandbox/client.hpp>
+
+#include <chrono>
+#include <list>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace ngfail::opensandbox::detail {
+
+class endpoint_cache {
+public:
+    endpoint_cache(std::size_t capacity, std::chrono::milliseconds time_to_live)
+        : capacity_(capacity), time_to_live_(time_to_live) {}
+
+    [[nodiscard]] std::optional<endpoint_info> find(std::string_view sandbox_id, int port);
+    void store(std::string_view sandbox_id, int port, const endpoint_info& endpoint);
+    void forget(std::string_view sandbox_id);
+
+private:
+    using clock = std::chrono::steady_clock;
+    using key = std::pair<std::string, int>;
+    struct entry {
+        endpoint_info endpoint;
+        clock::time_point expires;
+        std::list<key>::iterator use;  // its place in the recency order
+    };
+
+    std::size_t capacity_;
+    std::chrono::milliseconds time_to_live_;
+    std::mutex mutex_;
+    std::map<key, entry, std::less<>> entries_;
+    std::list<key> recency_;  // most recently used first
+};
+
+}  // namespace ngfail::opensandbox::detail

@@ -1,0 +1,128 @@
+// The lifecycle operations: create (with readiness), get, kill, renew, endpoint, list,
+// pause and resume.
+#include "operations.hpp"
+#include "readiness.hpp"
+
+#include <boost/json.hpp>
+
+namespace ngfail::opensandbox::detail {
+namespace {
+
+namespace json = boost::json;
+using verb = beast_http::verb;
+
+json::value create_body(const create_request& request) {
+    json::object body{{"image", json::object{{"uri", request.image}}},
+                      {"entrypoint", json::array(request.entrypoint.begin(), request.entrypoint.end())},
+                      {"resourceLimits", string_map(request.resource_limits)}};
+    if (request.timeout_s) body["timeout"] = *request.timeout_s;
+    if (!request.metadata.empty()) body["metadata"] = string_map(request.metadata);
+    return body;
+}
+
+json::value renew_body(std::string_view expires_at) { return json::object{{"expiresAt", expires_at}}; }
+
+std::string sandbox_path(std::string_view sandbox_id, std::string_view suffix = {}) {
+    return "/sandboxes/" + path_segment(sandbox_id) + std::string(suffix);
+}
+
+std::string list_path(const list_request& request) {
+    std::string query = "?page=" + std::to_string(std::max(1, request.page)) +
+                        "&pageSize=" + std::to_string(std::max(1, request.page_size));
+    for (const std::string& state : request.states) query += "&state=" + path_segment(state);
+    return "/sandboxes" + query;
+}
+
+std::vector<sandbox_info> sandboxes_of(const json::value& reply) {
+    const json::value* items = as_object(reply).if_contains("items");
+    if (!items || !items->is_array()) malformed("the list has no items");
+    std::vector<sandbox_info> found;
+    for (const json::value& item : items->as_array()) found.push_back(sandbox_of(item));
+    return found;
+}
+
+// A lifecycle request on one sandbox whose reply carries nothing the caller needs. Its
+// endpoint is forgotten when `moves_endpoint`: the sandbox is gone, or may come back elsewhere.
+awaitable<result<void>> sandbox_action(client::state& s, std::string_view operation, std::string sandbox_id,
+                                       call_options per_call, verb method, std::string_view suffix) {
+    auto problem = refused_argument(s, {{"sandbox id", sandbox_id}});
+    co_return co_await done(call<bool>(s, per_call, operation, sandbox_id,
+                                       std::move(problem),
+                                       [&](const call_context& c, observation&) -> attempt_result<bool> {
+        s.endpoints.forget(sandbox_id);
+        (void)co_await c.lifecycle(method, sandbox_path(sandbox_id, suffix), nullptr);
+        co_return true;
+    }));
+}
+
+}  // namespace
+
+awaitable<result<sandbox_info>> create_operation(client::state& s, create_request request, call_options per_call) {
+    auto problem = refused_argument(s, {});
+    co_return co_await call<sandbox_info>(s, per_call, "create", "", std::move(problem),
+                                          [&](const call_context& c, observation& seen) -> attempt_result<sandbox_info> {
+        const json::value body = create_body(request);
+        sandbox_info info = sandbox_of(co_await c.lifecycle(verb::post, "/sandboxes", &body));
+        if (is_terminal(info)) {
+            co_await record_dead_sandbox(c, request, info, seen);
+            co_return std::nullopt;
+        }
+        if (!request.wait_until_ready) co_return info;
+        co_return co_await wait_until_ready(c, request, std::move(info), seen);
+    });
+}
+
+awaitable<result<sandbox_info>> get_operation(client::state& s, std::string sandbox_id, call_options per_call) {
+    auto problem = refused_argument(s, {{"sandbox id", sandbox_id}});
+    co_return co_await call<sandbox_info>(s, per_call, "get", sandbox_id,
+                                          std::move(problem),
+                                          [&](const call_context& c, observation&) -> attempt_result<sandbox_info> {
+        co_return sandbox_of(co_await c.lifecycle(verb::get, sandbox_path(sandbox_id), nullptr));
+    });
+}
+
+awaitable<result<void>> kill_operation(client::state& s, std::string sandbox_id, call_options per_call) {
+    return sandbox_action(s, "kill", std::move(sandbox_id), std::move(per_call), verb::delete_, "");
+}
+
+awaitable<result<void>> pause_operation(client::state& s, std::string sandbox_id, call_options per_call) {
+    return sandbox_action(s, "pause", std::move(sandbox_id), std::move(per_call), verb::post, "/pause");
+}
+
+awaitable<result<void>> resume_operation(client::state& s, std::string sandbox_id, call_options per_call) {
+    return sandbox_action(s, "resume", std::move(sandbox_id), std::move(per_call), verb::post, "/resume");
+}
+
+awaitable<result<std::string>> renew_operation(client::state& s, std::string sandbox_id, std::string expires_at,
+                                               call_options per_call) {
+    auto problem = refused_argument(s, {{"sandbox id", sandbox_id}});
+    co_return co_await call<std::string>(s, per_call, "renew", sandbox_id,
+                                         std::move(problem),
+                                         [&](const call_context& c, observation&) -> attempt_result<std::string> {
+        const json::value body = renew_body(expires_at);
+        const json::value reply = co_await c.lifecycle(verb::post, sandbox_path(sandbox_id, "/renew-expiration"), &body);
+        co_return required_string(as_object(reply), "expiresAt");
+    });
+}
+
+awaitable<result<endpoint_info>> endpoint_operation(client::state& s, std::string sandbox_id, int port,
+                                                    call_options per_call) {
+    auto problem = refused_argument(s, {{"sandbox id", sandbox_id}});
+    co_return co_await call<endpoint_info>(s, per_call, "endpoint", sandbox_id,
+                                           std::move(problem),
+                                           [&](const call_context& c, observation&) -> attempt_result<endpoint_info> {
+        co_return endpoint_of(co_await c.lifecycle(verb::get, c.endpoint_path(sandbox_id, port), nullptr));
+    });
+}
+
+awaitable<result<std::vector<sandbox_info>>> list_operation(client::state& s, list_request request,
+                                                            call_options per_call) {
+    auto problem = refused_argument(s, {});
+    co_return co_await call<std::vector<sandbox_info>>(
+        s, per_call, "list", "", std::move(problem),
+        [&](const call_context& c, observation&) -> attempt_result<std::vector<sandbox_info>> {
+            co_return sandboxes_of(co_await c.lifecycle(verb::get, list_path(request), nullptr));
+        });
+}
+
+}  // namespace ngfail::opensandbox::detail

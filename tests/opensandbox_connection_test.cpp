@@ -1,0 +1,316 @@
+// The client's connections against `embedded_server` over real loopback sockets: HTTPS with a
+// CA made at test time, keep-alive reuse, the endpoint cache, stream timeouts and output
+// callbacks, and the asynchronous face (many execs from one thread, cancellation).
+#include <ngfail/opensandbox/client.hpp>
+#include <ngfail/opensandbox/embedded_server.hpp>
+
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+namespace {
+
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+using ngfail::delivery;
+using ngfail::kind;
+using ngfail::opensandbox::client;
+using ngfail::opensandbox::client_options;
+using ngfail::opensandbox::command;
+using ngfail::opensandbox::embedded_server;
+using ngfail::opensandbox::fault;
+using ngfail::opensandbox::server_options;
+using testing::HasSubstr;
+
+std::optional<delivery> delivery_of(const ngfail::failure& f) {
+    return std::get<ngfail::sandbox_details>(f.details()).delivery;
+}
+
+// A certificate authority made with the openssl tool in a fresh directory, and two server
+// certificates it signed: `server` for localhost and 127.0.0.1, `other` for another name.
+struct test_ca {
+    std::filesystem::path dir;
+    test_ca() {
+        char name[] = "/tmp/ngfail-ca-XXXXXX";
+        dir = ::mkdtemp(name);
+        const std::string in = "cd " + dir.string() + " && ";
+        const std::string ec = " -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
+        run(in + "openssl req -x509" + ec + " -keyout ca.key -out ca.pem -days 2 -subj /CN=ngfail-test-ca");
+        for (const auto& [cert, names] : {std::pair{"server", "DNS:localhost,IP:127.0.0.1"},
+                                          std::pair{"other", "DNS:other.example"}}) {
+            const std::string c(cert);
+            std::ofstream(dir / (c + ".cnf")) << "subjectAltName=" << names << "\n";
+            run(in + "openssl req" + ec + " -keyout " + c + ".key -out " + c + ".csr -subj /CN=" + c);
+            run(in + "openssl x509 -req -in " + c + ".csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 -extfile " +
+                c + ".cnf -out " + c + ".pem");
+        }
+    }
+    ~test_ca() { std::filesystem::remove_all(dir); }
+    static void run(const std::string& command) {
+        ASSERT_EQ(std::system((command + " >/dev/null 2>&1").c_str()), 0) << command;
+    }
+    [[nodiscard]] std::string file(const char* name) const { return (dir / name).string(); }
+};
+
+const test_ca& ca() {
+    static const test_ca made;
+    return made;
+}
+
+server_options https_server(const std::string& cert = "server") {
+    return {.tls_certificate_file = ca().file((cert + ".pem").c_str()),
+            .tls_key_file = ca().file((cert + ".key").c_str())};
+}
+
+std::string https_url(const embedded_server& s) { return "https://127.0.0.1:" + std::to_string(s.port()); }
+
+// Every operation, end to end, through the endpoint the options ask for.
+void every_operation(client& c) {
+    const auto box = c.create({});
+    EXPECT_EQ(c.get(box.id).state, "Running");
+    EXPECT_FALSE(c.list().empty());
+    c.ping(box.id);
+    EXPECT_EQ(c.exec(box.id, {.command = "echo hi"}).stdout_text, "hi\n");
+    const auto started = c.exec(box.id, {.command = "sleep 50", .background = true});
+    (void)c.exec_status(box.id, started.execution_id);
+    (void)c.exec_logs(box.id, started.execution_id);
+    c.interrupt(box.id, started.execution_id);
+    c.upload(box.id, "/tmp/a.txt", "bytes");
+    EXPECT_EQ(c.download(box.id, "/tmp/a.txt"), "bytes");
+    EXPECT_FALSE(c.renew(box.id, "2030-01-01T00:00:00Z").empty());
+    EXPECT_FALSE(c.endpoint(box.id).endpoint.empty());
+    c.pause(box.id);
+    c.resume(box.id);
+    c.kill(box.id);
+}
+
+TEST(https, every_operation_through_the_proxy_and_direct_endpoints) {
+    embedded_server server(https_server());
+    for (const bool proxy : {true, false}) {
+        client c({.base_url = https_url(server), .use_server_proxy = proxy, .tls = {.ca_file = ca().file("ca.pem")}});
+        every_operation(c);
+    }
+}
+
+TEST(https, a_server_the_system_store_does_not_trust_is_refused_before_anything_is_sent) {
+    embedded_server server(https_server());
+    client c({.base_url = https_url(server)});
+    const auto r = c.try_create({});
+    ASSERT_TRUE(r.has_error());
+    EXPECT_EQ(r.error().code(), kind::transport_unreachable) << r.error().what();
+    EXPECT_EQ(delivery_of(r.error()), delivery::not_sent);
+    EXPECT_EQ(server.requests(), 0u);
+}
+
+TEST(https, a_certificate_for_another_name_is_refused) {
+    embedded_server server(https_server("other"));
+    client c({.base_url = https_url(server), .tls = {.ca_file = ca().file("ca.pem")}});
+    const auto r = c.try_list();
+    ASSERT_TRUE(r.has_error());
+    EXPECT_EQ(r.error().code(), kind::transport_unreachable) << r.error().what();
+    EXPECT_EQ(server.requests(), 0u);
+}
+
+TEST(https, verification_is_off_only_when_asked) {
+    embedded_server server(https_server("other"));
+    client c({.base_url = https_url(server), .tls = {.verify_peer = false}});
+    EXPECT_TRUE(c.try_list().has_value());
+}
+
+TEST(https, a_plain_client_to_a_tls_server_fails_classified) {
+    embedded_server server(https_server());
+    client c({.port = server.port(), .timeout = 2s});
+    const auto r = c.try_list();
+    ASSERT_TRUE(r.has_error());
+    EXPECT_NE(r.error().code(), kind::undetermined) << r.error().what();
+}
+
+TEST(base_url, takes_the_forms_the_sdks_take) {
+    embedded_server server;
+    const std::string port = std::to_string(server.port());
+    for (const std::string& url : {"http://127.0.0.1:" + port, "127.0.0.1:" + port, "http://127.0.0.1:" + port + "/v1",
+                                   "http://127.0.0.1:" + port + "/"}) {
+        client c({.base_url = url});
+        EXPECT_TRUE(c.try_list().has_value()) << url;
+    }
+    client broken({.base_url = "ftp://127.0.0.1:" + port});
+    const std::size_t before = server.requests();
+    const auto r = broken.try_list();
+    ASSERT_TRUE(r.has_error());
+    EXPECT_EQ(r.error().code(), kind::provider_request_rejected);
+    EXPECT_EQ(delivery_of(r.error()), delivery::not_sent);
+    EXPECT_EQ(server.requests(), before);
+}
+
+TEST(keep_alive, execs_reuse_two_connections_and_the_endpoint_readiness_found) {
+    embedded_server server;
+    client c({.port = server.port()});
+    const auto box = c.create({});
+    const std::size_t before = server.requests();
+    for (int i = 0; i < 20; ++i) EXPECT_EQ(c.exec(box.id, {.command = "echo x"}).exit_code, 0);
+    EXPECT_EQ(server.requests() - before, 20u);  // no endpoint lookup: create's readiness check made one
+    EXPECT_EQ(server.open_connections(), 2u);  // the lifecycle API and the direct endpoint
+    EXPECT_EQ(c.idle_connections(), 2u);
+}
+
+TEST(keep_alive, a_connection_the_server_closed_while_idle_is_not_used) {
+    client c({.port = 1, .timeout = 2s});
+    {
+        embedded_server server;
+        client first({.port = server.port()});
+        (void)first.list();
+        EXPECT_EQ(first.idle_connections(), 1u);
+        server.stop();
+        const auto r = first.try_list();  // the kept connection is closed: a new one is refused
+        ASSERT_TRUE(r.has_error());
+        EXPECT_EQ(r.error().code(), kind::transport_unreachable) << r.error().what();
+        EXPECT_EQ(delivery_of(r.error()), delivery::not_sent);
+    }
+}
+
+TEST(endpoint_cache, is_dropped_when_the_sandbox_is_killed) {
+    embedded_server server;
+    client c({.port = server.port()});
+    const auto box = c.create({});
+    (void)c.exec(box.id, {.command = "echo x"});
+    c.kill(box.id);
+    const auto r = c.try_exec(box.id, {.command = "echo x"});
+    ASSERT_TRUE(r.has_error());
+    EXPECT_EQ(r.error().code(), kind::provider_sandbox_lost) << r.error().what();
+    EXPECT_EQ(delivery_of(r.error()), delivery::not_sent);
+}
+
+TEST(exec_stream, a_command_longer_than_the_request_timeout_succeeds_on_keep_alives) {
+    embedded_server server({.ping_every = 100ms});
+    client c({.port = server.port(), .timeout = 500ms});
+    const auto box = c.create({});
+    const auto ran = c.try_exec(box.id, {.command = "sleep 1.5", .idle_timeout = 400ms});
+    ASSERT_TRUE(ran.has_value()) << ran.error().what();
+    EXPECT_EQ(ran.value().exit_code, 0);
+}
+
+TEST(exec_stream, a_silent_stream_fails_within_its_idle_timeout) {
+    embedded_server server({.ping_every = 60s});
+    client c({.port = server.port()});
+    const auto box = c.create({});
+    const auto start = std::chrono::steady_clock::now();
+    const auto r = c.try_exec(box.id, {.command = "sleep 30000", .idle_timeout = 300ms});
+    const auto took = std::chrono::steady_clock::now() - start;
+    ASSERT_TRUE(r.has_error());
+    EXPECT_EQ(r.error().code(), kind::transport_timeout) << r.error().what();
+    EXPECT_EQ(delivery_of(r.error()), delivery::delivered);  // `init` named the execution
+    EXPECT_GE(took, 300ms);
+    EXPECT_LT(took, 10s);  // the idle timeout, not the call's 30 s
+}
+
+TEST(exec_stream, output_reaches_the_callbacks_as_it_arrives_and_a_throwing_one_cancels) {
+    embedded_server server;
+    client c({.port = server.port()});
+    const auto box = c.create({});
+    std::string seen;
+    const auto ran = c.exec(box.id, {.command = "echo streamed", .on_stdout = [&](std::string_view s) { seen += s; }});
+    EXPECT_EQ(seen, "streamed\n");
+    EXPECT_EQ(ran.stdout_text, "streamed\n");
+    const auto r = c.try_exec(box.id, {.command = "echo x", .on_stdout = [](std::string_view) {
+                                           throw std::runtime_error("enough");
+                                       }});
+    ASSERT_TRUE(r.has_error());
+    EXPECT_EQ(r.error().code(), kind::cancelled) << r.error().what();
+    EXPECT_EQ(delivery_of(r.error()), delivery::delivered);
+}
+
+// ---- the asynchronous face ----------------------------------------------------------------
+
+std::size_t threads_now() {
+    std::ifstream status("/proc/self/status");
+    for (std::string line; std::getline(status, line);) {
+        if (line.starts_with("Threads:")) return std::stoul(line.substr(8));
+    }
+    return 0;
+}
+
+// 256 execs at once from one thread, a fault queued for some of them: every outcome is a
+// success with its own output or a failure of the injected kind, none lost, no thread made.
+TEST(async_face, many_execs_at_once_on_one_thread_every_outcome_accounted_for) {
+    constexpr int execs = 256, faulted = 13;  // 5%
+    embedded_server server;
+    const std::string id = client({.port = server.port()}).create({}).id;
+    fault unavailable = fault::http_error("exec", 503, "UNAVAILABLE", "try later");
+    unavailable.times = faulted;
+    server.inject(unavailable);
+
+    asio::io_context io(1);
+    client c(io.get_executor(), {.port = server.port()});
+    std::map<std::string, int> outcomes;
+    std::size_t most_threads = 0;
+    const std::size_t threads_before = threads_now();
+    for (int i = 0; i < execs; ++i) {
+        asio::co_spawn(io, [&, i]() -> asio::awaitable<void> {
+            const command echo{.command = "echo " + std::to_string(i)};  // named: see the header's g++ 12 note
+            const auto r = co_await c.async_exec(id, echo);
+            most_threads = std::max(most_threads, threads_now());
+            if (r && r.value().stdout_text == std::to_string(i) + "\n") {
+                ++outcomes["ok"];
+            } else if (!r && r.error().code() == kind::provider_unavailable &&
+                       delivery_of(r.error()) == delivery::possibly_delivered) {
+                ++outcomes["unavailable"];
+            } else {
+                ++outcomes["unexpected"];
+            }
+        }, asio::detached);
+    }
+    io.run();
+    EXPECT_EQ(outcomes["ok"], execs - faulted);
+    EXPECT_EQ(outcomes["unavailable"], faulted);
+    EXPECT_EQ(outcomes["unexpected"], 0);
+    EXPECT_EQ(most_threads, threads_before);  // no thread per exec, nor any other
+}
+
+TEST(async_face, cancelled_mid_stream_is_a_cancelled_failure_that_was_delivered) {
+    embedded_server server;
+    const std::string id = client({.port = server.port()}).create({}).id;
+    asio::io_context io(1);
+    client c(io.get_executor(), {.port = server.port()});
+    asio::cancellation_signal cancel;
+    std::optional<ngfail::result<ngfail::opensandbox::exec_result>> out;
+    asio::co_spawn(io, [&]() -> asio::awaitable<void> {
+        const command long_one{.command = "sleep 20000"};
+        out.emplace(co_await c.async_exec(id, long_one));
+    }, asio::bind_cancellation_slot(cancel.slot(), asio::detached));
+    asio::steady_timer later(io, 300ms);
+    later.async_wait([&](boost::system::error_code) { cancel.emit(asio::cancellation_type::terminal); });
+    const auto start = std::chrono::steady_clock::now();
+    io.run();
+    ASSERT_TRUE(out.has_value());
+    ASSERT_TRUE(out->has_error());
+    EXPECT_EQ(out->error().code(), kind::cancelled) << out->error().what();
+    EXPECT_EQ(delivery_of(out->error()), delivery::delivered);  // `init` had named the execution
+    EXPECT_LT(std::chrono::steady_clock::now() - start, 10s);
+}
+
+TEST(async_face, an_awaitable_made_now_may_be_awaited_later) {
+    embedded_server server;
+    const std::string id = client({.port = server.port()}).create({}).id;
+    asio::io_context io(1);
+    client c(io.get_executor(), {.port = server.port()});
+    std::string seen;
+    asio::co_spawn(io, [&]() -> asio::awaitable<void> {
+        auto later = c.async_exec(std::string(id), {.command = std::string("echo ") + "kept"});
+        auto r = co_await std::move(later);  // its arguments were copied in when it was made
+        if (r) seen = r.value().stdout_text;
+    }, asio::detached);
+    io.run();
+    EXPECT_EQ(seen, "kept\n");
+}
+
+}  // namespace
