@@ -255,21 +255,27 @@ public:
     awaitable<sandbox_info> async_create(const create_request& request, const call_options& options = {});
     awaitable<sandbox_info> async_get(std::string_view sandbox_id, const call_options& options = {});
     awaitable<void> async_kill(std::string_view sandbox_id, const call_options& options = {});
-    awaitable<std::string> async_renew(std::string_view sandbox_id, std::string_view expires_at, const call_options& options = {});
-    awaitable<endpoint_info> async_endpoint(std::string_view sandbox_id, int port = 44772, const call_options& options = {});
-    awaitable<exec_result> async_exec(std::string_view sandbox_id, const command& cmd, const call_options& options = {});
+    awaitable<std::string> async_renew(std::string_view sandbox_id, std::string_view expires_at,
+                                       const call_options& options = {});
+    awaitable<endpoint_info> async_endpoint(std::string_view sandbox_id, int port = 44772,
+                                            const call_options& options = {});
+    awaitable<exec_result> async_exec(std::string_view sandbox_id, const command& cmd,
+                                      const call_options& options = {});
     awaitable<command_status> async_exec_status(std::string_view sandbox_id, std::string_view execution_id,
                                                 const call_options& options = {});
     awaitable<void> async_ping(std::string_view sandbox_id, const call_options& options = {});
-    awaitable<std::vector<sandbox_info>> async_list(const list_request& request = {}, const call_options& options = {});
+    awaitable<std::vector<sandbox_info>> async_list(const list_request& request = {},
+                                                    const call_options& options = {});
     awaitable<void> async_pause(std::string_view sandbox_id, const call_options& options = {});
     awaitable<void> async_resume(std::string_view sandbox_id, const call_options& options = {});
-    awaitable<command_logs> async_exec_logs(std::string_view sandbox_id, std::string_view execution_id, std::size_t cursor = 0,
-                                            const call_options& options = {});
-    awaitable<void> async_interrupt(std::string_view sandbox_id, std::string_view execution_id, const call_options& options = {});
+    awaitable<command_logs> async_exec_logs(std::string_view sandbox_id, std::string_view execution_id,
+                                            std::size_t cursor = 0, const call_options& options = {});
+    awaitable<void> async_interrupt(std::string_view sandbox_id, std::string_view execution_id,
+                                    const call_options& options = {});
     awaitable<void> async_upload(std::string_view sandbox_id, std::string_view path, std::string_view content,
                                  const call_options& options = {});
-    awaitable<std::string> async_download(std::string_view sandbox_id, std::string_view path, const call_options& options = {});
+    awaitable<std::string> async_download(std::string_view sandbox_id, std::string_view path,
+                                          const call_options& options = {});
 
     struct state;  // shared by the operations; defined with them
 

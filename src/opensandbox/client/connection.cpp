@@ -78,11 +78,10 @@ awaitable<void> connection::read_final_header(std::optional<stream_parser>& slot
         parser.body_limit(boost::none);  // the reader bounds what it keeps
         error_code ec;
         expire_at(deadline);
-        if (tls_) {
-            co_await beast_http::async_read_header(*tls_, buffer_, parser, with_code(ec));
-        } else {
-            co_await beast_http::async_read_header(plain(), buffer_, parser, with_code(ec));
-        }
+        auto operation = on_stream([&](auto& s) {
+            return beast_http::async_read_header(s, buffer_, parser, with_code(ec));
+        });
+        co_await std::move(operation);
         if (ec) fail(ec, phase::receive);
         if (!is_interim(parser.get().result_int())) co_return;
     }
@@ -91,11 +90,10 @@ awaitable<void> connection::read_final_header(std::optional<stream_parser>& slot
 awaitable<void> connection::read_some(stream_parser& parser, error_code& ec) {
     // Some, not all: a read that waited for the buffer to fill would span many events, and
     // the idle timeout set for it would end a stream that is not idle.
-    if (tls_) {
-        co_await beast_http::async_read_some(*tls_, buffer_, parser, with_code(ec));
-    } else {
-        co_await beast_http::async_read_some(plain(), buffer_, parser, with_code(ec));
-    }
+    auto operation = on_stream([&](auto& s) {
+        return beast_http::async_read_some(s, buffer_, parser, with_code(ec));
+    });
+    co_await std::move(operation);
 }
 
 awaitable<string_response> connection::receive(std::size_t max_body, clock::time_point deadline) {
@@ -105,11 +103,10 @@ awaitable<string_response> connection::receive(std::size_t max_body, clock::time
         parser.body_limit(max_body);
         error_code ec;
         expire_at(deadline);
-        if (tls_) {
-            co_await beast_http::async_read(*tls_, buffer_, parser, with_code(ec));
-        } else {
-            co_await beast_http::async_read(plain(), buffer_, parser, with_code(ec));
-        }
+        auto operation = on_stream([&](auto& s) {
+            return beast_http::async_read(s, buffer_, parser, with_code(ec));
+        });
+        co_await std::move(operation);
         if (ec) fail(ec, phase::receive);
         if (is_interim(parser.get().result_int())) continue;
         reusable_ = parser.get().keep_alive();

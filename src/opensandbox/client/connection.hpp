@@ -79,11 +79,10 @@ public:
         reusable_ = false;
         boost::system::error_code ec;
         expire_at(deadline);
-        if (tls_) {
-            co_await beast_http::async_write(*tls_, request, asio::redirect_error(asio::use_awaitable, ec));
-        } else {
-            co_await beast_http::async_write(plain(), request, asio::redirect_error(asio::use_awaitable, ec));
-        }
+        auto operation = on_stream([&](auto& s) {
+            return beast_http::async_write(s, request, asio::redirect_error(asio::use_awaitable, ec));
+        });
+        co_await std::move(operation);
         if (ec) fail(ec, phase::send);
     }
 
@@ -123,6 +122,14 @@ public:
     [[nodiscard]] bool still_open() noexcept;
 
 private:
+    // `op` applied to the stream the connection is (TLS or plain); its awaitable is
+    // awaited as a named value (g++ 12 mishandles a lambda call inside a co_await).
+    template <class Op>
+    auto on_stream(Op&& op) {
+        if (tls_) return op(*tls_);
+        return op(plain());
+    }
+
     beast::tcp_stream& plain() noexcept { return tls_ ? beast::get_lowest_layer(*tls_) : *plain_; }
     void expire_at(clock::time_point deadline) { plain().expires_at(deadline); }
 

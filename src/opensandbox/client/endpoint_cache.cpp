@@ -30,7 +30,8 @@ void endpoint_cache::store(std::string_view sandbox_id, int port, const endpoint
         recency_.pop_back();
     }
     recency_.push_front(k);
-    entries_.emplace(std::move(k), entry{endpoint, clock::now() + std::min<clock::duration>(time_to_live_, std::chrono::hours(24 * 365)), recency_.begin()});
+    const auto lives = std::min<clock::duration>(time_to_live_, std::chrono::hours(24 * 365));  // no overflow
+    entries_.emplace(std::move(k), entry{endpoint, clock::now() + lives, recency_.begin()});
 }
 
 void endpoint_cache::forget(std::string_view sandbox_id) {
