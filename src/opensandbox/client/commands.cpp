@@ -101,15 +101,17 @@ command_status status_of(const json::value& v, std::string_view execution_id) {
     return status;
 }
 
-// The output from `cursor`, and where to ask from next: execd's tail cursor when it says.
+// The output from `cursor` (a byte offset: execd seeks its log file to it), and where to ask
+// from next: execd's tail cursor, or, when it gives none the client can use (the spec allows
+// a negative one), the bytes counted here.
 command_logs logs_of(const string_response& res, std::size_t cursor) {
     command_logs logs{.content = res.body(), .cursor = cursor + res.body().size()};
     if (const auto it = res.find("EXECD-COMMANDS-TAIL-CURSOR"); it != res.end()) {
-        std::size_t tail = 0;
+        std::int64_t tail = 0;
         const auto text = it->value();
         const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), tail);
         if (ec != std::errc() || end != text.data() + text.size()) malformed("the tail cursor is not a number");
-        logs.cursor = tail;
+        if (tail >= 0) logs.cursor = static_cast<std::size_t>(tail);
     }
     return logs;
 }

@@ -1,0 +1,207 @@
+// The client against Stoplight Prism mocking the official OpenAPI specs (`prism mock
+// --errors`): every request the client sends passes Prism's validation (an invalid one is
+// answered 422, a missing execd token 401), and the client reads Prism's spec-generated
+// replies, the examples in static mode and generated data in dynamic mode over fixed seeds.
+// Prism and the specs come from tests/conformance (NGFAIL_CONFORMANCE).
+#include "support/raw_server.hpp"
+
+#include <ngfail/opensandbox/client.hpp>
+
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <spawn.h>
+#include <sys/wait.h>
+
+extern char** environ;
+
+namespace {
+
+using namespace std::chrono_literals;
+using ngfail::opensandbox::client;
+using ngfail::opensandbox::command;
+using ngfail_test::raw_server;
+
+std::string conformance(const std::string& below) {
+    const char* dir = std::getenv("NGFAIL_CONFORMANCE");
+    return std::string(dir ? dir : "tests/conformance") + "/" + below;
+}
+
+unsigned short free_port() {
+    raw_server probe([](int, const std::string&) {});
+    return probe.port();  // closed again when the probe goes: Prism binds it next
+}
+
+// `prism mock` on a spec, started and stopped with the test.
+class prism_mock {
+public:
+    prism_mock(const std::string& spec, std::optional<int> seed) : port_(free_port()) {
+        std::vector<std::string> args{conformance("node_modules/.bin/prism"), "mock", "--errors", spec,
+                                      "-p", std::to_string(port_), "-h", "127.0.0.1"};
+        if (seed) args.insert(args.end(), {"--dynamic", "--seed", std::to_string(*seed)});
+        std::vector<char*> argv;
+        for (auto& a : args) argv.push_back(a.data());
+        argv.push_back(nullptr);
+        int out[2];
+        if (::pipe(out) != 0) throw std::runtime_error("pipe");
+        posix_spawn_file_actions_t actions;
+        posix_spawn_file_actions_init(&actions);
+        posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
+        posix_spawn_file_actions_addclose(&actions, out[0]);
+        if (posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), environ) != 0) {
+            throw std::runtime_error("cannot start prism");
+        }
+        posix_spawn_file_actions_destroy(&actions);
+        ::close(out[1]);
+        output_ = ::fdopen(out[0], "r");
+        // Ready once it says so; its log goes on being read so that it never blocks on a pipe.
+        for (std::array<char, 4096> line{}; std::fgets(line.data(), line.size(), output_);) {
+            if (std::string_view(line.data()).find("Prism is listening") != std::string_view::npos) break;
+        }
+        drain_ = std::thread([f = output_] {
+            for (std::array<char, 4096> line{}; std::fgets(line.data(), line.size(), f);) {
+            }
+        });
+    }
+    ~prism_mock() {
+        ::kill(pid_, SIGTERM);
+        int status = 0;
+        ::waitpid(pid_, &status, 0);
+        drain_.join();
+        std::fclose(output_);
+    }
+    prism_mock(const prism_mock&) = delete;
+    prism_mock& operator=(const prism_mock&) = delete;
+
+    [[nodiscard]] unsigned short port() const { return port_; }
+
+private:
+    unsigned short port_;
+    pid_t pid_ = 0;
+    std::FILE* output_ = nullptr;
+    std::thread drain_;
+};
+
+// The lifecycle spec's server URL ends in /v1, which `prism mock` does not serve: the same
+// spec with its paths under /v1, as a real server has them.
+std::string lifecycle_spec_under_v1() {
+    const std::filesystem::path source = conformance("specs/sandbox-lifecycle.yml");
+    const std::filesystem::path copy = std::filesystem::temp_directory_path() / "ngfail-lifecycle-v1.yml";
+    std::ifstream in(source);
+    std::ofstream out(copy);
+    bool in_paths = false;
+    for (std::string line; std::getline(in, line);) {
+        if (!line.empty() && line[0] != ' ') in_paths = line.starts_with("paths:");
+        if (in_paths && line.starts_with("  /")) line.insert(2, "/v1");
+        out << line << '\n';
+    }
+    return copy.string();
+}
+
+std::string execd_spec() { return conformance("specs/execd-api.yaml"); }
+
+// What went wrong, for a failure message.
+template <class R>
+std::string outcome(const R& r) {
+    return r ? std::string("ok") : std::string(r.error().what());
+}
+
+// Every lifecycle operation; each must be sent valid and read its reply.
+void every_lifecycle_operation(unsigned short port) {
+    client c({.port = port, .api_key = "sk-prism"});
+    const auto created = c.try_create({.wait_until_ready = false});
+    EXPECT_TRUE(created) << outcome(created);
+    EXPECT_TRUE(c.try_get("sbx-1")) << outcome(c.try_get("sbx-1"));
+    const auto listed = c.try_list({.states = {"Running"}});
+    EXPECT_TRUE(listed) << outcome(listed);
+    const auto renewed = c.try_renew("sbx-1", "2030-01-01T00:00:00Z");
+    EXPECT_TRUE(renewed) << outcome(renewed);
+    for (const bool proxy : {false, true}) {
+        client endpoints({.port = port, .api_key = "sk-prism", .use_server_proxy = proxy});
+        const auto endpoint = endpoints.try_endpoint("sbx-1");
+        EXPECT_TRUE(endpoint) << outcome(endpoint);
+    }
+    EXPECT_TRUE(c.try_pause("sbx-1")) << outcome(c.try_pause("sbx-1"));
+    EXPECT_TRUE(c.try_resume("sbx-1")) << outcome(c.try_resume("sbx-1"));
+    EXPECT_TRUE(c.try_kill("sbx-1")) << outcome(c.try_kill("sbx-1"));
+}
+
+// A lifecycle server that sends every sandbox to execd's mock, with an access token.
+raw_server endpoint_to(unsigned short execd_port, bool with_token = true) {
+    return raw_server([execd_port, with_token](int fd, const std::string&) {
+        const std::string headers = with_token ? R"({"X-EXECD-ACCESS-TOKEN":"tok-1"})" : "{}";
+        raw_server::send_all(fd, raw_server::reply("200 OK", R"({"endpoint":"127.0.0.1:)" + std::to_string(execd_port) +
+                                                                 R"(","headers":)" + headers + "}"));
+    });
+}
+
+// Every execd operation; each must be sent valid and read its reply. Prism cannot make an
+// event stream (it answers 500 "Cannot serialise complex objects as text"), so for `exec`
+// only the request's validity is checked: not a 4xx.
+void every_execd_operation(unsigned short execd_port) {
+    raw_server lifecycle = endpoint_to(execd_port);
+    client c({.port = lifecycle.port()});
+    EXPECT_TRUE(c.try_ping("sbx-1")) << outcome(c.try_ping("sbx-1"));
+    const auto status = c.try_exec_status("sbx-1", "cmd-1");
+    EXPECT_TRUE(status || status.error().code() == ngfail::kind::provider_command_terminated) << outcome(status);
+    const auto logs = c.try_exec_logs("sbx-1", "cmd-1", 0);
+    EXPECT_TRUE(logs) << outcome(logs);
+    EXPECT_TRUE(c.try_interrupt("sbx-1", "cmd-1")) << outcome(c.try_interrupt("sbx-1", "cmd-1"));
+    const auto uploaded = c.try_upload("sbx-1", "/tmp/a.txt", "bytes");
+    EXPECT_TRUE(uploaded) << outcome(uploaded);
+    const auto downloaded = c.try_download("sbx-1", "/tmp/a.txt");
+    EXPECT_TRUE(downloaded) << outcome(downloaded);
+    for (const bool background : {false, true}) {
+        const command cmd{.command = "ls -la", .cwd = "/tmp", .timeout = 5s, .envs = {{"A", "1"}},
+                          .background = background};
+        const auto ran = c.try_exec("sbx-1", cmd);
+        if (!ran) {
+            const auto status = ran.error().http_status();
+            EXPECT_FALSE(status && *status >= 400 && *status < 500)
+                << ran.error().what();
+        }
+    }
+}
+
+struct prism_client : testing::TestWithParam<std::optional<int>> {};
+
+TEST_P(prism_client, lifecycle_requests_are_valid_and_replies_are_read) {
+    const prism_mock prism(lifecycle_spec_under_v1(), GetParam());
+    every_lifecycle_operation(prism.port());
+}
+
+TEST_P(prism_client, execd_requests_are_valid_and_replies_are_read) {
+    const prism_mock prism(execd_spec(), GetParam());
+    every_execd_operation(prism.port());
+}
+
+INSTANTIATE_TEST_SUITE_P(static_and_seeded, prism_client, testing::Values(std::nullopt, 1, 2, 3),
+                         [](const auto& info) {
+                             return info.param ? "seed_" + std::to_string(*info.param) : std::string("examples");
+                         });
+
+// The spec gives its endpoint example in prose, so Prism makes the schema's placeholder, a
+// bare host; `endpoints.every_form_the_spec_allows_is_read` reads the prose example.
+TEST(prism_client_static, the_endpoint_prism_makes_is_read) {
+    const prism_mock prism(lifecycle_spec_under_v1(), std::nullopt);
+    client c({.port = prism.port(), .api_key = "sk-prism"});
+    const auto endpoint = c.try_endpoint("sbx-1");
+    ASSERT_TRUE(endpoint) << outcome(endpoint);
+    EXPECT_EQ(endpoint.value().endpoint, "string");
+}
+
+TEST(prism_client_static, the_endpoints_token_is_what_execd_requires) {
+    const prism_mock prism(execd_spec(), std::nullopt);
+    raw_server tokenless = endpoint_to(prism.port(), /*with_token=*/false);
+    client c({.port = tokenless.port()});
+    const auto r = c.try_ping("sbx-1");
+    ASSERT_FALSE(r) << "Prism takes no request to execd without X-EXECD-ACCESS-TOKEN";
+    EXPECT_EQ(r.error().http_status(), 401);
+}
+
+}  // namespace
