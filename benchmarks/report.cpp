@@ -22,7 +22,8 @@ struct measured {
     double items_per_second = 0;
 };
 
-enum class goal { ratio_at_most, ratio_at_least, ns_at_most, info };
+// value_at_most: a count or a size, its unit in the label.
+enum class goal { ratio_at_most, ratio_at_least, ns_at_most, value_at_most, info };
 
 struct metric {
     const char* label;
@@ -52,6 +53,17 @@ constexpr metric table[] = {
     {"result path throughput, 1 -> 2 threads", "result_path_threads/real_time/threads:2",
      "result_path_threads/real_time/threads:1", goal::ratio_at_least, 1.8, true},
     {"ngfail stats over 100,000 rows (ns)", "ngfail_stats_100k_rows", "", goal::ns_at_most, 2e9},
+    // The client against `ngfail serve`, beside the official TypeScript SDK on the same server.
+    {"exec one at a time: TS SDK vs client (x faster)", "sdk_exec_one_at_a_time", "client_exec_one_at_a_time",
+     goal::ratio_at_least, 2},
+    {"exec one at a time: client vs bare Beast, same bytes (the floor)", "client_exec_one_at_a_time",
+     "floor_exec_one_at_a_time", goal::ratio_at_most, 1.3},
+    {"256 execs at once: TS SDK vs client (x faster)", "sdk_exec_256_at_once", "client_exec_256_at_once",
+     goal::ratio_at_least, 2},
+    {"memory per exec in flight (KiB)", "client_kib_per_exec_in_flight", "", goal::value_at_most, 64},
+    {"threads added by 256 execs at once", "client_threads_added", "", goal::value_at_most, 0},
+    {"5% faulted: execs neither succeeded nor the injected failure", "client_faults_unaccounted", "",
+     goal::value_at_most, 0},
     // informational
     {"success, 100 frames: result<int> vs int", "success_ngfail_result/100", "success_plain_int/100", goal::info, 0},
     {"success, 10 frames: result<int> vs Boost.LEAF", "success_ngfail_result/10", "success_leaf_result/10", goal::info, 0},
@@ -65,6 +77,7 @@ constexpr metric table[] = {
     {"throwing failure_event, 100 frames (ns)", "failure_throw_failure_event/100", "", goal::info, 0},
     {"plain int path throughput, 1 -> 2 threads (the machine's scaling)", "plain_path_threads/real_time/threads:2",
      "plain_path_threads/real_time/threads:1", goal::info, 0, true},
+    {"256 execs at once with 5% faulted (ns per exec)", "client_exec_256_at_once_with_5pct_faults", "", goal::info, 0},
     {"full failure (with record) throughput, 1 -> 2 threads", "full_failure_threads/real_time/threads:2",
      "full_failure_threads/real_time/threads:1", goal::info, 0, true},
 };
@@ -135,12 +148,14 @@ int main(int argc, char** argv) {
         const double ratio = base > 0 ? mine / base : 0;
         const bool met = m.kind == goal::ratio_at_most   ? ratio <= m.target
                          : m.kind == goal::ratio_at_least ? ratio >= m.target
-                         : m.kind == goal::ns_at_most     ? mine <= m.target
-                                                          : true;
+                         : m.kind == goal::ns_at_most || m.kind == goal::value_at_most ? mine <= m.target
+                                                                                       : true;
         const char* op = m.kind == goal::ratio_at_least ? ">=" : "<=";
-        const std::string unit = per_time ? " ns" : "/s";
-        const std::string target = m.kind == goal::info ? "" : std::string(op) + " " + number(m.target) +
-                                                                   (m.kind == goal::ns_at_most ? " ns" : "x");
+        const bool value = m.kind == goal::value_at_most;
+        const std::string unit = value ? "" : per_time ? " ns" : "/s";
+        const std::string target = m.kind == goal::info ? ""
+                                   : std::string(op) + " " + number(m.target) +
+                                         (m.kind == goal::ns_at_most ? " ns" : value ? "" : "x");
         std::printf("| %s | %s | %s | %s | %s | %s |\n", m.label, (number(mine) + unit).c_str(),
                     *m.baseline ? (number(base) + unit).c_str() : "-", *m.baseline ? (number(ratio) + "x").c_str() : "-",
                     target.c_str(), m.kind == goal::info ? "info" : met ? "met" : "MISSED");

@@ -1,0 +1,224 @@
+// The OpenSandbox client against a running `ngfail serve`, for benchmarks/run, beside the
+// official TypeScript SDK measured against the same server (tests/conformance/sdk_benchmark.mjs):
+// exec round trips one at a time (and the floor: the same request bytes with bare Beast on
+// one kept-alive connection, nothing classified), `parallel` execs at once from one thread,
+// memory per exec in flight, the threads those add, and the same load with 5% of execs
+// faulted (every outcome must be a success or the injected failure, classified).
+// Prints Google Benchmark JSON; values that are not times say their unit in their name.
+//   client_benchmark HOST:PORT API_KEY ROUNDS PARALLEL
+#include <ngfail/opensandbox/client.hpp>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace asio = boost::asio;
+namespace http = boost::beast::http;
+namespace json = boost::json;
+using clock_type = std::chrono::steady_clock;
+using ngfail::opensandbox::client;
+using ngfail::opensandbox::command;
+
+struct server_address {
+    std::string host;
+    unsigned short port;
+};
+
+std::size_t status_field(const char* name) {
+    std::ifstream status("/proc/self/status");
+    for (std::string line; std::getline(status, line);) {
+        if (line.starts_with(name)) return std::stoul(line.substr(std::string_view(name).size()));
+    }
+    return 0;
+}
+std::size_t rss_kib() { return status_field("VmRSS:"); }
+std::size_t threads() { return status_field("Threads:"); }
+
+double ns_since(clock_type::time_point start) {
+    return static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(clock_type::now() - start).count());
+}
+
+json::object entry(const std::string& name, double value) {
+    return {{"name", name}, {"run_name", name}, {"real_time", value}, {"time_unit", "ns"}};
+}
+
+// One request on a fresh connection, for the server's own control route.
+void post(const server_address& to, const std::string& target, const std::string& key, const std::string& body) {
+    asio::io_context io;
+    asio::ip::tcp::socket socket(io);
+    socket.connect({asio::ip::make_address(to.host), to.port});
+    http::request<http::string_body> req(http::verb::post, target, 11);
+    req.set(http::field::host, to.host);
+    req.set("OPEN-SANDBOX-API-KEY", key);
+    req.set(http::field::content_type, "application/json");
+    req.body() = body;
+    req.prepare_payload();
+    http::write(socket, req);
+    boost::beast::flat_buffer buffer;
+    http::response<http::string_body> res;
+    http::read(socket, buffer, res);
+}
+
+// `count` execs of `cmd`, `parallel` at a time, on `io`'s one thread; calls `each` with
+// every result.
+template <class Each>
+double run_batches(asio::io_context& io, client& c, const std::string& id, const command& cmd, int count, int parallel,
+                   Each each) {
+    const auto start = clock_type::now();
+    for (int done = 0; done < count; done += parallel) {
+        for (int i = 0; i < std::min(parallel, count - done); ++i) {
+            asio::co_spawn(io, [&]() -> asio::awaitable<void> { each(co_await c.async_exec(id, cmd)); }, asio::detached);
+        }
+        io.restart();
+        io.run();
+    }
+    return ns_since(start) / count;
+}
+
+// `count` execs, each awaited before the next.
+double one_at_a_time(asio::io_context& io, client& c, const std::string& id, const command& cmd, int count,
+                     int& failed) {
+    const auto start = clock_type::now();
+    asio::co_spawn(io, [&]() -> asio::awaitable<void> {
+        for (int i = 0; i < count; ++i) failed += !(co_await c.async_exec(id, cmd));
+    }, asio::detached);
+    io.restart();
+    io.run();
+    return ns_since(start) / count;
+}
+
+// The floor: the client's exec request, byte for byte, on one kept-alive connection to the
+// sandbox's endpoint, the reply read whole and nothing classified.
+double floor_per_exec(client& c, const std::string& id, int rounds) {
+    const auto endpoint = c.endpoint(id);
+    const std::string& text = endpoint.endpoint;
+    const auto colon = text.find(':');
+    const auto slash = text.find('/');
+    const std::string host = text.substr(0, colon);
+    const auto port = static_cast<unsigned short>(std::stoi(text.substr(colon + 1, slash - colon - 1)));
+    const std::string base = slash == std::string::npos ? "" : text.substr(slash);
+    asio::io_context io;
+    asio::ip::tcp::socket socket(io);
+    socket.connect({asio::ip::make_address(host), port});
+    socket.set_option(asio::ip::tcp::no_delay(true));
+    http::request<http::string_body> req(http::verb::post, base + "/command", 11);
+    req.set(http::field::host, host + ":" + std::to_string(port));
+    for (const auto& [name, value] : endpoint.headers) req.set(name, value);
+    req.set(http::field::content_type, "application/json");
+    req.set(http::field::accept, "text/event-stream");
+    req.body() = R"({"command":"echo 1","background":false})";
+    req.prepare_payload();
+    boost::beast::flat_buffer buffer;
+    const auto once = [&] {
+        http::write(socket, req);
+        http::response<http::string_body> res;
+        http::read(socket, buffer, res);
+    };
+    for (int i = 0; i < 50; ++i) once();
+    const auto start = clock_type::now();
+    for (int i = 0; i < rounds; ++i) once();
+    return ns_since(start) / rounds;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc != 5) {
+        std::cerr << "usage: client_benchmark HOST:PORT API_KEY ROUNDS PARALLEL\n";
+        return 2;
+    }
+    const std::string where = argv[1];
+    const server_address server{where.substr(0, where.rfind(':')),
+                                static_cast<unsigned short>(std::stoi(where.substr(where.rfind(':') + 1)))};
+    const std::string key = argv[2];
+    const int rounds = std::stoi(argv[3]);
+    const int parallel = std::stoi(argv[4]);
+    const ngfail::opensandbox::client_options options{.host = server.host, .port = server.port, .api_key = key};
+
+    client blocking(options);
+    const std::string id = blocking.create({}).id;
+    asio::io_context io(1);
+    client c(io.get_executor(), options);
+    const command echo{.command = "echo 1"};
+    json::array results;
+
+    // One at a time, each awaited before the next.
+    int failed = 0;
+    (void)one_at_a_time(io, c, id, echo, 50, failed);  // warm up
+    results.push_back(entry("client_exec_one_at_a_time", one_at_a_time(io, c, id, echo, rounds, failed)));
+    results.push_back(entry("floor_exec_one_at_a_time", floor_per_exec(blocking, id, rounds)));
+
+    // `parallel` at once; the threads the process has meanwhile.
+    const std::size_t threads_before = threads();
+    std::size_t most_threads = threads_before;
+    const double at_once = run_batches(io, c, id, echo, std::max(rounds, parallel) / parallel * parallel, parallel,
+                                       [&](const auto& r) {
+                                           failed += !r;
+                                           most_threads = std::max(most_threads, threads());
+                                       });
+    results.push_back(entry("client_exec_" + std::to_string(parallel) + "_at_once", at_once));
+    results.push_back(entry("client_threads_added", static_cast<double>(most_threads - threads_before)));
+
+    // Memory: 1,024 execs that each stay in flight for a second, resident memory sampled.
+    constexpr int in_flight = 1024;
+    const std::size_t idle = rss_kib();
+    std::size_t peak = idle;
+    asio::steady_timer sampler(io);
+    bool sampling = true;
+    asio::co_spawn(io, [&]() -> asio::awaitable<void> {
+        while (sampling) {
+            peak = std::max(peak, rss_kib());
+            sampler.expires_after(std::chrono::milliseconds(20));
+            co_await sampler.async_wait(asio::use_awaitable);
+        }
+    }, asio::detached);
+    const command sleeper{.command = "sleep 1"};
+    int finished = 0;
+    for (int i = 0; i < in_flight; ++i) {
+        asio::co_spawn(io, [&]() -> asio::awaitable<void> {
+            failed += !(co_await c.async_exec(id, sleeper));
+            if (++finished == in_flight) sampling = false;
+        }, asio::detached);
+    }
+    io.restart();
+    io.run();
+    results.push_back(entry("client_kib_per_exec_in_flight", static_cast<double>(peak - idle) / in_flight));
+
+    // 5% of the execs faulted: each outcome a success or the injected 503, classified.
+    const int faulted_runs = std::max(rounds, parallel) / parallel * parallel;
+    const int injected = faulted_runs / 20;
+    post(server, "/_ngfail/faults", key,
+         R"({"operation":"exec","action":"http_error","status":503,"code":"UNAVAILABLE","message":"busy","times":)" +
+             std::to_string(injected) + "}");
+    int succeeded = 0, classified = 0;
+    const double with_faults = run_batches(io, c, id, echo, faulted_runs, parallel, [&](const auto& r) {
+        if (r) {
+            ++succeeded;
+        } else if (r.error().code() == ngfail::kind::provider_unavailable) {
+            ++classified;
+        }
+    });
+    results.push_back(entry("client_exec_" + std::to_string(parallel) + "_at_once_with_5pct_faults", with_faults));
+    results.push_back(entry("client_faults_unaccounted",
+                            static_cast<double>(std::abs(classified - injected) + (faulted_runs - succeeded - classified))));
+    std::cerr << "client: " << failed << " unexpected failures; faults " << classified << " classified of " << injected
+              << " injected\n";
+    blocking.kill(id);
+    std::cout << json::serialize(json::object{{"benchmarks", std::move(results)}}) << '\n';
+    return failed == 0 ? 0 : 1;
+}
