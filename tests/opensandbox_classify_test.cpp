@@ -1,6 +1,7 @@
 #include <ngfail/opensandbox/classify.hpp>
 
 #include <boost/asio/error.hpp>
+#include <boost/asio/ssl/error.hpp>
 #include <boost/beast/core/error.hpp>
 #include <boost/beast/http/error.hpp>
 #include <boost/system/system_error.hpp>
@@ -170,6 +171,33 @@ TEST(classify_row_13, unreachable_while_connecting) {
                       {kind::transport_unreachable, delivery::not_sent});
     expect_classified({.operation = "get", .transport_error = errno_code(std::errc::connection_refused)},
                       {kind::transport_unreachable, delivery::not_sent}, "a refusal says the phase itself");
+}
+
+TEST(classify_row_13, a_tls_handshake_or_certificate_failure_while_connecting) {
+    const std::error_code handshake(static_cast<int>(ERR_PACK(ERR_LIB_SSL, 0, SSL_R_CERTIFICATE_VERIFY_FAILED)),
+                                    boost::asio::error::get_ssl_category());
+    expect_classified({.operation = "create", .transport_error = handshake, .transport_phase = phase::connect},
+                      {kind::transport_unreachable, delivery::not_sent});
+    expect_classified({.operation = "get", .transport_error = handshake, .transport_phase = phase::receive},
+                      {kind::transport_peer_drop, delivery::possibly_delivered}, "a TLS session broken mid-exchange");
+    expect_classified({.operation = "exec", .execution_id = "e-1",
+                       .transport_error = from_boost(boost::asio::ssl::error::stream_truncated),
+                       .transport_phase = phase::receive},
+                      {kind::transport_peer_drop, delivery::delivered}, "closed without ending the TLS session");
+}
+
+TEST(classify_row_19, a_cancelled_call_says_what_was_delivered) {
+    const std::error_code cancelled = ngfail::opensandbox::errc::cancelled;
+    expect_classified({.operation = "exec", .transport_error = cancelled, .transport_phase = phase::connect},
+                      {kind::cancelled, delivery::not_sent});
+    expect_classified({.operation = "exec", .transport_error = cancelled, .transport_phase = phase::receive},
+                      {kind::cancelled, delivery::possibly_delivered});
+    expect_classified({.operation = "exec", .execution_id = "e-1", .transport_error = cancelled,
+                       .transport_phase = phase::receive},
+                      {kind::cancelled, delivery::delivered});
+    expect_classified({.operation = "create", .sandbox_id = "s-1", .transport_error = cancelled,
+                       .transport_phase = phase::receive},
+                      {kind::cancelled, delivery::delivered}, "the sandbox exists");
 }
 
 TEST(classify_row_14, local_resources) {

@@ -1,5 +1,8 @@
 // The OpenSandbox client against the embedded server, over real loopback sockets: every
-// row of the evidence table that a fault can produce, through both faces.
+// row of the evidence table that a fault can produce, through both faces, over HTTP and
+// HTTPS, through the server proxy and direct endpoints.
+#include "support/test_ca.hpp"
+
 #include <ngfail/json.hpp>
 #include <ngfail/opensandbox.hpp>
 
@@ -25,10 +28,35 @@ struct expected {
     std::optional<delivery> d;
 };
 
-class opensandbox_e2e : public testing::Test {
+// How the client reaches the server.
+struct transport {
+    bool tls;
+    bool proxy;
+};
+
+class opensandbox_e2e : public testing::TestWithParam<transport> {
 protected:
-    embedded_server server{{.api_key = std::string(secret), .ping_every = 50ms}};
-    client sandboxes{{.port = server.port(), .api_key = std::string(secret), .timeout = 5s}};
+    static ngfail::opensandbox::server_options server_options() {
+        ngfail::opensandbox::server_options o{.api_key = std::string(secret), .ping_every = 50ms};
+        if (GetParam().tls) {
+            o.tls_certificate_file = ngfail_test::ca().file("server.pem");
+            o.tls_key_file = ngfail_test::ca().file("server.key");
+        }
+        return o;
+    }
+
+    // Options for a client of this test's server and transport.
+    [[nodiscard]] ngfail::opensandbox::client_options options(std::string_view key = secret,
+                                                              std::chrono::milliseconds timeout = 5s) const {
+        ngfail::opensandbox::client_options o{.api_key = std::string(key), .timeout = timeout,
+                                              .use_server_proxy = GetParam().proxy};
+        o.base_url = std::string(GetParam().tls ? "https" : "http") + "://127.0.0.1:" + std::to_string(server.port());
+        if (GetParam().tls) o.tls.ca_file = ngfail_test::ca().file("ca.pem");
+        return o;
+    }
+
+    embedded_server server{server_options()};
+    client sandboxes{options()};
 
     std::string new_sandbox() { return sandboxes.create({}).id; }
 
@@ -96,7 +124,7 @@ protected:
 
 // ---- the happy path ------------------------------------------------------------------------------
 
-TEST_F(opensandbox_e2e, a_sandbox_lives_through_create_get_exec_renew_kill) {
+TEST_P(opensandbox_e2e, a_sandbox_lives_through_create_get_exec_renew_kill) {
     const auto box = sandboxes.create({.image = "python:3.11", .metadata = {{"team", "rl"}}});
     EXPECT_EQ(box.state, "Running");
     EXPECT_EQ(sandboxes.get(box.id).id, box.id);
@@ -108,13 +136,14 @@ TEST_F(opensandbox_e2e, a_sandbox_lives_through_create_get_exec_renew_kill) {
     EXPECT_EQ(status.exit_code, 0);
     EXPECT_FALSE(status.running);
     EXPECT_EQ(sandboxes.renew(box.id, "2031-01-01T00:00:00Z"), "2031-01-01T00:00:00Z");
-    EXPECT_THAT(sandboxes.endpoint(box.id).endpoint, testing::HasSubstr("/sandboxes/" + box.id + "/port/44772"))
-        << "a direct endpoint, as use_server_proxy is not asked for";
+    EXPECT_THAT(sandboxes.endpoint(box.id).endpoint,
+                testing::HasSubstr("/sandboxes/" + box.id + (GetParam().proxy ? "/proxy/44772" : "/port/44772")))
+        << "the server proxy only when use_server_proxy is asked for";
     sandboxes.kill(box.id);
     EXPECT_THROW((void)sandboxes.get(box.id), ngfail::sandbox_failure);
 }
 
-TEST_F(opensandbox_e2e, a_non_zero_exit_is_a_normal_result) {
+TEST_P(opensandbox_e2e, a_non_zero_exit_is_a_normal_result) {
     const auto id = new_sandbox();
     const auto ran = sandboxes.exec(id, {.command = "exit 3"});
     EXPECT_EQ(ran.exit_code, 3);
@@ -122,14 +151,14 @@ TEST_F(opensandbox_e2e, a_non_zero_exit_is_a_normal_result) {
     EXPECT_TRUE(sandboxes.try_exec(id, {.command = "exit 1"}));
 }
 
-TEST_F(opensandbox_e2e, pings_during_a_long_command_are_skipped) {
+TEST_P(opensandbox_e2e, pings_during_a_long_command_are_skipped) {
     const auto ran = sandboxes.exec(new_sandbox(), {.command = "sleep 0.3"});  // pings every 50 ms
     EXPECT_EQ(ran.exit_code, 0);
 }
 
 // ---- one test per row a fault can produce --------------------------------------------------------
 
-TEST_F(opensandbox_e2e, row_2_an_oom_killed_command) {
+TEST_P(opensandbox_e2e, row_2_an_oom_killed_command) {
     const auto id = new_sandbox();
     inject_twice(fault::exec(action::signal_exit));
     inject_twice(fault::sandbox_status("get", "Running", "OOMKilled"));
@@ -138,7 +167,7 @@ TEST_F(opensandbox_e2e, row_2_an_oom_killed_command) {
                                                         {kind::provider_oom_killed, delivery::delivered});
 }
 
-TEST_F(opensandbox_e2e, row_3_a_command_killed_by_a_signal) {
+TEST_P(opensandbox_e2e, row_3_a_command_killed_by_a_signal) {
     const auto id = new_sandbox();
     inject_twice(fault::exec(action::signal_exit));
     expect_both_faces<ngfail::opensandbox::exec_result>([&] { (void)sandboxes.exec(id, {.command = "sleep 10"}); },
@@ -146,7 +175,7 @@ TEST_F(opensandbox_e2e, row_3_a_command_killed_by_a_signal) {
                                                         {kind::provider_command_terminated, delivery::delivered});
 }
 
-TEST_F(opensandbox_e2e, row_4_a_sandbox_that_cannot_start) {
+TEST_P(opensandbox_e2e, row_4_a_sandbox_that_cannot_start) {
     inject_twice(fault::sandbox_status("create", "Failed", "ImagePullBackOff"));
     expect_both_faces<ngfail::opensandbox::sandbox_info>([&] { (void)sandboxes.create({.image = "nope:latest"}); },
                                                          [&] { return sandboxes.try_create({.image = "nope:latest"}); },
@@ -157,14 +186,14 @@ TEST_F(opensandbox_e2e, row_4_a_sandbox_that_cannot_start) {
                                                          {kind::provider_start_failed, std::nullopt});
 }
 
-TEST_F(opensandbox_e2e, row_5_rejected_credentials) {
-    client wrong_key({.port = server.port(), .api_key = "sk-wrong", .timeout = 5s});
+TEST_P(opensandbox_e2e, row_5_rejected_credentials) {
+    client wrong_key(options("sk-wrong"));
     expect_both_faces<ngfail::opensandbox::sandbox_info>([&] { (void)wrong_key.create({}); },
                                                          [&] { return wrong_key.try_create({}); },
                                                          {kind::provider_credentials_rejected, delivery::not_sent});
 }
 
-TEST_F(opensandbox_e2e, row_6_quota_with_retry_after) {
+TEST_P(opensandbox_e2e, row_6_quota_with_retry_after) {
     inject_twice(fault::http_error("create", 429, "KUBERNETES::POOL_CAPACITY_EXHAUSTED", "pool is full", 7));
     expect_both_faces<ngfail::opensandbox::sandbox_info>([&] { (void)sandboxes.create({}); },
                                                          [&] { return sandboxes.try_create({}); },
@@ -178,7 +207,7 @@ TEST_F(opensandbox_e2e, row_6_quota_with_retry_after) {
                                                          {kind::provider_quota_exhausted, delivery::not_sent});
 }
 
-TEST_F(opensandbox_e2e, row_7_a_lost_sandbox) {
+TEST_P(opensandbox_e2e, row_7_a_lost_sandbox) {
     expect_both_faces<ngfail::opensandbox::sandbox_info>([&] { (void)sandboxes.get("sbx-missing"); },
                                                          [&] { return sandboxes.try_get("sbx-missing"); },
                                                          {kind::provider_sandbox_lost, delivery::not_sent});
@@ -192,9 +221,10 @@ TEST_F(opensandbox_e2e, row_7_a_lost_sandbox) {
 
 // ---- replay safety: delivery is evidence -----------------------------------------------------------
 
-TEST_F(opensandbox_e2e, an_exec_that_started_is_never_replayed_whatever_the_status_probe_says) {
-    client retrying({.port = server.port(), .api_key = std::string(secret), .timeout = 5s,
-                     .retries = {.max_attempts = 3, .backoff = 1ms}});
+TEST_P(opensandbox_e2e, an_exec_that_started_is_never_replayed_whatever_the_status_probe_says) {
+    auto retrying_options = options();
+    retrying_options.retries = {.max_attempts = 3, .backoff = 1ms};
+    client retrying(retrying_options);
     const auto id = retrying.create({}).id;
     server.inject(fault::exec(action::drop_after_init));
     server.inject(fault::sandbox_status("get", "Failed", "FAILED"));
@@ -209,9 +239,10 @@ TEST_F(opensandbox_e2e, an_exec_that_started_is_never_replayed_whatever_the_stat
     EXPECT_TRUE(log.finish().events.empty()) << "no attempt was retried";
 }
 
-TEST_F(opensandbox_e2e, a_create_answered_with_a_failed_sandbox_is_not_replayed_and_the_sandbox_is_deleted) {
-    client retrying({.port = server.port(), .api_key = std::string(secret), .timeout = 5s,
-                     .retries = {.max_attempts = 3, .backoff = 1ms}});
+TEST_P(opensandbox_e2e, a_create_answered_with_a_failed_sandbox_is_not_replayed_and_the_sandbox_is_deleted) {
+    auto retrying_options = options();
+    retrying_options.retries = {.max_attempts = 3, .backoff = 1ms};
+    client retrying(retrying_options);
     server.inject(fault::sandbox_status("create", "Failed", "FAILED"));
     const std::size_t before = server.requests();
     const auto r = retrying.try_create({});
@@ -226,7 +257,7 @@ TEST_F(opensandbox_e2e, a_create_answered_with_a_failed_sandbox_is_not_replayed_
     EXPECT_EQ(gone.error().code(), kind::provider_sandbox_lost);
 }
 
-TEST_F(opensandbox_e2e, a_caller_may_keep_a_failed_sandbox) {
+TEST_P(opensandbox_e2e, a_caller_may_keep_a_failed_sandbox) {
     server.inject(fault::sandbox_status("create", "Failed", "FAILED"));
     const auto r = sandboxes.try_create({.delete_if_failed = false});
     ASSERT_TRUE(r.has_error());
@@ -235,7 +266,7 @@ TEST_F(opensandbox_e2e, a_caller_may_keep_a_failed_sandbox) {
     EXPECT_TRUE(sandboxes.try_get(*sandbox_id)) << "still there";
 }
 
-TEST_F(opensandbox_e2e, row_8_the_provider_is_not_ready) {
+TEST_P(opensandbox_e2e, row_8_the_provider_is_not_ready) {
     const auto id = new_sandbox();
     inject_twice(fault::http_error("endpoint", 404, "KUBERNETES::POD_IP_NOT_AVAILABLE", "Pod IP is not yet available"));
     expect_both_faces<ngfail::opensandbox::endpoint_info>([&] { (void)sandboxes.endpoint(id); },
@@ -247,14 +278,14 @@ TEST_F(opensandbox_e2e, row_8_the_provider_is_not_ready) {
                                                          {kind::provider_unavailable, delivery::not_sent});
 }
 
-TEST_F(opensandbox_e2e, row_9_the_backend_is_unreachable) {
+TEST_P(opensandbox_e2e, row_9_the_backend_is_unreachable) {
     inject_twice(fault::http_error("create", 502, "BACKEND_CONNECTION_FAILED", "Could not connect to the backend"));
     expect_both_faces<ngfail::opensandbox::sandbox_info>([&] { (void)sandboxes.create({}); },
                                                          [&] { return sandboxes.try_create({}); },
                                                          {kind::transport_unreachable, delivery::not_sent});
 }
 
-TEST_F(opensandbox_e2e, row_10_a_state_conflict) {
+TEST_P(opensandbox_e2e, row_10_a_state_conflict) {
     const auto id = new_sandbox();
     inject_twice(fault::http_error("renew", 409, "DOCKER::INVALID_EXPIRATION", "sandbox has no expiry"));
     expect_both_faces<std::string>([&] { (void)sandboxes.renew(id, "2031-01-01T00:00:00Z"); },
@@ -262,14 +293,14 @@ TEST_F(opensandbox_e2e, row_10_a_state_conflict) {
                                    {kind::provider_state_conflict, delivery::not_sent});
 }
 
-TEST_F(opensandbox_e2e, row_11_a_rejected_request) {
+TEST_P(opensandbox_e2e, row_11_a_rejected_request) {
     const auto id = new_sandbox();
     expect_both_faces<ngfail::opensandbox::endpoint_info>([&] { (void)sandboxes.endpoint(id, -5); },
                                                           [&] { return sandboxes.try_endpoint(id, -5); },
                                                           {kind::provider_request_rejected, delivery::not_sent});
 }
 
-TEST_F(opensandbox_e2e, row_12_a_server_fault_on_exec) {
+TEST_P(opensandbox_e2e, row_12_a_server_fault_on_exec) {
     const auto id = new_sandbox();
     inject_twice(fault::http_error("exec", 500, "RUNTIME_ERROR", "runtime failed before the first event"));
     expect_both_faces<ngfail::opensandbox::exec_result>([&] { (void)sandboxes.exec(id, {.command = "ls"}); },
@@ -277,17 +308,18 @@ TEST_F(opensandbox_e2e, row_12_a_server_fault_on_exec) {
                                                         {kind::provider_unavailable, delivery::possibly_delivered});
 }
 
-TEST_F(opensandbox_e2e, row_13_a_closed_port) {
+TEST_P(opensandbox_e2e, row_13_a_closed_port) {
     auto closed = std::make_unique<embedded_server>();
-    const auto port = closed->port();
+    auto to_closed = options(secret, 2s);
+    to_closed.base_url = std::string(GetParam().tls ? "https" : "http") + "://127.0.0.1:" + std::to_string(closed->port());
     closed.reset();
-    client nowhere({.port = port, .api_key = std::string(secret), .timeout = 2s});
+    client nowhere(to_closed);
     expect_both_faces<ngfail::opensandbox::sandbox_info>([&] { (void)nowhere.create({}); },
                                                          [&] { return nowhere.try_create({}); },
                                                          {kind::transport_unreachable, delivery::not_sent});
 }
 
-TEST_F(opensandbox_e2e, row_15_a_malformed_reply) {
+TEST_P(opensandbox_e2e, row_15_a_malformed_reply) {
     const auto id = new_sandbox();
     inject_twice(fault::malformed("get"));
     expect_both_faces<ngfail::opensandbox::sandbox_info>([&] { (void)sandboxes.get(id); },
@@ -295,7 +327,7 @@ TEST_F(opensandbox_e2e, row_15_a_malformed_reply) {
                                                          {kind::protocol_violation, delivery::possibly_delivered});
 }
 
-TEST_F(opensandbox_e2e, row_16_a_stream_dropped_before_init) {
+TEST_P(opensandbox_e2e, row_16_a_stream_dropped_before_init) {
     const auto id = new_sandbox();
     inject_twice(fault::exec(action::drop_before_init));
     expect_both_faces<ngfail::opensandbox::exec_result>([&] { (void)sandboxes.exec(id, {.command = "ls"}); },
@@ -303,7 +335,7 @@ TEST_F(opensandbox_e2e, row_16_a_stream_dropped_before_init) {
                                                         {kind::transport_peer_drop, delivery::possibly_delivered});
 }
 
-TEST_F(opensandbox_e2e, row_16_a_stream_dropped_after_init) {
+TEST_P(opensandbox_e2e, row_16_a_stream_dropped_after_init) {
     const auto id = new_sandbox();
     inject_twice(fault::exec(action::drop_after_init));
     expect_both_faces<ngfail::opensandbox::exec_result>([&] { (void)sandboxes.exec(id, {.command = "ls"}); },
@@ -311,7 +343,7 @@ TEST_F(opensandbox_e2e, row_16_a_stream_dropped_after_init) {
                                                         {kind::transport_peer_drop, delivery::delivered});
 }
 
-TEST_F(opensandbox_e2e, row_16_a_stream_without_a_terminal_event) {
+TEST_P(opensandbox_e2e, row_16_a_stream_without_a_terminal_event) {
     const auto id = new_sandbox();
     inject_twice(fault::exec(action::no_terminal_event));
     expect_both_faces<ngfail::opensandbox::exec_result>([&] { (void)sandboxes.exec(id, {.command = "ls"}); },
@@ -319,7 +351,7 @@ TEST_F(opensandbox_e2e, row_16_a_stream_without_a_terminal_event) {
                                                         {kind::transport_peer_drop, delivery::delivered});
 }
 
-TEST_F(opensandbox_e2e, row_17_a_stalled_reply_times_out) {
+TEST_P(opensandbox_e2e, row_17_a_stalled_reply_times_out) {
     const auto id = new_sandbox();
     inject_twice(fault::stall("get", 3s));
     const ngfail::opensandbox::call_options quick{.timeout = 300ms};
@@ -330,9 +362,10 @@ TEST_F(opensandbox_e2e, row_17_a_stalled_reply_times_out) {
 
 // ---- retries ------------------------------------------------------------------------------------
 
-TEST_F(opensandbox_e2e, a_retried_create_returns_the_sandbox_and_reports_the_failed_attempt) {
-    client retrying({.port = server.port(), .api_key = std::string(secret), .timeout = 5s,
-                     .retries = {.max_attempts = 3, .backoff = 10ms}});
+TEST_P(opensandbox_e2e, a_retried_create_returns_the_sandbox_and_reports_the_failed_attempt) {
+    auto retrying_options = options();
+    retrying_options.retries = {.max_attempts = 3, .backoff = 10ms};
+    client retrying(retrying_options);
     server.inject(fault::http_error("create", 502, "BACKEND_CONNECTION_FAILED", "Could not connect to the backend"));
     ngfail::request_failure_log log;
     const auto box = retrying.create({}, {.log = &log});
@@ -346,9 +379,10 @@ TEST_F(opensandbox_e2e, a_retried_create_returns_the_sandbox_and_reports_the_fai
     EXPECT_EQ(std::get<ngfail::sandbox_details>(attempt->second.details).delivery, delivery::not_sent);
 }
 
-TEST_F(opensandbox_e2e, a_500_on_exec_is_never_retried) {
-    client retrying({.port = server.port(), .api_key = std::string(secret), .timeout = 5s,
-                     .retries = {.max_attempts = 5, .backoff = 10ms}});
+TEST_P(opensandbox_e2e, a_500_on_exec_is_never_retried) {
+    auto retrying_options = options();
+    retrying_options.retries = {.max_attempts = 5, .backoff = 10ms};
+    client retrying(retrying_options);
     const auto id = new_sandbox();
     server.inject(fault::http_error("exec", 500, "RUNTIME_ERROR", "boom"));  // once: a retry would succeed
     ngfail::request_failure_log log;
@@ -358,14 +392,14 @@ TEST_F(opensandbox_e2e, a_500_on_exec_is_never_retried) {
     EXPECT_TRUE(log.finish().events.empty()) << "no attempt was retried";
 }
 
-TEST_F(opensandbox_e2e, retries_are_off_by_default) {
+TEST_P(opensandbox_e2e, retries_are_off_by_default) {
     server.inject(fault::http_error("create", 502, "BACKEND_CONNECTION_FAILED", "once"));
     EXPECT_TRUE(sandboxes.try_create({}).has_error());
 }
 
 // ---- secrets ------------------------------------------------------------------------------------
 
-TEST_F(opensandbox_e2e, the_api_key_appears_in_no_failure_of_any_fault) {
+TEST_P(opensandbox_e2e, the_api_key_appears_in_no_failure_of_any_fault) {
     const auto id = new_sandbox();
     std::vector<std::function<void()>> provoke{
         [&] { server.inject(fault::http_error("create", 502, "BACKEND_CONNECTION_FAILED", "x")); (void)sandboxes.create({}); },
@@ -376,7 +410,7 @@ TEST_F(opensandbox_e2e, the_api_key_appears_in_no_failure_of_any_fault) {
         [&] { server.inject(fault::malformed("get")); (void)sandboxes.get(id); },
         [&] { server.inject(fault::stall("get", 2s)); (void)sandboxes.get(id, {.timeout = 200ms}); },
         [&] { (void)sandboxes.get("sbx-missing"); },
-        [&] { client other({.port = server.port(), .api_key = "sk-test-SECRET-wrong", .timeout = 5s}); (void)other.get(id); },
+        [&] { client other(options("sk-test-SECRET-wrong")); (void)other.get(id); },
         [&] { server.inject(fault::http_error("create", 429, "KUBERNETES::POOL_CAPACITY_EXHAUSTED", "full", 3)); (void)sandboxes.create({}); },
     };
     for (std::size_t i = 0; i < provoke.size(); ++i) {
@@ -388,6 +422,13 @@ TEST_F(opensandbox_e2e, the_api_key_appears_in_no_failure_of_any_fault) {
         }
     }
 }
+
+const auto every_transport = testing::Values(transport{false, false}, transport{false, true}, transport{true, false},
+                                             transport{true, true});
+std::string transport_name(const testing::TestParamInfo<transport>& info) {
+    return std::string(info.param.tls ? "https" : "http") + (info.param.proxy ? "_proxy" : "_direct");
+}
+INSTANTIATE_TEST_SUITE_P(transports, opensandbox_e2e, every_transport, transport_name);
 
 }  // namespace
 
@@ -834,7 +875,7 @@ namespace {
 
 class operations : public opensandbox_e2e {};
 
-TEST_F(operations, ping_list_pause_and_resume) {
+TEST_P(operations, ping_list_pause_and_resume) {
     const auto id = new_sandbox();
     sandboxes.ping(id);
     const auto all = sandboxes.list();
@@ -850,7 +891,7 @@ TEST_F(operations, ping_list_pause_and_resume) {
     EXPECT_EQ(sandboxes.get(id).state, "Running");
 }
 
-TEST_F(operations, a_background_command_its_logs_from_a_cursor_and_its_interrupt) {
+TEST_P(operations, a_background_command_its_logs_from_a_cursor_and_its_interrupt) {
     const auto id = new_sandbox();
     const auto started = sandboxes.exec(id, {.command = "echo detached", .background = true});
     ASSERT_FALSE(started.execution_id.empty());
@@ -880,7 +921,7 @@ TEST_F(operations, a_background_command_its_logs_from_a_cursor_and_its_interrupt
     EXPECT_EQ(again.error().code(), kind::provider_unavailable);
 }
 
-TEST_F(operations, upload_and_download_a_file) {
+TEST_P(operations, upload_and_download_a_file) {
     const auto id = new_sandbox();
     const std::string binary = std::string("\x00\x01\xff\r\n--boundary--\r\n", 19) + "binary";
     sandboxes.upload(id, "/workspace/data.bin", binary);
@@ -892,7 +933,7 @@ TEST_F(operations, upload_and_download_a_file) {
     EXPECT_EQ(missing.error().code(), kind::provider_request_rejected) << "row 11: a 404 without a sandbox code";
 }
 
-TEST_F(operations, every_new_operation_refuses_bad_arguments_before_sending) {
+TEST_P(operations, every_new_operation_refuses_bad_arguments_before_sending) {
     const std::size_t before = server.requests();
     EXPECT_EQ(sandboxes.try_ping("").error().code(), kind::provider_request_rejected);
     EXPECT_EQ(sandboxes.try_pause("a\nb").error().code(), kind::provider_request_rejected);
@@ -902,5 +943,7 @@ TEST_F(operations, every_new_operation_refuses_bad_arguments_before_sending) {
     EXPECT_EQ(sandboxes.try_download("", "/x").error().code(), kind::provider_request_rejected);
     EXPECT_EQ(server.requests(), before);
 }
+
+INSTANTIATE_TEST_SUITE_P(transports, operations, every_transport, transport_name);
 
 }  // namespace

@@ -123,6 +123,8 @@ network network_of(const std::error_code& ec) noexcept {
     constexpr int asio_eof = 2, netdb_host_not_found = 1, netdb_try_again = 2, beast_timeout = 1;
     constexpr int http_end_of_stream = 1, http_partial_message = 2;
     if (category_named(ec, "asio.misc") && ec.value() == asio_eof) return network::dropped;
+    constexpr int tls_stream_truncated = 1;  // the peer closed without ending the TLS session
+    if (category_named(ec, "asio.ssl.stream") && ec.value() == tls_stream_truncated) return network::dropped;
     if (category_named(ec, "asio.ssl") || category_named(ec, "asio.ssl.stream")) return network::tls_failed;
     if (category_named(ec, "asio.netdb") && (ec.value() == netdb_host_not_found || ec.value() == netdb_try_again)) {
         return network::host_not_found;
@@ -198,7 +200,10 @@ bool unreachable_at_connect(const evidence& e) noexcept {
 }
 bool local_resource(const evidence& e) noexcept { return e.net == network::local_resource; }
 bool malformed(const evidence& e) noexcept { return e.net == network::malformed; }
-bool dropped(const evidence& e) noexcept { return e.net == network::dropped; }
+// A TLS session that breaks under an exchange is a connection that broke.
+bool dropped(const evidence& e) noexcept {
+    return e.net == network::dropped || (e.net == network::tls_failed && e.at != phase::connect);
+}
 bool timed_out_after_connect(const evidence& e) noexcept {
     return e.net == network::timed_out && e.at != phase::connect;
 }
