@@ -1,7 +1,7 @@
 // The OpenSandbox client against a running `ngfail serve`, for benchmarks/run, beside the
 // official TypeScript SDK measured against the same server (tests/conformance/sdk_benchmark.mjs):
 // exec round trips one at a time (and the floor: the same request bytes with bare Beast on
-// one kept-alive connection, nothing classified), `parallel` execs at once from one thread,
+// one kept-alive connection, nothing classified; the two in alternating blocks), `parallel` execs at once from one thread,
 // memory per exec in flight, the threads those add, and the same load with 5% of execs
 // faulted (every outcome must be a success or the injected failure, classified).
 // Prints Google Benchmark JSON; values that are not times say their unit in their name.
@@ -104,35 +104,46 @@ double one_at_a_time(asio::io_context& io, client& c, const std::string& id, con
 
 // The floor: the client's exec request, byte for byte, on one kept-alive connection to the
 // sandbox's endpoint, the reply read whole and nothing classified.
-double floor_per_exec(client& c, const std::string& id, int rounds) {
-    const auto endpoint = c.endpoint(id);
-    const std::string& text = endpoint.endpoint;
-    const auto colon = text.find(':');
-    const auto slash = text.find('/');
-    const std::string host = text.substr(0, colon);
-    const auto port = static_cast<unsigned short>(std::stoi(text.substr(colon + 1, slash - colon - 1)));
-    const std::string base = slash == std::string::npos ? "" : text.substr(slash);
-    asio::io_context io;
-    asio::ip::tcp::socket socket(io);
-    socket.connect({asio::ip::make_address(host), port});
-    socket.set_option(asio::ip::tcp::no_delay(true));
-    http::request<http::string_body> req(http::verb::post, base + "/command", 11);
-    req.set(http::field::host, host + ":" + std::to_string(port));
-    for (const auto& [name, value] : endpoint.headers) req.set(name, value);
-    req.set(http::field::content_type, "application/json");
-    req.set(http::field::accept, "text/event-stream");
-    req.body() = R"({"command":"echo 1","background":false})";
-    req.prepare_payload();
-    boost::beast::flat_buffer buffer;
-    const auto once = [&] {
-        http::write(socket, req);
-        http::response<http::string_body> res;
-        http::read(socket, buffer, res);
-    };
-    for (int i = 0; i < 50; ++i) once();
-    const auto start = clock_type::now();
-    for (int i = 0; i < rounds; ++i) once();
-    return ns_since(start) / rounds;
+class bare_beast {
+public:
+    bare_beast(client& c, const std::string& id) : socket_(io_) {
+        const auto endpoint = c.endpoint(id);
+        const std::string& text = endpoint.endpoint;
+        const auto colon = text.find(':');
+        const auto slash = text.find('/');
+        const std::string host = text.substr(0, colon);
+        const auto port = static_cast<unsigned short>(std::stoi(text.substr(colon + 1, slash - colon - 1)));
+        socket_.connect({asio::ip::make_address(host), port});
+        socket_.set_option(asio::ip::tcp::no_delay(true));
+        req_ = {http::verb::post, (slash == std::string::npos ? "" : text.substr(slash)) + "/command", 11};
+        req_.set(http::field::host, host + ":" + std::to_string(port));
+        for (const auto& [name, value] : endpoint.headers) req_.set(name, value);
+        req_.set(http::field::content_type, "application/json");
+        req_.set(http::field::accept, "text/event-stream");
+        req_.body() = R"({"command":"echo 1","background":false})";
+        req_.prepare_payload();
+    }
+
+    double per_exec(int rounds) {
+        const auto start = clock_type::now();
+        for (int i = 0; i < rounds; ++i) {
+            http::write(socket_, req_);
+            http::response<http::string_body> res;
+            http::read(socket_, buffer_, res);
+        }
+        return ns_since(start) / rounds;
+    }
+
+private:
+    asio::io_context io_;
+    asio::ip::tcp::socket socket_;
+    http::request<http::string_body> req_;
+    boost::beast::flat_buffer buffer_;
+};
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
 }
 
 }  // namespace
@@ -159,9 +170,17 @@ int main(int argc, char** argv) {
 
     // One at a time, each awaited before the next.
     int failed = 0;
+    // In alternating blocks, so that the machine's noise falls on both alike; the medians.
+    bare_beast floor(blocking, id);
     (void)one_at_a_time(io, c, id, echo, 50, failed);  // warm up
-    results.push_back(entry("client_exec_one_at_a_time", one_at_a_time(io, c, id, echo, rounds, failed)));
-    results.push_back(entry("floor_exec_one_at_a_time", floor_per_exec(blocking, id, rounds)));
+    (void)floor.per_exec(50);
+    std::vector<double> client_blocks, floor_blocks;
+    for (int block = 0; block < 10; ++block) {
+        client_blocks.push_back(one_at_a_time(io, c, id, echo, std::max(1, rounds / 10), failed));
+        floor_blocks.push_back(floor.per_exec(std::max(1, rounds / 10)));
+    }
+    results.push_back(entry("client_exec_one_at_a_time", median(client_blocks)));
+    results.push_back(entry("floor_exec_one_at_a_time", median(floor_blocks)));
 
     // `parallel` at once; the threads the process has meanwhile.
     const std::size_t threads_before = threads();

@@ -87,13 +87,18 @@ awaitable<void> connection::read_final_header(std::optional<stream_parser>& slot
     }
 }
 
-awaitable<void> connection::read_some(stream_parser& parser, error_code& ec) {
-    // Some, not all: a read that waited for the buffer to fill would span many events, and
-    // the idle timeout set for it would end a stream that is not idle.
-    auto operation = on_stream([&](auto& s) {
-        return beast_http::async_read_some(s, buffer_, parser, with_code(ec));
-    });
-    co_await std::move(operation);
+awaitable<void> connection::read_more(stream_parser& parser, clock::time_point deadline) {
+    constexpr std::size_t read_size = 16 << 10;
+    error_code ec;
+    expire_at(deadline);
+    const auto space = buffer_.prepare(read_size);
+    auto operation = on_stream([&](auto& s) { return s.async_read_some(space, with_code(ec)); });
+    buffer_.commit(co_await std::move(operation));
+    if (ec == asio::error::eof || ec == asio::ssl::error::stream_truncated) {
+        if (ec == asio::error::eof) parser.put_eof(ec);
+        if (!ec) co_return;
+    }
+    if (ec) fail(ec, phase::receive);
 }
 
 awaitable<string_response> connection::receive(std::size_t max_body, clock::time_point deadline) {
@@ -119,7 +124,7 @@ bool connection::still_open() noexcept {
     if (buffer_.size() != 0) return false;  // bytes nobody asked for
     auto& socket = plain().socket();
     error_code ec;
-    socket.non_blocking(true, ec);
+    if (!socket.non_blocking()) socket.non_blocking(true, ec);  // once: it is a system call
     if (ec) return false;
     char byte = 0;
     (void)socket.receive(asio::buffer(&byte, 1), tcp::socket::message_peek, ec);

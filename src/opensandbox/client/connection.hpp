@@ -91,7 +91,9 @@ public:
     awaitable<string_response> receive(std::size_t max_body, clock::time_point deadline);
 
     // A streamed reply: `on_head` sees the status and headers (read by `deadline`), then
-    // `on_bytes` each piece of the body as it arrives, within `limits`.
+    // `on_bytes` each piece of the body as it arrives, within `limits`. What is buffered is
+    // parsed at once; the socket is read only when the parser needs more (one wake-up per
+    // read, as a blocking reader has, instead of one per parser step).
     template <class OnHead, class OnBytes>
     awaitable<void> receive_stream(clock::time_point deadline, stream_limits limits, OnHead on_head, OnBytes on_bytes) {
         std::optional<stream_parser> slot;
@@ -105,12 +107,14 @@ public:
             parser.get().body().data = chunk.data();
             parser.get().body().size = chunk.size();
             boost::system::error_code ec;
-            expire_at(limits.next_read_deadline());
-            co_await read_some(parser, ec);
-            if (ec == beast_http::error::need_buffer) ec = {};
+            const std::size_t used = buffer_.size() == 0 ? 0 : parser.put(buffer_.data(), ec);
+            buffer_.consume(used);
+            if (ec == beast_http::error::need_buffer || ec == beast_http::error::need_more) ec = {};
+            const std::size_t got = chunk.size() - parser.get().body().size;
             // What arrived before a failure is still evidence (an `init` names the execution).
-            on_bytes(std::string_view(chunk.data(), chunk.size() - parser.get().body().size));
+            if (got > 0) on_bytes(std::string_view(chunk.data(), got));
             if (ec) fail(ec, phase::receive);
+            if (used == 0 && got == 0) co_await read_more(parser, limits.next_read_deadline());
         }
         reusable_ = parser.get().keep_alive();
     }
@@ -135,7 +139,9 @@ private:
 
     // Reads headers until a final (non-1xx) one; the parser is re-made for each interim.
     awaitable<void> read_final_header(std::optional<stream_parser>& slot, clock::time_point deadline);
-    awaitable<void> read_some(stream_parser& parser, boost::system::error_code& ec);
+    // Reads what the socket has into the buffer; an end of stream ends the parser's message
+    // (or fails it as cut short).
+    awaitable<void> read_more(stream_parser& parser, clock::time_point deadline);
 
     // A reply Beast cannot parse is malformed, not a dropped peer; a cancelled operation is
     // errc::cancelled.
