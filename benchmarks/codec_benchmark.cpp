@@ -1,5 +1,5 @@
 // The header codec on a 3-event chain, against plain Boost.JSON serialize + parse of the
-// same value.
+// same value; and encode_header on reports of many observed events (it must stay linear).
 #include <ngfail/json.hpp>
 #include <ngfail/sandbox.hpp>
 #include <ngfail/transport.hpp>
@@ -45,8 +45,25 @@ void plain_boost_json_serialize_parse(benchmark::State& state) {
     }
 }
 
+// A reply's own failure and `n` failures it observed (as a peer's report might carry).
+ngfail::failure_report observed_events(std::int64_t n) {
+    ngfail::failure_report report = ngfail::report_for(ngfail::failure(ngfail::kind::transport_unreachable, "gave up"));
+    for (std::int64_t i = 0; i < n; ++i) {
+        const ngfail::failure attempt(ngfail::kind::transport_timeout, "attempt " + std::to_string(i));
+        auto record = ngfail::record_of(attempt);
+        report.events.emplace(record.id, std::move(record));
+    }
+    return report;
+}
+
+void encode_header_observed(benchmark::State& state) {
+    const auto report = observed_events(state.range(0));
+    for (auto _ : state) benchmark::DoNotOptimize(ngfail::encode_header(report));
+}
+
 }  // namespace
 
+BENCHMARK(encode_header_observed)->Arg(1000)->Arg(2000)->Arg(4000)->Arg(10000)->Unit(benchmark::kMillisecond);
 BENCHMARK(header_encode_decode);
 BENCHMARK(plain_boost_json_serialize_parse);
 
