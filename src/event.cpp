@@ -12,6 +12,7 @@
 #include <cxxabi.h>
 #include <memory>
 #include <typeinfo>
+#include <vector>
 
 namespace ngfail {
 namespace {
@@ -89,8 +90,27 @@ const failure& event_access::state_of(const failure_event& e) noexcept { return 
 
 // ---- failure_event ------------------------------------------------------------------------
 
+namespace {
+
+// The `std::system_error` base for a kind. Making one calls the category's `message()` and
+// allocates twice; copying one made before shares its reference-counted message. So core
+// kinds copy one made once each; other kinds are made.
+std::system_error base_error(std::error_code code) {
+    constexpr int core_kinds = static_cast<int>(kind::undetermined) + 1;
+    static const auto made = [] {
+        std::vector<std::system_error> each;
+        each.reserve(core_kinds);
+        for (int k = 0; k < core_kinds; ++k) each.emplace_back(std::error_code(k, kind_category()));
+        return each;
+    }();
+    const bool core = code.category() == kind_category() && code.value() >= 0 && code.value() < core_kinds;
+    return core ? made[static_cast<std::size_t>(code.value())] : std::system_error(code);
+}
+
+}  // namespace
+
 failure_event::failure_event(failure state)
-    : std::system_error(state ? state.code() : make_error_code(kind::undetermined)),
+    : std::system_error(base_error(state ? state.code() : make_error_code(kind::undetermined))),
       state_(with_record(std::move(state))) {}
 
 failure_event::failure_event(event_info info) : failure_event(detail::make_record(std::move(info), event_details{})) {}

@@ -93,6 +93,20 @@ TEST(failure_event, is_a_system_error_whose_code_is_the_kind) {
     }
 }
 
+// The base is copied from one made per core kind: every kind, core or not, must still be the
+// code the std::system_error base carries, and copies must not share a what().
+TEST(failure_event, the_base_carries_the_kind_for_every_core_kind_and_any_other) {
+    for (int k = 1; k <= static_cast<int>(kind::undetermined); ++k) {
+        const std::error_code code(k, ngfail::kind_category());
+        const ngfail::failure_event e(code, "reason " + std::to_string(k));
+        EXPECT_EQ(static_cast<const std::system_error&>(e).code(), code);
+        EXPECT_EQ(std::string(e.what()), std::string(ngfail::kind_name(code)) + ": reason " + std::to_string(k));
+    }
+    const auto unknown = ngfail::kind_from_name("acme:thing");
+    const ngfail::failure_event other(unknown, "r");
+    EXPECT_EQ(static_cast<const std::system_error&>(other).code(), unknown);
+}
+
 TEST(failure_event, no_class_is_final_or_a_nested_exception) {
     static_assert(!std::is_final_v<ngfail::failure_event> && !std::is_final_v<ngfail::sandbox_failure> &&
                   !std::is_final_v<ngfail::model_failure> && !std::is_final_v<ngfail::foreign_failure>);
