@@ -1,9 +1,10 @@
 // <ngfail/opensandbox/client.hpp> — an OpenSandbox client that speaks ngfail
-// (target ngfail::opensandbox_client, Boost.Beast, HTTP/1.1).
+// (target ngfail::opensandbox_client, Boost.Beast, HTTP/1.1 over TCP or TLS).
 //
-// Two faces over one implementation. Throwing methods raise classified `sandbox_failure`s
+// Three faces over one implementation. Throwing methods raise classified `sandbox_failure`s
 // with the underlying error (an `api_error` or a `connection_error`) nested as the cause;
-// `noexcept` `try_*` methods return the same failures as `result<T>`:
+// `noexcept` `try_*` methods return the same failures as `result<T>`; `async_*` methods
+// return them as awaitables (below):
 //
 //   ngfail::opensandbox::client sandboxes({.port = 8080, .api_key = key});
 //   auto box = sandboxes.create({.image = "python:3.11"});
@@ -12,7 +13,8 @@
 //   auto r = sandboxes.try_exec(box.id, {.command = "make"});       // noexcept
 //   if (!r && r.error().code() == ngfail::kind::provider_oom_killed) …
 //
-// Every call has a timeout, and nothing a call does (status probes, clean-up) outlives it;
+// Every call has a timeout, and nothing a call does (status probes, clean-up) outlives it,
+// except an exec's event stream, bounded by silence instead (`command::idle_timeout`);
 // durations saturate (`milliseconds::max()` means no deadline). Retries are off; when
 // enabled they happen only for failures whose delivery is `not_sent`, and each failed
 // attempt goes to `call_options::log`. Arguments are checked before anything is sent: an
@@ -21,15 +23,15 @@
 // OPEN-SANDBOX-API-KEY header and is scrubbed, with endpoint credentials, from every failure
 // (a server may echo a request into its replies). Interim 1xx replies are skipped.
 //
-// Three faces, one machinery. Each operation also has an asynchronous face in Asio's idiom,
-// for thousands of sandboxes from one thread: `co_await sandboxes.async_exec(id, cmd)` gives
-// the same `result<T>` as `try_exec`, and a cancellation emitted on the awaiting coroutine's
-// slot ends the call as a classified `cancelled` failure whose delivery says what the
-// evidence shows. A client made from options alone runs its I/O on one thread of its own
-// (the blocking faces wait for it); one made on an executor runs on that executor, and its
-// blocking faces must not be called from that executor's threads. Connections are kept
-// alive and reused per server (`max_idle_connections`), and execd endpoints are cached per
-// sandbox until it is killed, paused or resumed, or a connection to its endpoint fails.
+// The asynchronous face is in Asio's idiom, for thousands of sandboxes from one thread:
+// `co_await sandboxes.async_exec(id, cmd)` gives the same `result<T>` as `try_exec`, and a
+// cancellation emitted on the awaiting coroutine's slot ends the call as a classified
+// `cancelled` failure whose delivery says what the evidence shows. A client made from
+// options alone runs its I/O on one thread of its own (the blocking faces wait for it); one
+// made on an executor runs on that executor, and its blocking faces must not be called from
+// that executor's threads. Connections are kept alive and reused per server
+// (`max_idle_connections`), and execd endpoints are cached per sandbox until it is killed,
+// paused or resumed, or a connection to its endpoint fails.
 //
 // `https://` servers are reached over TLS (OpenSSL) with SNI and the server's certificate
 // verified against the system CA store (or `tls.ca_file`); verification is off only when
