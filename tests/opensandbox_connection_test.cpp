@@ -19,6 +19,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <thread>
 
 namespace {
 
@@ -284,6 +285,22 @@ TEST(async_face, an_awaitable_made_now_may_be_awaited_later) {
     }, asio::detached);
     io.run();
     EXPECT_EQ(seen, "kept\n");
+}
+
+TEST(async_face, a_client_destroyed_with_an_operation_in_flight_ends_it_cleanly) {
+    embedded_server server;
+    const std::string id = client({.port = server.port()}).create({}).id;
+    bool finished = false;
+    const command long_one{.command = "sleep 20000"};
+    {
+        client c({.port = server.port()});  // its own I/O thread
+        asio::co_spawn(c.get_executor(), [&]() -> asio::awaitable<void> {
+            (void)co_await c.async_exec(id, long_one);
+            finished = true;
+        }, asio::detached);
+        std::this_thread::sleep_for(200ms);  // the exec is streaming now
+    }  // stops the thread; the operation's frame (and its pooled connection) go first
+    EXPECT_FALSE(finished) << "an abandoned operation completes nothing";
 }
 
 }  // namespace

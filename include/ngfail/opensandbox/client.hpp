@@ -29,7 +29,8 @@
 // `cancelled` failure whose delivery says what the evidence shows. A client made from
 // options alone runs its I/O on one thread of its own (the blocking faces wait for it); one
 // made on an executor runs on that executor, and its blocking faces must not be called from
-// that executor's threads. Connections are kept alive and reused per server
+// that executor's threads; either way the client must outlive the operations it started,
+// as Asio's I/O objects must. Connections are kept alive and reused per server
 // (`max_idle_connections`), and execd endpoints are cached per sandbox until it is killed,
 // paused or resumed, or a connection to its endpoint fails.
 //

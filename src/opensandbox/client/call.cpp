@@ -70,6 +70,7 @@ client::state::~state() {
     keep_running.reset();
     own_io->stop();
     io_thread.join();
+    own_io.reset();  // operations never awaited end here, while the pool they return to lives
 }
 
 boost::asio::ssl::context& client::state::tls() {
