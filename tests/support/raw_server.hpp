@@ -62,12 +62,14 @@ public:
         return true;
     }
 
-    // An HTTP/1.1 reply with a Content-Length body.
+    // An HTTP/1.1 reply with a Content-Length body. It says `Connection: close`, as this server
+    // closes every connection after one reply; without it a client may keep the connection
+    // and race the close.
     static std::string reply(std::string_view status, std::string_view body, std::string_view extra_headers = "",
                              std::string_view content_type = "application/json") {
         return "HTTP/1.1 " + std::string(status) + "\r\nContent-Type: " + std::string(content_type) +
-               "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n" + std::string(extra_headers) + "\r\n" +
-               std::string(body);
+               "\r\nContent-Length: " + std::to_string(body.size()) + "\r\nConnection: close\r\n" +
+               std::string(extra_headers) + "\r\n" + std::string(body);
     }
 
     // The value of header `name` in a request head (exact case), or empty.
