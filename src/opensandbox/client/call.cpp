@@ -70,7 +70,10 @@ client::state::~state() {
     keep_running.reset();
     own_io->stop();
     io_thread.join();
-    own_io.reset();  // operations never awaited end here, while the pool they return to lives
+    // Kept connections go while their I/O context lives; then operations never finished end
+    // (a connection one of them gives back is closed at once, the pool being closed).
+    pool.close();
+    own_io.reset();
 }
 
 boost::asio::ssl::context& client::state::tls() {

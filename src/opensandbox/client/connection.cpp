@@ -158,8 +158,18 @@ std::unique_ptr<connection> connection_pool::take(const origin& to) {
 
 void connection_pool::give_back(const origin& to, std::unique_ptr<connection> c) {
     const std::lock_guard lock(mutex_);
+    if (closed_) return;
     auto& kept = idle_[to];
     if (kept.size() < max_idle_) kept.push_back({std::move(c), clock::now()});
+}
+
+void connection_pool::close() {
+    std::map<origin, std::vector<idle_connection>> closing;
+    {
+        const std::lock_guard lock(mutex_);
+        closed_ = true;
+        closing.swap(idle_);
+    }
 }
 
 std::size_t connection_pool::idle() const {

@@ -169,6 +169,9 @@ public:
 
     [[nodiscard]] std::size_t idle() const;
 
+    // Closes every kept connection; from now on nothing given back is kept.
+    void close();
+
 private:
     struct idle_connection {
         std::unique_ptr<connection> c;
@@ -178,6 +181,7 @@ private:
     std::chrono::milliseconds max_idle_time_;
     mutable std::mutex mutex_;
     std::map<origin, std::vector<idle_connection>> idle_;
+    bool closed_ = false;
 };
 
 // A connection borrowed for one exchange; returned to its pool when the exchange left it
