@@ -1,6 +1,7 @@
 #include <ngfail/event_id.hpp>
 
 #include <array>
+#include <cstring>
 #include <ctime>
 #include <pthread.h>
 #include <sys/random.h>
@@ -79,7 +80,9 @@ constexpr std::array<std::int8_t, 256> hex_values = [] {
 
 int hex_value(char c) noexcept { return hex_values[static_cast<unsigned char>(c)]; }
 
-constexpr bool is_dash_position(std::size_t i) noexcept { return i == 8 || i == 13 || i == 18 || i == 23; }
+// Where each byte's two hex digits start in the 36-character text, and where the dashes are.
+constexpr std::array<std::uint8_t, 16> digit_positions{0, 2, 4, 6, 9, 11, 14, 16, 19, 21, 24, 26, 28, 30, 32, 34};
+constexpr std::array<std::uint8_t, 4> dash_positions{8, 13, 18, 23};
 
 }  // namespace
 
@@ -100,14 +103,17 @@ event_id event_id::generate() noexcept {
     return event_id{b};
 }
 
-void format_event_id(const event_id& id, char* out) noexcept {
+// Each byte's two lowercase hex digits.
+constexpr std::array<std::array<char, 2>, 256> hex_pairs = [] {
     constexpr char digits[] = "0123456789abcdef";
-    std::size_t pos = 0;
-    for (std::size_t i = 0; i < 16; ++i) {
-        if (is_dash_position(pos)) out[pos++] = '-';
-        out[pos++] = digits[id.bytes()[i] >> 4];
-        out[pos++] = digits[id.bytes()[i] & 0x0f];
-    }
+    std::array<std::array<char, 2>, 256> table{};
+    for (std::size_t b = 0; b < 256; ++b) table[b] = {digits[b >> 4], digits[b & 0x0f]};
+    return table;
+}();
+
+void format_event_id(const event_id& id, char* out) noexcept {
+    for (std::size_t i = 0; i < 16; ++i) std::memcpy(out + digit_positions[i], hex_pairs[id.bytes()[i]].data(), 2);
+    for (const std::size_t dash : dash_positions) out[dash] = '-';
 }
 
 std::string to_string(const event_id& id) {
@@ -118,19 +124,18 @@ std::string to_string(const event_id& id) {
 
 std::optional<event_id> parse_event_id(std::string_view text) noexcept {
     if (text.size() != 36) return std::nullopt;
-    event_id::bytes_type b{};
-    std::size_t byte = 0;
-    for (std::size_t pos = 0; pos < 36;) {
-        if (is_dash_position(pos)) {
-            if (text[pos++] != '-') return std::nullopt;
-            continue;
-        }
-        const int hi = hex_value(text[pos]);
-        const int lo = hex_value(text[pos + 1]);
-        if (hi < 0 || lo < 0) return std::nullopt;
-        b[byte++] = static_cast<std::uint8_t>(hi << 4 | lo);
-        pos += 2;
+    for (const std::size_t dash : dash_positions) {
+        if (text[dash] != '-') return std::nullopt;
     }
+    event_id::bytes_type b{};
+    int invalid = 0;  // negative once any digit was not hex: one test after the loop
+    for (std::size_t i = 0; i < 16; ++i) {
+        const int hi = hex_value(text[digit_positions[i]]);
+        const int lo = hex_value(text[digit_positions[i] + 1]);
+        invalid |= hi | lo;
+        b[i] = static_cast<std::uint8_t>(hi << 4 | lo);
+    }
+    if (invalid < 0) return std::nullopt;
     return event_id{b};
 }
 

@@ -1,14 +1,18 @@
 #include <ngfail/json.hpp>
 
 #include "detail/printable.hpp"
+#include "detail/report_reader.hpp"
 #include "detail/report_writer.hpp"
+#include "detail/strict_json.hpp"
 
 #include <boost/json/basic_parser_impl.hpp>
 #include <boost/json/monotonic_resource.hpp>
+#include <boost/json/serialize.hpp>
 #include <boost/json/value_stack.hpp>
 
 #include <array>
 #include <charconv>
+#include <cstring>
 #include <functional>
 #include <limits>
 #include <set>
@@ -21,6 +25,13 @@ namespace json = boost::json;
 namespace {
 
 // ---- writing: one field list, two sinks --------------------------------------------------
+
+// The bytes a JSON string of printable ASCII holds as they are.
+constexpr std::array<bool, 256> copied_as_is = [] {
+    std::array<bool, 256> table{};
+    for (int c = 0x20; c < 0x7f; ++c) table[static_cast<std::size_t>(c)] = c != '"' && c != '\\';
+    return table;
+}();
 
 // Appends `text` as a JSON string of printable ASCII: everything else is escaped, and an
 // invalid UTF-8 byte becomes \ufffd (JSON cannot carry it).
@@ -35,11 +46,7 @@ void append_ascii_string(std::string& out, std::string_view text) {
     std::size_t i = 0;
     while (i < text.size()) {
         std::size_t run = i;
-        while (run < text.size()) {
-            const auto c = static_cast<unsigned char>(text[run]);
-            if (c < 0x20 || c >= 0x7f || c == '"' || c == '\\') break;
-            ++run;
-        }
+        while (run < text.size() && copied_as_is[static_cast<unsigned char>(text[run])]) ++run;
         out.append(text.data() + i, run - i);
         if (run == text.size()) break;
         i = run;
@@ -85,48 +92,85 @@ void append_ascii_string(std::string& out, std::string_view text) {
     out += '"';
 }
 
-// Writes compact JSON text.
+// Text written at a position of a string kept larger than what is written, so that writing
+// a member is one bound check and plain copies (no per-append capacity logic, no zero fill).
+class text_buffer {
+public:
+    explicit text_buffer(std::size_t expected) { text_.resize(expected); }
+
+    // Room for `n` more bytes, to be written now.
+    char* claim(std::size_t n) {
+        if (used_ + n > text_.size()) text_.resize(std::max(text_.size() * 2, used_ + n));
+        char* at = text_.data() + used_;
+        used_ += n;
+        return at;
+    }
+    void put(char c) { *claim(1) = c; }
+    std::string take() && {
+        text_.resize(used_);
+        return std::move(text_);
+    }
+
+private:
+    std::string text_;
+    std::size_t used_ = 0;
+};
+
+// Writes one compact JSON object.
 class text_sink {
 public:
-    explicit text_sink(std::string& out) : out_(out) { out_ += '{'; }
-    ~text_sink() { out_ += '}'; }
+    explicit text_sink(text_buffer& out) : out_(out) { out_.put('{'); }
+    ~text_sink() { out_.put('}'); }
     text_sink(const text_sink&) = delete;
     text_sink& operator=(const text_sink&) = delete;
 
     void string(std::string_view key, std::string_view value) {
-        begin(key);
-        append_ascii_string(out_, value);
+        if (!std::all_of(value.begin(), value.end(), [](char c) { return copied_as_is[static_cast<unsigned char>(c)]; })) {
+            std::string escaped;
+            append_ascii_string(escaped, value);
+            std::memcpy(begin(key, escaped.size()), escaped.data(), escaped.size());
+            return;
+        }
+        char* at = begin(key, value.size() + 2);
+        *at++ = '"';
+        std::memcpy(at, value.data(), value.size());
+        at[value.size()] = '"';
     }
     void id(std::string_view key, const event_id& value) {
-        begin(key);
-        out_ += '"';
-        const std::size_t at = out_.size();
-        out_.resize(at + 36);
-        format_event_id(value, out_.data() + at);
-        out_ += '"';
+        char* at = begin(key, 38);
+        at[0] = '"';
+        format_event_id(value, at + 1);
+        at[37] = '"';
     }
     void integer(std::string_view key, std::int64_t value) {
-        begin(key);
         std::array<char, 24> buf{};
         const auto end = std::to_chars(buf.data(), buf.data() + buf.size(), value).ptr;
-        out_.append(buf.data(), end);
+        const auto length = static_cast<std::size_t>(end - buf.data());
+        std::memcpy(begin(key, length), buf.data(), length);
     }
     template <class Fill>
     void object(std::string_view key, Fill&& fill) {
-        begin(key);
+        begin(key, 0);
         text_sink inner(out_);
         fill(inner);
     }
 
 private:
+    // Writes the member's `,"key":` and claims `value_bytes` after it, returning where they go.
     // Keys are ngfail's own field names and event ids: plain ASCII, nothing to escape.
-    void begin(std::string_view key) {
-        out_.append(first_ ? "\"" : ",\"");
+    char* begin(std::string_view key, std::size_t value_bytes) {
+        const std::size_t comma = first_ ? 0 : 1;
         first_ = false;
-        out_.append(key);
-        out_.append("\":");
+        char* p = out_.claim(comma + key.size() + 3 + value_bytes);
+        if (comma) *p++ = ',';
+        *p++ = '"';
+        std::memcpy(p, key.data(), key.size());
+        p += key.size();
+        *p++ = '"';
+        *p++ = ':';
+        return p;
     }
-    std::string& out_;
+    text_buffer& out_;
     bool first_ = true;
 };
 
@@ -228,205 +272,9 @@ void emit(Sink& s, const failure_report& r) {
     if (r.dropped_events != 0) s.integer("dropped_events", static_cast<std::int64_t>(r.dropped_events));
 }
 
-// ---- reading: a value into records, with errors that name the field -----------------------------
-
-class shape_error : public std::invalid_argument {
-public:
-    using std::invalid_argument::invalid_argument;
-};
+// ---- reading ------------------------------------------------------------------------------------
 
 constexpr std::size_t max_quoted = 64;
-
-// Where a value sits in the document, rendered only when an error names it.
-struct json_path {
-    const json_path* parent = nullptr;
-    std::string_view name;
-
-    [[nodiscard]] std::string str() const {
-        std::string text = parent ? parent->str() + "." : std::string();
-        return text + detail::printable(name, max_quoted);
-    }
-};
-
-class object_reader {
-public:
-    object_reader(const json::value& value, const json_path& path) : path_(path) {
-        obj_ = value.if_object();
-        if (!obj_) throw shape_error(path_.str() + ": expected an object");
-    }
-
-    [[nodiscard]] const json::object& object() const { return *obj_; }
-
-    [[nodiscard]] std::string required_string(std::string_view key) const {
-        auto s = optional_string(key);
-        if (!s) fail(key, "missing");
-        return std::move(*s);
-    }
-
-    [[nodiscard]] std::optional<std::string> optional_string(std::string_view key) const {
-        const json::value* v = obj_->if_contains(key);
-        if (!v) return std::nullopt;
-        const json::string* s = v->if_string();
-        if (!s) fail(key, "expected a string");
-        return std::string(s->data(), s->size());
-    }
-
-    [[nodiscard]] std::optional<std::int64_t> optional_integer(std::string_view key, std::int64_t lo,
-                                                               std::int64_t hi) const {
-        const json::value* v = obj_->if_contains(key);
-        if (!v) return std::nullopt;
-        std::int64_t n = 0;
-        if (const auto* i = v->if_int64()) {
-            n = *i;
-        } else if (const auto* u = v->if_uint64(); u && *u <= static_cast<std::uint64_t>(hi)) {
-            n = static_cast<std::int64_t>(*u);
-        } else {
-            fail(key, "expected an integer from " + std::to_string(lo) + " to " + std::to_string(hi));
-        }
-        if (n < lo || n > hi) fail(key, "expected an integer from " + std::to_string(lo) + " to " + std::to_string(hi));
-        return n;
-    }
-
-    // Any `int`: the range each field allows is checked once, by `validate`, for every reader.
-    [[nodiscard]] std::optional<int> optional_int(std::string_view key) const {
-        constexpr int lo = std::numeric_limits<int>::min();
-        constexpr int hi = std::numeric_limits<int>::max();
-        const auto n = optional_integer(key, lo, hi);
-        return n ? std::optional<int>(static_cast<int>(*n)) : std::nullopt;
-    }
-
-    [[nodiscard]] std::optional<std::chrono::seconds> optional_seconds(std::string_view key) const {
-        const auto n = optional_integer(key, std::numeric_limits<std::int64_t>::min(),
-                                        std::numeric_limits<std::int64_t>::max());
-        return n ? std::optional<std::chrono::seconds>(*n) : std::nullopt;
-    }
-
-    [[nodiscard]] std::optional<event_id> optional_id(std::string_view key) const {
-        const auto text = optional_string(key);
-        if (!text) return std::nullopt;
-        const auto id = parse_event_id(*text);
-        if (!id) fail(key, "\"" + detail::printable(*text, max_quoted) + "\" is not a UUID");
-        return id;
-    }
-
-    template <class Enum>
-    [[nodiscard]] std::optional<Enum> optional_enum(std::string_view key,
-                                                    std::optional<Enum> (*parse)(std::string_view) noexcept) const {
-        const auto text = optional_string(key);
-        if (!text) return std::nullopt;
-        const auto value = parse(*text);
-        if (!value) fail(key, "\"" + detail::printable(*text, max_quoted) + "\" is not a known value");
-        return value;
-    }
-
-    [[noreturn]] void fail(std::string_view key, const std::string& what) const {
-        throw shape_error(path_.str() + "." + std::string(key) + ": " + what);
-    }
-
-
-private:
-    const json::object* obj_ = nullptr;
-    const json_path& path_;
-};
-
-sandbox_details read_sandbox(const object_reader& r) {
-    return {.operation = r.required_string("operation"),
-            .provider = r.optional_string("provider"),
-            .sandbox_id = r.optional_string("sandbox_id"),
-            .execution_id = r.optional_string("execution_id"),
-            .provider_status_reason = r.optional_string("provider_status_reason"),
-            .provider_code = r.optional_string("provider_code"),
-            .exit_code = r.optional_int("exit_code"),
-            .signal = r.optional_string("signal"),
-            .delivery = r.optional_enum<delivery>("delivery", parse_delivery),
-            .retry_after = r.optional_seconds("retry_after_s")};
-}
-
-sdk_error_details read_sdk_error(const object_reader& r) {
-    return {.error_type = r.required_string("error_type"),
-            .message = r.optional_string("message"),
-            .http_status = r.optional_int("http_status"),
-            .code = r.optional_string("code"),
-            .request_id = r.optional_string("request_id")};
-}
-
-model_details read_model(const object_reader& r) {
-    return {.operation = r.optional_string("operation"),
-            .model = r.optional_string("model"),
-            .attempt = r.optional_int("attempt"),
-            .retry_after = r.optional_seconds("retry_after_s")};
-}
-
-// details.type → reader: adding a details type is one row.
-struct details_row {
-    std::string_view type;
-    event_details (*read)(const object_reader&);
-};
-constexpr std::array details_table{
-    details_row{"sandbox", [](const object_reader& r) -> event_details { return read_sandbox(r); }},
-    details_row{"sdk_error", [](const object_reader& r) -> event_details { return read_sdk_error(r); }},
-    details_row{"model", [](const object_reader& r) -> event_details { return read_model(r); }},
-};
-
-event_details read_details(const json::value& value, const json_path& path) {
-    const object_reader r(value, path);
-    const std::string type = r.required_string("type");
-    for (const details_row& row : details_table) {
-        if (row.type == type) return row.read(r);
-    }
-    r.fail("type", "\"" + detail::printable(type, max_quoted) + "\" is not one of sandbox, sdk_error, model");
-}
-
-event_record read_record(const json::value& value, const json_path& path) {
-    const object_reader r(value, path);
-    event_record record;
-    const auto id = r.optional_id("event_id");
-    if (!id) r.fail("event_id", "missing");
-    record.id = *id;
-    record.kind = r.required_string("failure_kind");  // its code is set once the report is accepted
-    record.reason = r.optional_string("failure_reason").value_or("");
-    record.boundary = r.optional_enum<boundary>("boundary", parse_boundary);
-    record.stage = r.optional_enum<stage>("stage", parse_stage);
-    record.http_status = r.optional_int("http_status");
-    record.cause_id = r.optional_id("cause_id");
-    if (const json::value* details = r.object().if_contains("details")) {
-        record.details = read_details(*details, json_path{&path, "details"});
-    }
-    return record;
-}
-
-std::map<event_id, event_record> read_events(const json::value& value, const json_path& path) {
-    const object_reader r(value, path);
-    std::map<event_id, event_record> events;
-    for (const auto& [key, record] : r.object()) {
-        const auto id = parse_event_id(key);
-        const json_path record_path{&path, key};
-        if (!id) throw shape_error(record_path.str() + ": the key is not a UUID");
-        // Ids are case-insensitive text: two spellings of one id are one key, twice.
-        if (!events.emplace(*id, read_record(record, record_path)).second) {
-            throw shape_error(record_path.str() + ": the key repeats event " + to_string(*id) +
-                              " (ids are case-insensitive)");
-        }
-    }
-    return events;
-}
-
-failure_report read_report(const json::value& value) {
-    const json_path root{nullptr, "report"};
-    const object_reader r(value, root);
-    failure_report report;
-    report.failure_id = r.optional_id("failure_id");
-    const json::value* events = r.object().if_contains("events");
-    if (!events) r.fail("events", "missing");
-    report.events = read_events(*events, json_path{nullptr, "events"});
-    report.dropped_events =
-        static_cast<std::size_t>(r.optional_integer("dropped_events", 0, std::int64_t{1} << 40).value_or(0));
-    return report;
-}
-
-failure violation(std::string reason) {
-    return failure(event_info{.kind = kind::protocol_violation, .reason = std::move(reason)});
-}
 
 void assign_codes(failure_report& report) {
     for (auto& [id, record] : report.events) record.code = kind_from_name(record.kind);
@@ -434,20 +282,13 @@ void assign_codes(failure_report& report) {
 
 // ---- parsing: Boost.JSON's DOM with limits and no duplicate keys ----------------------------------
 
-class limited_handler {
+class limited_handler : public detail::boost_json_sizes {
 public:
-    static constexpr std::size_t max_object_size = json::object::max_size();
-    static constexpr std::size_t max_array_size = json::array::max_size();
-    static constexpr std::size_t max_key_size = json::string::max_size();
-    static constexpr std::size_t max_string_size = json::string::max_size();
+    limited_handler(const limits& lim, const json::storage_ptr& sp) : text_limits_(lim) { st.reset(sp); }
 
-    limited_handler(const limits& lim, const json::storage_ptr& sp)
-        : max_string_(std::max(lim.max_string_bytes, lim.max_reason_bytes)), max_key_(lim.max_string_bytes) {
-        st.reset(sp);
-    }
+    [[nodiscard]] const std::string& json_problem() const noexcept { return problem_; }
 
     json::value_stack st;
-    std::string problem;                     // set when the handler itself rejects the input
     std::vector<std::size_t> member_counts;  // members each object had, in the order objects end
 
     bool on_document_begin(json::error_code&) { return true; }
@@ -464,22 +305,22 @@ public:
         return true;
     }
     bool on_key_part(json::string_view s, std::size_t n, json::error_code& ec) {
-        if (n > max_key_) return reject(ec, "a key is longer than " + std::to_string(max_key_) + " bytes");
+        if (!text_limits_.key_fits(n, problem_)) return reject(ec);
         st.push_chars(s);
         return true;
     }
     bool on_key(json::string_view s, std::size_t n, json::error_code& ec) {
-        if (n > max_key_) return reject(ec, "a key is longer than " + std::to_string(max_key_) + " bytes");
+        if (!text_limits_.key_fits(n, problem_)) return reject(ec);
         st.push_key(s);
         return true;
     }
     bool on_string_part(json::string_view s, std::size_t n, json::error_code& ec) {
-        if (n > max_string_) return reject(ec, "a string is longer than " + std::to_string(max_string_) + " bytes");
+        if (!text_limits_.string_fits(n, problem_)) return reject(ec);
         st.push_chars(s);
         return true;
     }
     bool on_string(json::string_view s, std::size_t n, json::error_code& ec) {
-        if (n > max_string_) return reject(ec, "a string is longer than " + std::to_string(max_string_) + " bytes");
+        if (!text_limits_.string_fits(n, problem_)) return reject(ec);
         st.push_string(s);
         return true;
     }
@@ -508,14 +349,13 @@ public:
     bool on_comment(json::string_view, json::error_code&) { return true; }
 
 private:
-    bool reject(json::error_code& ec, std::string why) {
-        problem = std::move(why);
+    static bool reject(json::error_code& ec) {
         ec = json::error::syntax;
         return false;
     }
 
-    std::size_t max_string_;
-    std::size_t max_key_;
+    detail::text_limits text_limits_;
+    std::string problem_;  // set when the handler itself rejects the input
 };
 
 // Boost.JSON keeps the last of duplicate keys, so an object built from n members with
@@ -541,13 +381,8 @@ bool has_duplicate_key(const json::value& v, const std::vector<std::size_t>& cou
 }
 
 // Only on the error path: reads the text again to name the first duplicate key.
-class duplicate_finder {
+class duplicate_finder : public detail::boost_json_sizes {
 public:
-    static constexpr std::size_t max_object_size = json::object::max_size();
-    static constexpr std::size_t max_array_size = json::array::max_size();
-    static constexpr std::size_t max_key_size = json::string::max_size();
-    static constexpr std::size_t max_string_size = json::string::max_size();
-
     std::optional<std::string> found;
 
     bool on_object_begin(json::error_code&) {
@@ -601,25 +436,30 @@ std::string name_duplicate(std::string_view text, const json::parse_options& opt
 }
 
 result<json::value> parse_limited(std::string_view text, const limits& lim, const json::storage_ptr& sp) {
-    if (text.size() > lim.max_json_bytes) {
-        return violation("JSON: the document is " + std::to_string(text.size()) + " bytes; the limit is " +
-                         std::to_string(lim.max_json_bytes));
-    }
-    json::parse_options options;
-    options.max_depth = lim.max_json_depth;
+    const json::parse_options options = detail::strict_options(lim);
     json::basic_parser<limited_handler> parser(options, lim, sp);
-    json::error_code ec;
-    const std::size_t consumed = parser.write_some(false, text.data(), text.size(), ec);
-    if (!ec && consumed < text.size()) {
-        return violation("JSON: trailing bytes after the document at byte " + std::to_string(consumed));
-    }
-    if (ec) {
-        const std::string& problem = parser.handler().problem;
-        return violation("JSON: " + (problem.empty() ? ec.message() : problem) + " at byte " + std::to_string(consumed));
-    }
+    BOOST_OUTCOME_TRY(detail::parse_strict(parser, text, lim));
     json::value value = parser.handler().st.release();
-    if (has_duplicate_key(value, parser.handler().member_counts)) return violation(name_duplicate(text, options));
+    if (has_duplicate_key(value, parser.handler().member_counts)) {
+        return detail::protocol_violation(name_duplicate(text, options));
+    }
     return value;
+}
+
+// Whatever the reader found, then the report's rules; kinds are interned only once accepted.
+result<failure_report> accept(result<failure_report> read, const limits& lim) {
+    if (!read) return read;
+    if (auto valid = validate(read.value(), lim); !valid) return std::move(valid).error();
+    assign_codes(read.value());
+    return read;
+}
+
+// The DOM's text read as any other: one reader, whatever the input's form.
+template <class T>
+T from_value_or_throw(const json::value& value, result<T> (*read)(std::string_view, const limits&)) {
+    auto read_value = read(json::serialize(value), limits{});
+    if (!read_value) throw std::invalid_argument(std::string(read_value.error().reason()));
+    return std::move(read_value).value();
 }
 
 }  // namespace
@@ -632,22 +472,21 @@ std::string to_json(const failure_report& report, const limits& lim) {
 }
 
 std::string to_json(const event_record& record) {
-    std::string out;
+    text_buffer out(384);
     {
         text_sink sink(out);
         emit(sink, record);
     }
-    return out;
+    return std::move(out).take();
 }
 
 std::string detail::write_report(const failure_report& report) {
-    std::string out;
-    out.reserve(256 + 384 * report.events.size());
+    text_buffer out(256 + 384 * report.events.size());
     {
         text_sink sink(out);
         emit(sink, report);
     }
-    return out;
+    return std::move(out).take();
 }
 
 result<json::value> parse_json(std::string_view text, const limits& lim) {
@@ -655,24 +494,11 @@ result<json::value> parse_json(std::string_view text, const limits& lim) {
 }
 
 result<failure_report> report_from_value(const json::value& value, const limits& lim) {
-    failure_report report;
-    try {
-        report = read_report(value);
-    } catch (const shape_error& e) {
-        return violation(std::string("failure report: ") + e.what());
-    } catch (const std::exception& e) {
-        return violation(std::string("failure report: ") + e.what());
-    }
-    BOOST_OUTCOME_TRY(validate(report, lim));
-    assign_codes(report);  // only an accepted report may intern its unknown kinds
-    return report;
+    return accept(detail::read_report(json::serialize(value), lim), lim);
 }
 
 result<failure_report> report_from_json(std::string_view text, const limits& lim) {
-    std::array<unsigned char, 4096> buffer{};
-    json::monotonic_resource scratch(buffer.data(), buffer.size());
-    BOOST_OUTCOME_TRY(const json::value value, parse_limited(text, lim, &scratch));
-    return report_from_value(value, lim);
+    return accept(detail::read_report(text, lim), lim);
 }
 
 void set_rollout_report(json::object& row, const failure_report& report, const limits& lim) {
@@ -707,7 +533,7 @@ void tag_invoke(const json::value_from_tag&, json::value& out, const event_recor
 }
 
 event_record tag_invoke(const json::value_to_tag<event_record>&, const json::value& in) {
-    event_record record = read_record(in, json_path{nullptr, "event"});
+    event_record record = from_value_or_throw<event_record>(in, detail::read_record);
     record.code = kind_from_name(record.kind);
     return record;
 }
@@ -718,7 +544,7 @@ void tag_invoke(const json::value_from_tag&, json::value& out, const failure_rep
 }
 
 failure_report tag_invoke(const json::value_to_tag<failure_report>&, const json::value& in) {
-    failure_report report = read_report(in);
+    failure_report report = from_value_or_throw<failure_report>(in, detail::read_report);
     assign_codes(report);
     return report;
 }

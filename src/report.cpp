@@ -31,9 +31,9 @@ report_links::report_links(const failure_report& report) {
     // An event's depth is settled only once every event naming it has been seen; one on a
     // cycle (or below one) never is, even when a chain from outside leads into the cycle.
     depth.assign(events.size(), 0);
-    std::vector<std::size_t> longest(events.size(), 1);
-    std::vector<std::size_t> waiting = citers;
-    std::vector<std::size_t> ready;
+    per_event<std::size_t> longest(events.size(), 1);
+    per_event<std::size_t> waiting = citers;
+    per_event<std::size_t> ready;
     for (std::size_t i = 0; i < events.size(); ++i) {
         if (waiting[i] == 0) ready.push_back(i);
     }

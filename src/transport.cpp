@@ -7,7 +7,11 @@
 #include "detail/utf8.hpp"
 
 #include <algorithm>
+#include <array>
+#include <cstdint>
+#include <cstring>
 #include <functional>
+#include <optional>
 #include <set>
 #include <vector>
 
@@ -76,6 +80,26 @@ std::size_t longest_string(const failure_report& r) {
 
 std::size_t digits(std::size_t n) { return std::to_string(n).size(); }
 
+// Sixteen bytes at a time in the compiler's vector types (SSE2 on x86-64, NEON on arm64, plain
+// words elsewhere): a byte below 0x20 or above 0x7e is 0x20 or more above 0x7e - 0x20 once
+// 0x20 is subtracted. The position of a bad byte is looked for only on failure.
+bool all_printable_ascii(std::string_view text) noexcept {
+    using bytes16 = unsigned char __attribute__((vector_size(16)));
+    using mask16 = signed char __attribute__((vector_size(16)));
+    const auto outside = [](char c) { return static_cast<unsigned char>(c - 0x20) > 0x5e; };
+    mask16 any_outside{};
+    std::size_t i = 0;
+    for (; i + 16 <= text.size(); i += 16) {
+        bytes16 chunk;
+        std::memcpy(&chunk, text.data() + i, 16);
+        any_outside |= (chunk - 0x20) > 0x5e;
+    }
+    std::array<std::uint64_t, 2> words{};
+    std::memcpy(words.data(), &any_outside, 16);
+    return (words[0] | words[1]) == 0 &&
+           std::none_of(text.begin() + static_cast<std::ptrdiff_t>(i), text.end(), outside);
+}
+
 // The size of the report's JSON, kept as events are dropped, so that each drop costs O(1)
 // instead of a serialisation: what keeps `encode_header` linear in the number of events.
 class size_ledger {
@@ -138,10 +162,13 @@ void keep_only_the_failure(failure_report& r, const std::function<bool(const fai
 
 std::string encode_header(const failure_report& report, const limits& lim) {
     const std::size_t max_bytes = std::max(lim.max_header_bytes, min_header_bytes);
-    failure_report r = validate(report, lim) ? report : truncate_to_limits(report, lim);
+    std::optional<failure_report> fitted;
+    if (!validate(report, lim)) fitted = truncate_to_limits(report, lim);
+    std::string text = detail::write_report(fitted ? *fitted : report);
+    if (text.size() <= max_bytes) return text;  // the common case: the report is not copied
+
+    failure_report r = fitted ? std::move(*fitted) : report;
     // `r` is valid from here on, and every step below keeps it so: written without re-validating.
-    std::string text = detail::write_report(r);
-    if (text.size() <= max_bytes) return text;
 
     const auto fits = [&](const failure_report& candidate) {
         text = detail::write_report(candidate);
@@ -178,11 +205,8 @@ result<failure_report> decode_header(std::string_view value, const limits& lim) 
         return violation("failure header: the value is " + std::to_string(value.size()) + " bytes; the limit is " +
                          std::to_string(lim.max_header_bytes));
     }
-    // One pass the compiler can vectorise; the position is looked for only on failure.
-    const auto outside = [](char c) { return static_cast<unsigned char>(c - 0x20) > 0x5e; };
-    bool any_outside = false;
-    for (const char c : value) any_outside |= outside(c);
-    if (any_outside) {
+    if (!all_printable_ascii(value)) {
+        const auto outside = [](char c) { return static_cast<unsigned char>(c - 0x20) > 0x5e; };
         const auto bad = std::find_if(value.begin(), value.end(), outside);
         return violation("failure header: byte " + std::to_string(bad - value.begin()) + " is not printable ASCII");
     }

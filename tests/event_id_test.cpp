@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <thread>
 
@@ -61,6 +62,32 @@ TEST(event_id, parse_rejects_what_is_not_a_uuid) {
                                        "0192f1c47d2a-7c3e-9a51-2b8f6c0d4e17-", "0192f1c4-7d2a-7c3e-9a51-2b8f6c0d4e1g",
                                        "0192f1c4+7d2a-7c3e-9a51-2b8f6c0d4e17", "{192f1c4-7d2a-7c3e-9a51-2b8f6c0d4e17"}) {
         EXPECT_EQ(ngfail::parse_event_id(bad), std::nullopt) << bad;
+    }
+}
+
+// The parser reads eight digits at a time: every byte value at every position must be judged
+// as a digit-by-digit reader would judge it, and every digit must land in its own byte.
+TEST(event_id, parse_judges_every_byte_at_every_position_as_one_digit_at_a_time_would) {
+    const std::string good = "0192f1c4-7d2a-7c3e-9a51-2b8f6c0d4e17";
+    const auto digit_value = [](unsigned char c) -> int {
+        if (c >= '0' && c <= '9') return c - '0';
+        if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+        if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+        return -1;
+    };
+    for (std::size_t at = 0; at < good.size(); ++at) {
+        const bool dash = at == 8 || at == 13 || at == 18 || at == 23;
+        for (int c = 0; c < 256; ++c) {
+            std::string text = good;
+            text[at] = static_cast<char>(c);
+            const auto parsed = ngfail::parse_event_id(text);
+            const bool valid = dash ? c == '-' : digit_value(static_cast<unsigned char>(c)) >= 0;
+            ASSERT_EQ(parsed.has_value(), valid) << "byte " << c << " at " << at;
+            if (!valid || dash) continue;
+            std::string lower = text;
+            for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+            ASSERT_EQ(ngfail::to_string(*parsed), lower) << "byte " << c << " at " << at;
+        }
     }
 }
 

@@ -6,6 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace {
 
@@ -140,6 +143,87 @@ TEST(json, names_the_field_with_the_wrong_type) {
     ASSERT_TRUE(r.has_error());
     EXPECT_EQ(r.error().code(), kind::protocol_violation);
     EXPECT_THAT(std::string(r.error().reason()), HasSubstr("http_status: expected an integer"));
+}
+
+// The report reader reads straight from the text, in whatever order members come.
+TEST(report_reader, reads_members_in_any_order_with_the_details_type_last) {
+    const std::string id = "0192f1c4-7d2a-7c3e-9a51-2b8f6c0d4e17";
+    const auto r = ngfail::report_from_json(
+        R"({"events":{")" + id + R"(":{"details":{"sandbox_id":"sbx-1","exit_code":137,"operation":"exec",)"
+        R"("delivery":"delivered","type":"sandbox"},"failure_kind":"cancelled","event_id":")" + id + R"("}},)"
+        R"("failure_id":")" + id + R"("})");
+    ASSERT_TRUE(r) << r.error().reason();
+    const auto& details = std::get<ngfail::sandbox_details>(r.value().events.begin()->second.details);
+    EXPECT_EQ(details.operation, "exec");
+    EXPECT_EQ(details.sandbox_id, "sbx-1");
+    EXPECT_EQ(details.exit_code, 137);
+    EXPECT_EQ(details.delivery, ngfail::delivery::delivered);
+}
+
+TEST(report_reader, strings_with_escapes_and_upper_case_ids_read_as_written) {
+    const auto r = ngfail::report_from_json(
+        R"({"events":{"0192F1C4-7D2A-7C3E-9A51-2B8F6C0D4E17":{"event_id":"0192f1c4-7d2a-7c3e-9a51-2b8f6c0d4e17",)"
+        R"("failure_kind":"cancel\u006ced","failure_reason":"a \"quoted\"\nline \u00e9"}}})");
+    ASSERT_TRUE(r) << r.error().reason();
+    const auto& record = r.value().events.begin()->second;
+    EXPECT_EQ(record.kind, "cancelled");
+    EXPECT_EQ(record.code, kind::cancelled);
+    EXPECT_EQ(record.reason, "a \"quoted\"\nline \xc3\xa9");
+}
+
+// Long escaped strings and keys reach a reader in parts (Boost.JSON unescapes through a
+// buffer of its own): every part lands, in order.
+TEST(report_reader, a_string_that_arrives_in_parts_is_whole) {
+    const std::string id = "0192f1c4-7d2a-7c3e-9a51-2b8f6c0d4e17";
+    std::string reason;
+    for (int i = 0; i < 1900; ++i) reason += static_cast<char>('a' + i % 26);
+    std::string text_reason;
+    for (const char c : reason) {
+        constexpr char hex[] = "0123456789abcdef";
+        text_reason += "\\u00";
+        text_reason += hex[static_cast<unsigned char>(c) >> 4];
+        text_reason += hex[static_cast<unsigned char>(c) & 0xf];
+    }
+    const auto r = ngfail::report_from_json(R"({"events":{")" + id + R"(":{"event_id":")" + id +
+                                            R"(","failure_kind":"cancelled","failure_reason":")" + text_reason + R"("}}})");
+    ASSERT_TRUE(r) << r.error().reason();
+    EXPECT_EQ(r.value().events.begin()->second.reason, reason);
+}
+
+TEST(report_reader, a_duplicate_inside_an_unknown_member_is_rejected) {
+    const auto r = ngfail::report_from_json(R"({"events":{},"later":[{"a":1},{"b":{"c":1,"c":2}}]})");
+    ASSERT_TRUE(r.has_error());
+    EXPECT_THAT(std::string(r.error().reason()), HasSubstr("duplicate key \"c\""));
+    const auto twice = ngfail::report_from_json(R"({"events":{},"later":1,"later":2})");
+    ASSERT_TRUE(twice.has_error());
+    EXPECT_THAT(std::string(twice.error().reason()), HasSubstr("duplicate key \"later\""));
+}
+
+TEST(report_reader, names_the_path_of_a_wrong_or_missing_member) {
+    const std::string id = "0192f1c4-7d2a-7c3e-9a51-2b8f6c0d4e17";
+    const auto event = [&](const std::string& members) {
+        return R"({"events":{")" + id + R"(":{"event_id":")" + id + R"(","failure_kind":"cancelled")" + members + "}}}";
+    };
+    const std::vector<std::pair<std::string, std::string>> cases{
+        {event(R"(,"details":{"type":"sandbox","operation":"exec","exit_code":1.5})"),
+         "events." + id + ".details.exit_code: expected an integer"},
+        {event(R"(,"details":{"type":"sandbox"})"), "events." + id + ".details.operation: missing"},
+        {event(R"(,"details":{"type":"gpu"})"), "details.type: \"gpu\" is not one of sandbox, sdk_error, model"},
+        {event(R"(,"details":[])"), "events." + id + ".details: expected an object"},
+        {event(R"(,"stage":"lunch")"), "events." + id + ".stage: \"lunch\" is not a known value"},
+        {event(R"(,"cause_id":7)"), "events." + id + ".cause_id: expected a string"},
+        {R"({"events":{")" + id + R"(":"x"}})", "events." + id + ": expected an object"},
+        {R"({"events":{")" + id + R"(":{"failure_kind":"cancelled"}}})", "events." + id + ".event_id: missing"},
+        {R"({"failure_id":"nope","events":{}})", R"(report.failure_id: "nope" is not a UUID)"},
+        {R"({"events":{"nope":{}}})", "events.nope: the key is not a UUID"},
+        {R"([])", "report: expected an object"},
+    };
+    for (const auto& [text, expected] : cases) {
+        const auto r = ngfail::report_from_json(text);
+        ASSERT_TRUE(r.has_error()) << text;
+        EXPECT_EQ(r.error().code(), kind::protocol_violation) << text;
+        EXPECT_THAT(std::string(r.error().reason()), HasSubstr(expected)) << text;
+    }
 }
 
 TEST(json, value_from_and_value_to_round_trip) {

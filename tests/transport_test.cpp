@@ -136,6 +136,21 @@ TEST(decode_header, rejects_a_value_over_the_limit_and_non_ascii) {
                 HasSubstr("not printable ASCII"));
 }
 
+// The check reads eight bytes at a time: a bad byte is found wherever it sits in a word.
+TEST(decode_header, finds_a_non_printable_byte_at_every_position) {
+    const std::string good = R"({"events":{},"x":"0123456789abcdefghij"})";
+    ASSERT_TRUE(ngfail::decode_header(good));
+    for (const char bad : {'\x00', '\x1f', '\x7f', '\x80', '\xff'}) {
+        for (std::size_t at = 0; at < good.size(); ++at) {
+            std::string value = good;
+            value[at] = bad;
+            const auto decoded = ngfail::decode_header(value);
+            ASSERT_FALSE(decoded) << "byte " << at;
+            EXPECT_THAT(std::string(decoded.error().reason()), HasSubstr("byte " + std::to_string(at) + " is not printable"));
+        }
+    }
+}
+
 // Each file in tests/data/malformed_reports is one bad header value or report document.
 std::vector<std::pair<std::string, std::string>> malformed_corpus() {
     std::vector<std::pair<std::string, std::string>> inputs;

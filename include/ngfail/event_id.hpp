@@ -14,9 +14,11 @@
 #pragma once
 
 #include <array>
+#include <bit>
 #include <compare>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <optional>
 #include <string>
@@ -45,9 +47,28 @@ public:
         return ms;
     }
 
-    friend constexpr auto operator<=>(const event_id&, const event_id&) noexcept = default;
+    // Byte order (so ids of one thread sort by creation), compared as two words, not sixteen bytes.
+    friend constexpr std::strong_ordering operator<=>(const event_id& a, const event_id& b) noexcept {
+        if (const auto high = a.word(0) <=> b.word(0); high != 0) return high;
+        return a.word(8) <=> b.word(8);
+    }
+    friend constexpr bool operator==(const event_id& a, const event_id& b) noexcept {
+        return a.word(0) == b.word(0) && a.word(8) == b.word(8);
+    }
 
 private:
+    // The eight bytes from `at` as one big-endian number.
+    [[nodiscard]] constexpr std::uint64_t word(std::size_t at) const noexcept {
+        if (std::is_constant_evaluated()) {
+            std::uint64_t w = 0;
+            for (std::size_t i = at; i < at + 8; ++i) w = (w << 8) | bytes_[i];
+            return w;
+        }
+        std::uint64_t w = 0;
+        std::memcpy(&w, bytes_.data() + at, 8);
+        return std::endian::native == std::endian::little ? __builtin_bswap64(w) : w;
+    }
+
     bytes_type bytes_{};
 };
 

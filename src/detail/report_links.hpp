@@ -4,6 +4,8 @@
 
 #include <ngfail/report.hpp>
 
+#include <boost/container/small_vector.hpp>
+
 #include <algorithm>
 #include <cstddef>
 #include <map>
@@ -18,12 +20,16 @@ struct report_links {
 
     using iterator = std::map<event_id, event_record>::const_iterator;
 
-    std::vector<iterator> events;     // in key order
-    std::vector<std::size_t> cause;   // index of each event's cause, `none` or `dangling`
-    std::vector<std::size_t> citers;  // how many events name each event as their cause
+    // Per event: held inline up to a typical report's size, so validating one allocates nothing.
+    template <class T>
+    using per_event = boost::container::small_vector<T, 16>;
+
+    per_event<iterator> events;     // in key order
+    per_event<std::size_t> cause;   // index of each event's cause, `none` or `dangling`
+    per_event<std::size_t> citers;  // how many events name each event as their cause
     // Levels on the longest chain that ends at each event (1 for an event nobody names as
     // its cause); 0 for an event on a cycle or below one.
-    std::vector<std::size_t> depth;
+    per_event<std::size_t> depth;
 
     explicit report_links(const failure_report& report);
 
@@ -57,7 +63,7 @@ void drop_observed(failure_report& report, const std::vector<event_id>& keep, En
     for (const event_id& id : keep) {
         if (const std::size_t i = links.index_of(id); i < links.events.size()) kept[i] = true;
     }
-    std::vector<std::size_t> citers = links.citers;
+    auto citers = links.citers;
     // Newest first: indices are in id order, so a max-heap of indices.
     std::vector<std::size_t> ready;
     for (std::size_t i = 0; i < links.events.size(); ++i) {
