@@ -1,8 +1,10 @@
 // Reads Google Benchmark JSON files and prints the performance table: each row a metric,
 // ngfail's number, its baseline from the same run, the ratio, the target and whether it
 // was met. Writes every raw result, merged, to the first argument.
-// Usage: benchmark_report OUT.json IN.json...
+// Usage: see main.
 #include <boost/json.hpp>
+
+#include <cmath>
 
 #include <cstdio>
 #include <fstream>
@@ -11,6 +13,8 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace {
 
@@ -114,54 +118,129 @@ std::string number(double v) {
     return buf;
 }
 
-}  // namespace
+using results = std::map<std::string, measured>;
 
-int main(int argc, char** argv) {
-    if (argc < 3) {
-        std::cerr << "usage: benchmark_report OUT.json IN.json...\n";
-        return 2;
-    }
-    std::map<std::string, measured> results;
-    json::array raw;
-    for (int i = 2; i < argc; ++i) {
-        std::ifstream in(argv[i]);
+// Reads every benchmark JSON file; a file that is not one is named and skipped.
+results load(const std::vector<std::string>& files, json::array& raw) {
+    results found;
+    for (const std::string& file : files) {
+        std::ifstream in(file);
         const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
         json::error_code ec;
         const auto doc = json::parse(text, ec);
         if (ec || !doc.is_object() || !doc.as_object().contains("benchmarks")) {
-            std::cerr << "benchmark_report: skipping " << argv[i] << ": not benchmark JSON\n";
+            std::cerr << "benchmark_report: skipping " << file << ": not benchmark JSON\n";
             continue;
         }
-        collect(doc, results, raw);
+        collect(doc, found, raw);
     }
-    std::ofstream(argv[1]) << json::serialize(json::object{{"benchmarks", raw}}) << '\n';
+    return found;
+}
+
+// One row's figures from one set of results.
+struct figures {
+    double mine = 0;
+    double base = 0;
+    double ratio = 0;
+};
+
+std::optional<figures> measure(const metric& m, const results& r) {
+    const auto a = r.find(m.ngfail);
+    const auto b = *m.baseline ? r.find(m.baseline) : r.end();
+    if (a == r.end() || (*m.baseline && b == r.end())) return std::nullopt;
+    const auto pick = [&](const measured& x) { return m.throughput ? x.items_per_second : x.ns; };
+    figures f{pick(a->second), b == r.end() ? 0 : pick(b->second)};
+    f.ratio = f.base > 0 ? f.mine / f.base : 0;
+    return f;
+}
+
+// The number a row's target is about: the ratio, or the value itself.
+double judged(const metric& m, const figures& f) {
+    return m.kind == goal::ns_at_most || m.kind == goal::value_at_most ? f.mine : f.ratio;
+}
+
+bool meets(const metric& m, double value) {
+    switch (m.kind) {
+        case goal::ratio_at_most:
+        case goal::ns_at_most:
+        case goal::value_at_most: return value <= m.target;
+        case goal::ratio_at_least: return value >= m.target;
+        case goal::info: return true;
+    }
+    return true;
+}
+
+// Within 10% of its target either way: one run's noise could put it on either side.
+bool noise_close(const metric& m, double value) {
+    return m.kind != goal::info && m.target > 0 && std::abs(value / m.target - 1) <= 0.10;
+}
+
+// --close: the benchmarks of every noise-close row, one name per line, for benchmarks/run to
+// measure again.
+int list_close(const results& r) {
+    for (const metric& m : table) {
+        const auto f = measure(m, r);
+        if (!f || !noise_close(m, judged(m, *f))) continue;
+        std::printf("%s\n", m.ngfail);
+        if (*m.baseline) std::printf("%s\n", m.baseline);
+    }
+    return 0;
+}
+
+}  // namespace
+
+// Usage: benchmark_report OUT.json IN.json... [--again AGAIN.json...]
+//        benchmark_report --close IN.json...
+// A row measured again (its benchmarks are in the AGAIN files) shows both figures and is
+// judged on their mean.
+int main(int argc, char** argv) {
+    if (argc < 3) {
+        std::cerr << "usage: benchmark_report OUT.json IN.json... [--again AGAIN.json...] | --close IN.json...\n";
+        return 2;
+    }
+    const std::string first = argv[1];
+    std::vector<std::string> inputs;
+    std::vector<std::string> again_inputs;
+    bool again_part = false;
+    for (int i = 2; i < argc; ++i) {
+        if (std::string_view(argv[i]) == "--again") {
+            again_part = true;
+            continue;
+        }
+        (again_part ? again_inputs : inputs).emplace_back(argv[i]);
+    }
+    json::array raw;
+    if (first == "--close") return list_close(load(inputs, raw));
+    const results r = load(inputs, raw);
+    const results again = load(again_inputs, raw);
+    std::ofstream(first) << json::serialize(json::object{{"benchmarks", raw}}) << '\n';
 
     std::printf("| metric | ngfail | baseline | ratio | target | |\n|---|---:|---:|---:|---|---|\n");
     int missed = 0;
     for (const metric& m : table) {
-        const auto a = results.find(m.ngfail);
-        const auto b = *m.baseline ? results.find(m.baseline) : results.end();
-        if (a == results.end() || (*m.baseline && b == results.end())) {
+        const auto f = measure(m, r);
+        if (!f) {
             std::printf("| %s | - | - | - | | not measured |\n", m.label);
             continue;
         }
-        const bool per_time = !m.throughput;
-        const double mine = per_time ? a->second.ns : a->second.items_per_second;
-        const double base = b == results.end() ? 0 : (per_time ? b->second.ns : b->second.items_per_second);
-        const double ratio = base > 0 ? mine / base : 0;
-        const bool met = m.kind == goal::ratio_at_most   ? ratio <= m.target
-                         : m.kind == goal::ratio_at_least ? ratio >= m.target
-                         : m.kind == goal::ns_at_most || m.kind == goal::value_at_most ? mine <= m.target
-                                                                                       : true;
+        const auto second = measure(m, again);
+        const double value = second ? (judged(m, *f) + judged(m, *second)) / 2 : judged(m, *f);
+        const bool met = meets(m, value);
         const char* op = m.kind == goal::ratio_at_least ? ">=" : "<=";
-        const bool value = m.kind == goal::value_at_most;
-        const std::string unit = value ? "" : per_time ? " ns" : "/s";
+        const bool plain_value = m.kind == goal::value_at_most;
+        const std::string unit = plain_value ? "" : m.throughput ? "/s" : " ns";
+        const auto shown = [&](double x, double y, const std::string& suffix) {
+            return second ? number(x) + suffix + ", again " + number(y) + suffix : number(x) + suffix;
+        };
         const std::string target = m.kind == goal::info ? ""
                                    : std::string(op) + " " + number(m.target) +
-                                         (m.kind == goal::ns_at_most ? " ns" : value ? "" : "x");
-        std::printf("| %s | %s | %s | %s | %s | %s |\n", m.label, (number(mine) + unit).c_str(),
-                    *m.baseline ? (number(base) + unit).c_str() : "-", *m.baseline ? (number(ratio) + "x").c_str() : "-",
-                    target.c_str(), m.kind == goal::info ? "info" : met ? "met" : "MISSED");
+                                         (m.kind == goal::ns_at_most ? " ns" : plain_value ? "" : "x");
+        std::printf("| %s | %s | %s | %s | %s | %s |\n", m.label,
+                    shown(f->mine, second ? second->mine : 0, unit).c_str(),
+                    *m.baseline ? shown(f->base, second ? second->base : 0, unit).c_str() : "-",
+                    *m.baseline ? shown(f->ratio, second ? second->ratio : 0, "x").c_str() : "-", target.c_str(),
+                    m.kind == goal::info ? "info" : met ? (second ? "met (mean of both)" : "met")
+                                                        : (second ? "MISSED (mean of both)" : "MISSED"));
         missed += met ? 0 : 1;
     }
     std::printf("\n%d target(s) missed\n", missed);

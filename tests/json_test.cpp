@@ -158,6 +158,12 @@ TEST(report_reader, reads_members_in_any_order_with_the_details_type_last) {
     EXPECT_EQ(details.sandbox_id, "sbx-1");
     EXPECT_EQ(details.exit_code, 137);
     EXPECT_EQ(details.delivery, ngfail::delivery::delivered);
+    // Members another type defines, or none does, are ignored whatever their value.
+    const auto other = ngfail::report_from_json(
+        R"({"events":{")" + id + R"(":{"event_id":")" + id + R"(","failure_kind":"cancelled","details":{)"
+        R"("model":{"a":[1,{"b":2}]},"attempt":"x","future":null,"type":"sandbox","operation":"exec"}}}})");
+    ASSERT_TRUE(other) << other.error().reason();
+    EXPECT_EQ(std::get<ngfail::sandbox_details>(other.value().events.begin()->second.details).operation, "exec");
 }
 
 TEST(report_reader, strings_with_escapes_and_upper_case_ids_read_as_written) {
@@ -208,6 +214,15 @@ TEST(report_reader, names_the_path_of_a_wrong_or_missing_member) {
         {event(R"(,"details":{"type":"sandbox","operation":"exec","exit_code":1.5})"),
          "events." + id + ".details.exit_code: expected an integer"},
         {event(R"(,"details":{"type":"sandbox"})"), "events." + id + ".details.operation: missing"},
+        {event(R"(,"details":{"operation":"exec","exit_code":"1","type":"sandbox"})"),
+         "events." + id + ".details.exit_code: expected an integer"},
+        {event(R"(,"details":{"delivery":"maybe","operation":"exec","type":"sandbox"})"),
+         "events." + id + R"(.details.delivery: "maybe" is not a known value)"},
+        {event(R"(,"details":{"error_type":{"x":1},"type":"sdk_error"})"),
+         "events." + id + ".details.error_type: expected a string"},
+        {event(R"(,"details":{"operation":"exec","type":"sandbox","operation":"exec"})"), R"(duplicate key "operation")"},
+        {event(R"(,"details":{"operation":"exec"})"), "events." + id + ".details.type: missing"},
+        {event(R"(,"details":{"type":7})"), "events." + id + ".details.type: expected a string"},
         {event(R"(,"details":{"type":"gpu"})"), "details.type: \"gpu\" is not one of sandbox, sdk_error, model"},
         {event(R"(,"details":[])"), "events." + id + ".details: expected an object"},
         {event(R"(,"stage":"lunch")"), "events." + id + ".stage: \"lunch\" is not a known value"},

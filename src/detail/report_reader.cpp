@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <limits>
 #include <set>
+#include <vector>
 #include <span>
 
 namespace ngfail::detail {
@@ -27,16 +28,18 @@ constexpr std::int64_t int_max = std::numeric_limits<int>::max();
 constexpr std::int64_t int64_min = std::numeric_limits<std::int64_t>::min();
 constexpr std::int64_t int64_max = std::numeric_limits<std::int64_t>::max();
 
-// What the next value must be, and so what reads it.
-enum class expect : std::uint8_t { ignored, text, token, integer, report, events, record, details };
+// What the next value must be, and so what reads it. `details_type` is the "type" of a
+// details object, which says what its other members are; `held` is a member that came before
+// it, kept until then.
+enum class expect : std::uint8_t { ignored, text, token, integer, report, events, record, details, details_type, held };
 
-// Details members of every type, kept until the object ends: "type" may come last.
-struct details_fields {
-    std::optional<std::string> type, operation, provider, sandbox_id, execution_id, provider_status_reason,
-        provider_code, signal, error_type, message, code, request_id, model;
-    std::optional<int> exit_code, http_status, attempt;
-    std::optional<ngfail::delivery> delivery;
-    std::optional<std::chrono::seconds> retry_after;
+// A details member that came before "type": its value, if a string or an integer.
+struct held_member {
+    enum class shape : std::uint8_t { text, integer, other };
+    std::string key;
+    shape value = shape::other;
+    std::string text{};
+    std::int64_t number = 0;
 };
 
 class reader;
@@ -64,7 +67,6 @@ public:
 
     failure_report& report() noexcept { return *report_; }
     event_record& record() noexcept { return *record_; }
-    details_fields& details() noexcept { return details_; }
     [[nodiscard]] std::string_view event_key() const noexcept { return {record_key_.data(), record_key_.size()}; }
     [[nodiscard]] const event_id& event_key_id() const noexcept { return record_id_; }
 
@@ -73,7 +75,9 @@ public:
     bool on_object_begin(json::error_code& ec);
     bool on_object_end(std::size_t, json::error_code& ec);
     bool on_array_begin(json::error_code& ec) {
-        if (expected() != expect::ignored) return wrong_type(ec);
+        const expect e = expected();
+        if (e == expect::held) held_.back().value = held_member::shape::other;
+        if (e != expect::ignored && e != expect::held) return wrong_type(ec);
         frames_.push_back(frame{.object = expect::ignored, .array = true});
         return true;
     }
@@ -93,7 +97,7 @@ public:
     }
     bool on_string(json::string_view s, std::size_t n, json::error_code& ec) {
         if (!text_limits_.string_fits(n, json_problem_)) return stop(ec);
-        if (expected() == expect::token) return token_end(s, ec);
+        if (const expect e = expected(); e == expect::token || e == expect::details_type) return token_end(s, ec);
         const bool ok = string_part(s, ec);
         text_ = nullptr;
         return ok;
@@ -101,7 +105,7 @@ public:
     bool on_number_part(json::string_view, json::error_code&) { return true; }
     bool on_int64(std::int64_t i, json::string_view, json::error_code& ec) { return integer(i, ec); }
     bool on_uint64(std::uint64_t u, json::string_view, json::error_code& ec) {
-        if (u > static_cast<std::uint64_t>(int64_max)) return expected() == expect::ignored || wrong_type(ec);
+        if (u > static_cast<std::uint64_t>(int64_max)) return scalar(ec);
         return integer(static_cast<std::int64_t>(u), ec);
     }
     bool on_double(double, json::string_view, json::error_code& ec) { return scalar(ec); }
@@ -113,6 +117,7 @@ public:
 private:
     struct frame {
         expect object = expect::ignored;                // report, events, record, details, or ignored
+        std::span<const field> fields{};                // the members it defines
         bool array = false;                             // an ignored array
         std::uint32_t seen = 0;                         // which of `fields` have come
         std::uint8_t next = 0;                          // the field after the last one found
@@ -127,11 +132,17 @@ private:
     bool token_end(json::string_view last, json::error_code& ec);
     bool duplicate(std::string_view key, json::error_code& ec);
     bool integer(std::int64_t n, json::error_code& ec);
-    bool scalar(json::error_code& ec) { return expected() == expect::ignored || wrong_type(ec); }
-    bool end_details(json::error_code& ec);
+    bool scalar(json::error_code& ec) {
+        const expect e = expected();
+        if (e == expect::held) held_.back().value = held_member::shape::other;
+        return e == expect::ignored || e == expect::held || wrong_type(ec);
+    }
+    bool begin_details(std::string_view type, json::error_code& ec);
+    bool replay(held_member& held, json::error_code& ec);
 
     [[nodiscard]] std::string path() const;
     [[nodiscard]] std::string value_path() const;
+    [[nodiscard]] static std::string expectation(expect e, const field* f);
     bool wrong_type(json::error_code& ec);
     bool shape(json::error_code& ec, std::string problem) {
         shape_problem_ = std::move(problem);
@@ -145,7 +156,7 @@ private:
     text_limits text_limits_;
     failure_report* report_;
     event_record* record_;
-    details_fields details_;
+    std::vector<held_member> held_;  // members of the current details object before its "type"
     boost::container::small_vector<frame, 8> frames_;
     expect pending_ = expect::ignored;  // what the member whose key came last must be
     const field* pending_field_ = nullptr;
@@ -164,9 +175,11 @@ template <auto member>
 std::string* record_text(reader& r) {
     return &(r.record().*member);
 }
-template <auto member>
+std::string* text_slot(std::string& s) noexcept { return &s; }
+std::string* text_slot(std::optional<std::string>& s) { return &s.emplace(); }
+template <class Details, auto member>
 std::string* details_text(reader& r) {
-    return &(r.details().*member).emplace();
+    return text_slot(std::get<Details>(r.record().details).*member);
 }
 template <auto member>
 bool report_id(reader& r, std::string_view text) {
@@ -196,23 +209,23 @@ bool record_enum(reader& r, std::string_view text) {
     if (value) r.record().*member = *value;
     return value.has_value();
 }
-template <auto member, auto parse>
+template <class Details, auto member, auto parse>
 bool details_enum(reader& r, std::string_view text) {
     const auto value = parse(text);
-    if (value) r.details().*member = *value;
+    if (value) std::get<Details>(r.record().details).*member = *value;
     return value.has_value();
 }
 template <auto member>
 void record_int(reader& r, std::int64_t n) {
     r.record().*member = static_cast<int>(n);
 }
-template <auto member>
+template <class Details, auto member>
 void details_int(reader& r, std::int64_t n) {
-    r.details().*member = static_cast<int>(n);
+    std::get<Details>(r.record().details).*member = static_cast<int>(n);
 }
-template <auto member>
+template <class Details, auto member>
 void details_seconds(reader& r, std::int64_t n) {
-    r.details().*member = std::chrono::seconds(n);
+    std::get<Details>(r.record().details).*member = std::chrono::seconds(n);
 }
 void report_dropped(reader& r, std::int64_t n) { r.report().dropped_events = static_cast<std::size_t>(n); }
 
@@ -248,65 +261,56 @@ constexpr std::array record_fields{
     field{.name = "details", .value = expect::details},
 };
 
-// Ranges are `int`'s (or any for seconds): what each field allows is `validate`'s to check.
-constexpr std::array details_member_fields{
-    text_field("type", details_text<&details_fields::type>, true),
-    text_field("operation", details_text<&details_fields::operation>),
-    text_field("provider", details_text<&details_fields::provider>),
-    text_field("sandbox_id", details_text<&details_fields::sandbox_id>),
-    text_field("execution_id", details_text<&details_fields::execution_id>),
-    text_field("provider_status_reason", details_text<&details_fields::provider_status_reason>),
-    text_field("provider_code", details_text<&details_fields::provider_code>),
-    integer_field("exit_code", details_int<&details_fields::exit_code>, int_min, int_max),
-    text_field("signal", details_text<&details_fields::signal>),
-    token_field("delivery", details_enum<&details_fields::delivery, parse_delivery>, not_known),
-    integer_field("retry_after_s", details_seconds<&details_fields::retry_after>, int64_min, int64_max),
-    text_field("error_type", details_text<&details_fields::error_type>),
-    text_field("message", details_text<&details_fields::message>),
-    integer_field("http_status", details_int<&details_fields::http_status>, int_min, int_max),
-    text_field("code", details_text<&details_fields::code>),
-    text_field("request_id", details_text<&details_fields::request_id>),
-    text_field("model", details_text<&details_fields::model>),
-    integer_field("attempt", details_int<&details_fields::attempt>, int_min, int_max),
-};
-static_assert(details_member_fields.size() <= 32, "frame::seen has a bit per field");
+// A details object's "type", until it has come: what its other members are depends on it.
+constexpr std::array untyped_details_fields{field{.name = "type", .value = expect::details_type, .required = true}};
+// ... and once it has, already seen: the first field of each type's table.
+constexpr field typed = {.name = "type", .required = true};
 
-// details.type → the member it requires and the details it makes: adding a type is one row.
-struct details_type {
-    std::string_view name;
-    std::optional<std::string> details_fields::*required;
-    std::string_view required_name;
-    event_details (*make)(details_fields&);
+// Ranges are `int`'s (or any for seconds): what each field allows is `validate`'s to check.
+using sandbox = sandbox_details;
+constexpr std::array sandbox_fields{
+    typed,
+    text_field("operation", details_text<sandbox, &sandbox::operation>, true),
+    text_field("provider", details_text<sandbox, &sandbox::provider>),
+    text_field("sandbox_id", details_text<sandbox, &sandbox::sandbox_id>),
+    text_field("execution_id", details_text<sandbox, &sandbox::execution_id>),
+    text_field("provider_status_reason", details_text<sandbox, &sandbox::provider_status_reason>),
+    text_field("provider_code", details_text<sandbox, &sandbox::provider_code>),
+    integer_field("exit_code", details_int<sandbox, &sandbox::exit_code>, int_min, int_max),
+    text_field("signal", details_text<sandbox, &sandbox::signal>),
+    token_field("delivery", details_enum<sandbox, &sandbox::delivery, parse_delivery>, not_known),
+    integer_field("retry_after_s", details_seconds<sandbox, &sandbox::retry_after>, int64_min, int64_max),
 };
-constexpr std::array details_types{
-    details_type{"sandbox", &details_fields::operation, "operation",
-                 [](details_fields& d) -> event_details {
-                     return sandbox_details{.operation = std::move(*d.operation),
-                                            .provider = std::move(d.provider),
-                                            .sandbox_id = std::move(d.sandbox_id),
-                                            .execution_id = std::move(d.execution_id),
-                                            .provider_status_reason = std::move(d.provider_status_reason),
-                                            .provider_code = std::move(d.provider_code),
-                                            .exit_code = d.exit_code,
-                                            .signal = std::move(d.signal),
-                                            .delivery = d.delivery,
-                                            .retry_after = d.retry_after};
-                 }},
-    details_type{"sdk_error", &details_fields::error_type, "error_type",
-                 [](details_fields& d) -> event_details {
-                     return sdk_error_details{.error_type = std::move(*d.error_type),
-                                              .message = std::move(d.message),
-                                              .http_status = d.http_status,
-                                              .code = std::move(d.code),
-                                              .request_id = std::move(d.request_id)};
-                 }},
-    details_type{"model", nullptr, {},
-                 [](details_fields& d) -> event_details {
-                     return model_details{.operation = std::move(d.operation),
-                                          .model = std::move(d.model),
-                                          .attempt = d.attempt,
-                                          .retry_after = d.retry_after};
-                 }},
+using sdk_error = sdk_error_details;
+constexpr std::array sdk_error_fields{
+    typed,
+    text_field("error_type", details_text<sdk_error, &sdk_error::error_type>, true),
+    text_field("message", details_text<sdk_error, &sdk_error::message>),
+    integer_field("http_status", details_int<sdk_error, &sdk_error::http_status>, int_min, int_max),
+    text_field("code", details_text<sdk_error, &sdk_error::code>),
+    text_field("request_id", details_text<sdk_error, &sdk_error::request_id>),
+};
+using model = model_details;
+constexpr std::array model_fields{
+    typed,
+    text_field("operation", details_text<model, &model::operation>),
+    text_field("model", details_text<model, &model::model>),
+    integer_field("attempt", details_int<model, &model::attempt>, int_min, int_max),
+    integer_field("retry_after_s", details_seconds<model, &model::retry_after>, int64_min, int64_max),
+};
+
+static_assert(sandbox_fields.size() <= 32 && record_fields.size() <= 32, "frame::seen has a bit per field");
+
+// details.type → its members, and the details it starts: adding a type is one row.
+struct details_kind {
+    std::string_view name;
+    std::span<const field> fields;
+    void (*start)(event_details&);
+};
+constexpr std::array details_kinds{
+    details_kind{"sandbox", sandbox_fields, [](event_details& d) { d.emplace<sandbox_details>(); }},
+    details_kind{"sdk_error", sdk_error_fields, [](event_details& d) { d.emplace<sdk_error_details>(); }},
+    details_kind{"model", model_fields, [](event_details& d) { d.emplace<model_details>(); }},
 };
 
 // ---- the reader -----------------------------------------------------------------------------------
@@ -315,7 +319,7 @@ std::span<const field> reader::fields_of(expect object) noexcept {
     switch (object) {
         case expect::report: return report_fields;
         case expect::record: return record_fields;
-        case expect::details: return details_member_fields;
+        case expect::details: return untyped_details_fields;
         default: return {};
     }
 }
@@ -326,42 +330,79 @@ expect reader::expected() const noexcept {
 }
 
 bool reader::on_object_begin(json::error_code& ec) {
-    const expect e = expected();
+    expect e = expected();
     switch (e) {
         case expect::report:
         case expect::events:
         case expect::record:
         case expect::ignored: break;
-        case expect::details: details_ = {}; break;
+        case expect::details: held_.clear(); break;
+        case expect::held:
+            held_.back().value = held_member::shape::other;
+            e = expect::ignored;
+            break;
         default: return wrong_type(ec);
     }
-    frames_.push_back(frame{.object = e});
+    frames_.push_back(frame{.object = e, .fields = fields_of(e)});
     return true;
 }
 
 bool reader::on_object_end(std::size_t, json::error_code& ec) {
     const frame& f = frames_.back();
-    const auto fields = fields_of(f.object);
-    for (std::size_t i = 0; i < fields.size(); ++i) {
-        if (fields[i].required && (f.seen & (1u << i)) == 0) return shape(ec, path() + "." + std::string(fields[i].name) + ": missing");
+    for (std::size_t i = 0; i < f.fields.size(); ++i) {
+        if (f.fields[i].required && (f.seen & (1u << i)) == 0) {
+            return shape(ec, path() + "." + std::string(f.fields[i].name) + ": missing");
+        }
     }
-    if (f.object == expect::details && !end_details(ec)) return false;
     frames_.pop_back();
     return true;
 }
 
-bool reader::end_details(json::error_code& ec) {
-    const auto type = std::find_if(details_types.begin(), details_types.end(),
-                                   [&](const details_type& row) { return row.name == *details_.type; });
-    if (type == details_types.end()) {
-        return shape(ec, path() + ".type: \"" + printable(*details_.type, max_quoted) +
-                             "\" is not one of sandbox, sdk_error, model");
+// The type has come: the details start, and the members held for it are read as it defines them.
+bool reader::begin_details(std::string_view type, json::error_code& ec) {
+    const auto kind = std::find_if(details_kinds.begin(), details_kinds.end(),
+                                   [&](const details_kind& row) { return row.name == type; });
+    if (kind == details_kinds.end()) {
+        return shape(ec, value_path() + ": \"" + printable(type, max_quoted) + "\" is not one of sandbox, sdk_error, model");
     }
-    if (type->required && !(details_.*type->required)) {
-        return shape(ec, path() + "." + std::string(type->required_name) + ": missing");
+    kind->start(record_->details);
+    frame& f = frames_.back();
+    f.fields = kind->fields;
+    f.seen = 1;  // the type, the first field of every table
+    f.next = 1;
+    for (held_member& held : held_) {
+        if (!replay(held, ec)) return false;
     }
-    record_->details = type->make(details_);
+    held_.clear();
     return true;
+}
+
+bool reader::replay(held_member& held, json::error_code& ec) {
+    frame& f = frames_.back();
+    const auto known = std::find_if(f.fields.begin(), f.fields.end(), [&](const field& x) { return x.name == held.key; });
+    if (known == f.fields.end()) return true;  // a member this type does not define
+    f.seen |= 1u << (known - f.fields.begin());
+    const auto fail = [&](std::string what) { return shape(ec, path() + "." + held.key + ": " + std::move(what)); };
+    const bool text = held.value == held_member::shape::text;
+    switch (known->value) {
+        case expect::text:
+            if (!text) return fail(expectation(known->value, &*known));
+            *known->text(*this) = std::move(held.text);
+            return true;
+        case expect::token:
+            if (!text) return fail(expectation(known->value, &*known));
+            if (!known->token(*this, held.text)) {
+                return fail("\"" + printable(held.text, max_quoted) + "\" " + std::string(known->not_accepted));
+            }
+            return true;
+        case expect::integer:
+            if (held.value != held_member::shape::integer || held.number < known->lo || held.number > known->hi) {
+                return fail(expectation(known->value, &*known));
+            }
+            known->integer(*this, held.number);
+            return true;
+        default: return true;
+    }
 }
 
 bool reader::on_key(json::string_view s, std::size_t n, json::error_code& ec) {
@@ -378,7 +419,7 @@ bool reader::on_key(json::string_view s, std::size_t n, json::error_code& ec) {
 
 bool reader::begin_member(std::string_view key, json::error_code& ec) {
     frame& f = frames_.back();
-    const auto fields = fields_of(f.object);
+    const auto fields = f.fields;
     // Writers put members in table order, so the search starts after the last one found.
     for (std::size_t n = 0, i = f.next; n < fields.size(); ++n, i = i + 1 == fields.size() ? 0 : i + 1) {
         if (fields[i].name != key) continue;
@@ -390,7 +431,9 @@ bool reader::begin_member(std::string_view key, json::error_code& ec) {
         return true;
     }
     if (!f.other_keys.emplace(key).second) return duplicate(key, ec);
-    pending_ = expect::ignored;
+    const bool untyped = f.object == expect::details && fields.data() == untyped_details_fields.data();
+    if (untyped) held_.push_back(held_member{.key = std::string(key)});
+    pending_ = untyped ? expect::held : expect::ignored;
     pending_field_ = nullptr;
     return true;
 }
@@ -423,7 +466,12 @@ bool reader::string_part(json::string_view s, json::error_code& ec) {
             if (!text_) text_ = pending_field_->text(*this);
             text_->append(s.data(), s.size());
             return true;
-        case expect::token: token_.append(s.data(), s.size()); return true;
+        case expect::token:
+        case expect::details_type: token_.append(s.data(), s.size()); return true;
+        case expect::held:
+            held_.back().value = held_member::shape::text;
+            held_.back().text.append(s.data(), s.size());
+            return true;
         default: return wrong_type(ec);
     }
 }
@@ -433,6 +481,11 @@ bool reader::token_end(json::string_view last, json::error_code& ec) {
     if (!token_.empty()) {  // it came in parts
         token_.append(token);
         token = token_;
+    }
+    if (expected() == expect::details_type) {
+        const bool begun = begin_details(token, ec);
+        token_.clear();
+        return begun;
     }
     if (!pending_field_->token(*this, token)) {
         return shape(ec, value_path() + ": \"" + printable(token, max_quoted) + "\" " +
@@ -445,6 +498,11 @@ bool reader::token_end(json::string_view last, json::error_code& ec) {
 bool reader::integer(std::int64_t n, json::error_code& ec) {
     const expect e = expected();
     if (e == expect::ignored) return true;
+    if (e == expect::held) {
+        held_.back().value = held_member::shape::integer;
+        held_.back().number = n;
+        return true;
+    }
     if (e != expect::integer || n < pending_field_->lo || n > pending_field_->hi) return wrong_type(ec);
     pending_field_->integer(*this, n);
     return true;
@@ -471,14 +529,18 @@ std::string reader::value_path() const {
     return path() + "." + std::string(pending_field_->name);
 }
 
-bool reader::wrong_type(json::error_code& ec) {
-    const expect e = expected();
-    std::string what = "expected an object";
-    if (e == expect::text || e == expect::token) what = "expected a string";
-    if (e == expect::integer) {
-        what = "expected an integer from " + std::to_string(pending_field_->lo) + " to " + std::to_string(pending_field_->hi);
+std::string reader::expectation(expect e, const field* f) {
+    switch (e) {
+        case expect::text:
+        case expect::token:
+        case expect::details_type: return "expected a string";
+        case expect::integer: return "expected an integer from " + std::to_string(f->lo) + " to " + std::to_string(f->hi);
+        default: return "expected an object";
     }
-    return shape(ec, value_path() + ": " + what);
+}
+
+bool reader::wrong_type(json::error_code& ec) {
+    return shape(ec, value_path() + ": " + expectation(expected(), pending_field_));
 }
 
 template <class Out>
