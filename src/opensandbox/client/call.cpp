@@ -97,24 +97,27 @@ std::optional<call_context> call_context::within(std::chrono::milliseconds most)
 }
 
 std::string call_context::endpoint_path(std::string_view sandbox_id, int port) const {
-    return "/sandboxes/" + path_segment(sandbox_id) + "/endpoints/" + std::to_string(port) +
+    return sandbox_path(sandbox_id, "/endpoints/" + std::to_string(port)) +
            (options.use_server_proxy ? "?use_server_proxy=true" : "?use_server_proxy=false");
 }
 
-awaitable<endpoint_info> call_context::execd_endpoint(std::string_view sandbox_id) const {
-    std::optional<endpoint_info> endpoint = shared.endpoints.find(sandbox_id, execd_port);
-    if (!endpoint) {
-        endpoint = endpoint_of(co_await lifecycle(beast_http::verb::get, endpoint_path(sandbox_id, execd_port), nullptr));
-        shared.endpoints.store(sandbox_id, execd_port, *endpoint);
+awaitable<shared_route> call_context::execd_endpoint(std::string_view sandbox_id) const {
+    shared_route route = shared.endpoints.find(sandbox_id, execd_port);
+    if (!route) {
+        endpoint_info endpoint =
+            endpoint_of(co_await lifecycle(beast_http::verb::get, endpoint_path(sandbox_id, execd_port), nullptr));
+        target where = parse_endpoint(endpoint.endpoint, shared.lifecycle.tls);  // a malformed one is not kept
+        route = std::make_shared<const execd_route>(execd_route{std::move(endpoint), std::move(where)});
+        shared.endpoints.store(sandbox_id, execd_port, route);
     }
-    for (const auto& header : endpoint->headers) {
+    for (const auto& header : route->endpoint.headers) {
         const auto named = [&](std::string_view secret) { return beast::iequals(header.first, secret); };
         if (named("X-EXECD-ACCESS-TOKEN") ||
             std::any_of(options.secret_headers.begin(), options.secret_headers.end(), named)) {
             secrets.add(header.second);
         }
     }
-    co_return std::move(*endpoint);
+    co_return route;
 }
 
 awaitable<lease> call_context::connect(const target& where) const {
@@ -156,12 +159,11 @@ awaitable<json::value> call_context::lifecycle(beast_http::verb verb, std::strin
 awaitable<string_response> call_context::execd_call(std::string_view sandbox_id, beast_http::verb verb,
                                                     std::string path, std::string body,
                                                     std::string content_type) const {
-    const endpoint_info endpoint = co_await execd_endpoint(sandbox_id);
-    const target where = parse_endpoint(endpoint.endpoint, shared.lifecycle.tls);
-    auto req = execd_request<beast_http::string_body>(verb, where, endpoint, path);
+    const shared_route route = co_await execd_endpoint(sandbox_id);
+    auto req = execd_request<beast_http::string_body>(verb, route->where, route->endpoint, path);
     if (!content_type.empty()) req.set(beast_http::field::content_type, content_type);
     req.body() = std::move(body);
-    const lease on = co_await connect_to_execd(sandbox_id, where);
+    const lease on = co_await connect_to_execd(sandbox_id, route->where);
     co_await on->send(req, deadline);
     string_response res = co_await on->receive(options.max_body_bytes, deadline);
     if (res.result_int() >= 300) throw api_error_of(res.base(), res.body(), secrets);

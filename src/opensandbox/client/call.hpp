@@ -68,7 +68,7 @@ struct call_context {
     [[nodiscard]] std::string endpoint_path(std::string_view sandbox_id, int port) const;
 
     // The endpoint of execd for a sandbox (cached), its credentials marked secret.
-    [[nodiscard]] awaitable<endpoint_info> execd_endpoint(std::string_view sandbox_id) const;
+    [[nodiscard]] awaitable<shared_route> execd_endpoint(std::string_view sandbox_id) const;
 
     // A connection to `where`: a kept-alive one, or a new one opened within the deadline.
     // An https one needs `where` to be the server the caller meant (SNI, verification).

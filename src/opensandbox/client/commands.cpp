@@ -43,15 +43,14 @@ json::value command_body(const command& cmd) {
 // An error reply becomes an api_error; a stream that ends without a terminal event, a
 // connection_error (stream_incomplete).
 awaitable<exec_result> run_command(const call_context& context, std::string_view sandbox_id,
-                                   const endpoint_info& endpoint, const command& cmd, clock::time_point exec_end,
+                                   const execd_route& route, const command& cmd, clock::time_point exec_end,
                                    observation& seen) {
-    const target where = parse_endpoint(endpoint.endpoint, context.shared.lifecycle.tls);
-    auto req = execd_request<beast_http::string_body>(verb::post, where, endpoint, "/command");
+    auto req = execd_request<beast_http::string_body>(verb::post, route.where, route.endpoint, "/command");
     req.set(beast_http::field::content_type, "application/json");
     req.set(beast_http::field::accept, "text/event-stream");
     req.body() = json::serialize(command_body(cmd));
 
-    const lease on = co_await context.connect_to_execd(sandbox_id, where);
+    const lease on = co_await context.connect_to_execd(sandbox_id, route.where);
     co_await on->send(req, context.deadline);
     execd_stream events(context.options.max_body_bytes, {cmd.on_stdout, cmd.on_stderr});
     std::optional<beast_http::response_header<>> error_head;
@@ -127,11 +126,11 @@ awaitable<result<exec_result>> exec_operation(client::state& s, std::string sand
                                          std::move(problem),
                                          [&](const call_context& c, observation& seen) -> attempt_result<exec_result> {
         const auto exec_end = cmd.total_timeout ? deadline_after(*cmd.total_timeout) : clock::time_point::max();
-        const endpoint_info endpoint = co_await c.execd_endpoint(sandbox_id);
+        const shared_route route = co_await c.execd_endpoint(sandbox_id);
         exec_result ran;
         std::exception_ptr failed;
         try {
-            ran = co_await run_command(c, sandbox_id, endpoint, cmd, exec_end, seen);
+            ran = co_await run_command(c, sandbox_id, *route, cmd, exec_end, seen);
         } catch (const api_error&) {
             throw;  // the reply says what happened; the sandbox's status adds nothing
         } catch (...) {

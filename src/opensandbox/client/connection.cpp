@@ -70,12 +70,14 @@ awaitable<void> connection::open(const origin& to, clock::time_point deadline) {
     if (ec) fail(ec, phase::connect);
 }
 
-awaitable<void> connection::read_final_header(std::optional<stream_parser>& slot, clock::time_point deadline) {
+template <class Parser>
+awaitable<void> connection::read_final_header(std::optional<Parser>& slot, clock::time_point deadline,
+                                              boost::optional<std::uint64_t> body_limit) {
     for (int interim = 0;; ++interim) {
         if (interim > max_interim_replies) fail(make_error_code(errc::malformed_response), phase::receive);
-        stream_parser& parser = slot.emplace();
+        Parser& parser = slot.emplace();
         parser.header_limit(max_header_bytes);
-        parser.body_limit(boost::none);  // the reader bounds what it keeps
+        parser.body_limit(body_limit);
         error_code ec;
         expire_at(deadline);
         auto operation = on_stream([&](auto& s) {
@@ -86,6 +88,8 @@ awaitable<void> connection::read_final_header(std::optional<stream_parser>& slot
         if (!is_interim(parser.get().result_int())) co_return;
     }
 }
+template awaitable<void> connection::read_final_header(std::optional<stream_parser>&, clock::time_point,
+                                                       boost::optional<std::uint64_t>);
 
 awaitable<void> connection::read_more(stream_parser& parser, clock::time_point deadline) {
     constexpr std::size_t read_size = 16 << 10;
@@ -102,22 +106,16 @@ awaitable<void> connection::read_more(stream_parser& parser, clock::time_point d
 }
 
 awaitable<string_response> connection::receive(std::size_t max_body, clock::time_point deadline) {
-    for (int interim = 0; interim <= max_interim_replies; ++interim) {
-        beast_http::response_parser<beast_http::string_body> parser;
-        parser.header_limit(max_header_bytes);
-        parser.body_limit(max_body);
-        error_code ec;
-        expire_at(deadline);
-        auto operation = on_stream([&](auto& s) {
-            return beast_http::async_read(s, buffer_, parser, with_code(ec));
-        });
-        co_await std::move(operation);
-        if (ec) fail(ec, phase::receive);
-        if (is_interim(parser.get().result_int())) continue;
-        reusable_ = parser.get().keep_alive();
-        co_return parser.release();
-    }
-    fail(make_error_code(errc::malformed_response), phase::receive);
+    std::optional<beast_http::response_parser<beast_http::string_body>> slot;
+    co_await read_final_header(slot, deadline, std::uint64_t{max_body});
+    auto& parser = *slot;
+    error_code ec;
+    expire_at(deadline);
+    auto operation = on_stream([&](auto& s) { return beast_http::async_read(s, buffer_, parser, with_code(ec)); });
+    co_await std::move(operation);
+    if (ec) fail(ec, phase::receive);
+    reusable_ = parser.get().keep_alive();
+    co_return parser.release();
 }
 
 bool connection::still_open() noexcept {

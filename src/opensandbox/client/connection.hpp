@@ -97,7 +97,7 @@ public:
     template <class OnHead, class OnBytes>
     awaitable<void> receive_stream(clock::time_point deadline, stream_limits limits, OnHead on_head, OnBytes on_bytes) {
         std::optional<stream_parser> slot;
-        co_await read_final_header(slot, deadline);
+        co_await read_final_header(slot, deadline, boost::none);  // the reader bounds what it keeps
         stream_parser& parser = *slot;
         on_head(parser.get().base());
         std::array<char, 8192> chunk{};
@@ -138,7 +138,10 @@ private:
     void expire_at(clock::time_point deadline) { plain().expires_at(deadline); }
 
     // Reads headers until a final (non-1xx) one; the parser is re-made for each interim.
-    awaitable<void> read_final_header(std::optional<stream_parser>& slot, clock::time_point deadline);
+    // Defined for `stream_parser` and the string reply parser.
+    template <class Parser>
+    awaitable<void> read_final_header(std::optional<Parser>& slot, clock::time_point deadline,
+                                      boost::optional<std::uint64_t> body_limit);
     // Reads what the socket has into the buffer; an end of stream ends the parser's message
     // (or fails it as cut short).
     awaitable<void> read_more(stream_parser& parser, clock::time_point deadline);

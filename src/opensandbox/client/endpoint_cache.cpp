@@ -4,20 +4,20 @@
 
 namespace ngfail::opensandbox::detail {
 
-std::optional<endpoint_info> endpoint_cache::find(std::string_view sandbox_id, int port) {
+shared_route endpoint_cache::find(std::string_view sandbox_id, int port) {
     const std::lock_guard lock(mutex_);
     const auto found = entries_.find(key(sandbox_id, port));
-    if (found == entries_.end()) return std::nullopt;
+    if (found == entries_.end()) return nullptr;
     if (clock::now() >= found->second.expires) {
         recency_.erase(found->second.use);
         entries_.erase(found);
-        return std::nullopt;
+        return nullptr;
     }
     recency_.splice(recency_.begin(), recency_, found->second.use);
-    return found->second.endpoint;
+    return found->second.route;
 }
 
-void endpoint_cache::store(std::string_view sandbox_id, int port, const endpoint_info& endpoint) {
+void endpoint_cache::store(std::string_view sandbox_id, int port, shared_route route) {
     if (capacity_ == 0) return;
     const std::lock_guard lock(mutex_);
     key k(sandbox_id, port);
@@ -31,7 +31,7 @@ void endpoint_cache::store(std::string_view sandbox_id, int port, const endpoint
     }
     recency_.push_front(k);
     const auto lives = std::min<clock::duration>(time_to_live_, std::chrono::hours(24 * 365));  // no overflow
-    entries_.emplace(std::move(k), entry{endpoint, clock::now() + lives, recency_.begin()});
+    entries_.emplace(std::move(k), entry{std::move(route), clock::now() + lives, recency_.begin()});
 }
 
 void endpoint_cache::forget(std::string_view sandbox_id) {

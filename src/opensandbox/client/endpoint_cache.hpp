@@ -6,30 +6,40 @@
 
 #include <ngfail/opensandbox/client.hpp>
 
+#include "reply.hpp"
+
 #include <chrono>
 #include <list>
 #include <map>
+#include <memory>
 #include <mutex>
-#include <optional>
 #include <string>
 #include <string_view>
 
 namespace ngfail::opensandbox::detail {
+
+// An endpoint as the server gave it (its headers go on every request) and where it leads,
+// parsed once: shared, so that an exec takes it with one reference count, not a copy.
+struct execd_route {
+    endpoint_info endpoint;
+    target where;
+};
+using shared_route = std::shared_ptr<const execd_route>;
 
 class endpoint_cache {
 public:
     endpoint_cache(std::size_t capacity, std::chrono::milliseconds time_to_live)
         : capacity_(capacity), time_to_live_(time_to_live) {}
 
-    [[nodiscard]] std::optional<endpoint_info> find(std::string_view sandbox_id, int port);
-    void store(std::string_view sandbox_id, int port, const endpoint_info& endpoint);
+    [[nodiscard]] shared_route find(std::string_view sandbox_id, int port);  // null when absent
+    void store(std::string_view sandbox_id, int port, shared_route route);
     void forget(std::string_view sandbox_id);
 
 private:
     using clock = std::chrono::steady_clock;
     using key = std::pair<std::string, int>;
     struct entry {
-        endpoint_info endpoint;
+        shared_route route;
         clock::time_point expires;
         std::list<key>::iterator use;  // its place in the recency order
     };

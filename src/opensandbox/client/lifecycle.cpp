@@ -22,10 +22,6 @@ json::value create_body(const create_request& request) {
 
 json::value renew_body(std::string_view expires_at) { return json::object{{"expiresAt", expires_at}}; }
 
-std::string sandbox_path(std::string_view sandbox_id, std::string_view suffix = {}) {
-    return "/sandboxes/" + path_segment(sandbox_id) + std::string(suffix);
-}
-
 std::string list_path(const list_request& request) {
     std::string query = "?page=" + std::to_string(std::max(1, request.page)) +
                         "&pageSize=" + std::to_string(std::max(1, request.page_size));

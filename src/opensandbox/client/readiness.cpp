@@ -3,8 +3,6 @@
 namespace ngfail::opensandbox::detail {
 namespace {
 
-std::string sandbox_path(std::string_view sandbox_id) { return "/sandboxes/" + path_segment(sandbox_id); }
-
 // A sandbox the create left Failed or Terminated is deleted (within the call's deadline),
 // unless the caller keeps it; the reason says which, so nothing is left behind unsaid.
 awaitable<std::string> clean_up_failed_sandbox(const call_context& c, const create_request& request,

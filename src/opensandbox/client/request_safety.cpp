@@ -42,6 +42,10 @@ bool breaks_a_line(std::string_view value) noexcept {
 
 std::string path_segment(std::string_view value) { return percent_encode(value, is_unreserved); }
 
+std::string sandbox_path(std::string_view sandbox_id, std::string_view suffix) {
+    return "/sandboxes/" + path_segment(sandbox_id) + std::string(suffix);
+}
+
 std::string path_prefix(std::string_view value) { return percent_encode(value, is_path_character); }
 
 }  // namespace ngfail::opensandbox::detail

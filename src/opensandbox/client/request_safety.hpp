@@ -15,6 +15,9 @@ namespace ngfail::opensandbox::detail {
 // set is percent-encoded, so "a b/c?d" stays one segment.
 [[nodiscard]] std::string path_segment(std::string_view value);
 
+// The lifecycle API's path of one sandbox, `/sandboxes/{id}`, then `suffix` as given.
+[[nodiscard]] std::string sandbox_path(std::string_view sandbox_id, std::string_view suffix = {});
+
 // A path prefix from an endpoint: its '/' separators, existing %-escapes and the characters
 // RFC 3986 allows in a path are kept; anything else (a space, a quote) is percent-encoded.
 [[nodiscard]] std::string path_prefix(std::string_view value);
