@@ -1,7 +1,9 @@
 // The OpenSandbox client against a running `ngfail serve`, for benchmarks/run, beside the
 // official TypeScript SDK measured against the same server (tests/conformance/sdk_benchmark.mjs):
 // exec round trips one at a time (and the floor: the same request bytes with bare Beast on
-// one kept-alive connection, nothing classified; the two in alternating blocks), `parallel` execs at once from one thread,
+// one kept-alive connection, nothing classified, read asynchronously on the same io_context
+// as the client and, for context, blocking; in alternating blocks), `parallel` execs at once
+// from one thread,
 // memory per exec in flight, the threads those add, and the same load with 5% of execs
 // faulted (every outcome must be a success or the injected failure, classified).
 // Prints Google Benchmark JSON; values that are not times say their unit in their name.
@@ -106,7 +108,7 @@ double one_at_a_time(asio::io_context& io, client& c, const std::string& id, con
 // sandbox's endpoint, the reply read whole and nothing classified.
 class bare_beast {
 public:
-    bare_beast(client& c, const std::string& id) : socket_(io_) {
+    bare_beast(client& c, const std::string& id, asio::io_context& io) : socket_(io) {
         const auto endpoint = c.endpoint(id);
         const std::string& text = endpoint.endpoint;
         const auto colon = text.find(':');
@@ -124,6 +126,7 @@ public:
         req_.prepare_payload();
     }
 
+    // Blocking reads: the thread sleeps in recv.
     double per_exec(int rounds) {
         const auto start = clock_type::now();
         for (int i = 0; i < rounds; ++i) {
@@ -134,8 +137,23 @@ public:
         return ns_since(start) / rounds;
     }
 
+    // Asynchronous reads on the socket's io_context, as the client's asynchronous face does:
+    // the same reactor, so what is left between the two is the client's own work.
+    double per_exec_async(asio::io_context& io, int rounds) {
+        const auto start = clock_type::now();
+        asio::co_spawn(io, [&]() -> asio::awaitable<void> {
+            for (int i = 0; i < rounds; ++i) {
+                co_await http::async_write(socket_, req_, asio::use_awaitable);
+                http::response<http::string_body> res;
+                co_await http::async_read(socket_, buffer_, res, asio::use_awaitable);
+            }
+        }, asio::detached);
+        io.restart();
+        io.run();
+        return ns_since(start) / rounds;
+    }
+
 private:
-    asio::io_context io_;
     asio::ip::tcp::socket socket_;
     http::request<http::string_body> req_;
     boost::beast::flat_buffer buffer_;
@@ -171,16 +189,20 @@ int main(int argc, char** argv) {
     // One at a time, each awaited before the next.
     int failed = 0;
     // In alternating blocks, so that the machine's noise falls on both alike; the medians.
-    bare_beast floor(blocking, id);
+    bare_beast floor(blocking, id, io);
     (void)one_at_a_time(io, c, id, echo, 50, failed);  // warm up
     (void)floor.per_exec(50);
-    std::vector<double> client_blocks, floor_blocks;
+    (void)floor.per_exec_async(io, 50);
+    std::vector<double> client_blocks, floor_blocks, blocking_floor_blocks;
+    const int block_rounds = std::max(1, rounds / 10);
     for (int block = 0; block < 10; ++block) {
-        client_blocks.push_back(one_at_a_time(io, c, id, echo, std::max(1, rounds / 10), failed));
-        floor_blocks.push_back(floor.per_exec(std::max(1, rounds / 10)));
+        client_blocks.push_back(one_at_a_time(io, c, id, echo, block_rounds, failed));
+        floor_blocks.push_back(floor.per_exec_async(io, block_rounds));
+        blocking_floor_blocks.push_back(floor.per_exec(block_rounds));
     }
     results.push_back(entry("client_exec_one_at_a_time", median(client_blocks)));
     results.push_back(entry("floor_exec_one_at_a_time", median(floor_blocks)));
+    results.push_back(entry("blocking_floor_exec_one_at_a_time", median(blocking_floor_blocks)));
 
     // `parallel` at once; the threads the process has meanwhile.
     const std::size_t threads_before = threads();
