@@ -10,11 +10,11 @@ namespace detail {
 
 constexpr std::size_t max_reason_bytes = 2000;
 
-event_state* new_event_state(std::string_view kind_name, std::string_view reason) {
+event_state* new_event_state(std::string_view kind_name, std::string_view reason, event_details&& details) {
     const std::string_view separator = reason.empty() ? std::string_view() : std::string_view(": ");
     const std::size_t text_size = kind_name.size() + separator.size() + reason.size();
     void* block = ::operator new(sizeof(event_state) + text_size + 1);
-    auto* state = new (block) event_state;
+    auto* state = new (block) event_state(std::move(details));
     char* text = reinterpret_cast<char*>(state + 1);
     kind_name.copy(text, kind_name.size());
     separator.copy(text + kind_name.size(), separator.size());
@@ -29,14 +29,14 @@ event_state* new_event_state(std::string_view kind_name, std::string_view reason
 failure make_record(event_info&& info, event_details&& details, const event_id& id, std::string_view kind_text) {
     const std::error_code code = is_kind(info.kind) ? info.kind : make_error_code(kind::undetermined);
     truncate_utf8(info.reason, max_reason_bytes);
-    auto* state = new_event_state(kind_text.empty() ? ngfail::kind_name(code) : kind_text, info.reason);
+    auto* state = new_event_state(kind_text.empty() ? ngfail::kind_name(code) : kind_text, info.reason,
+                                  std::move(details));
     failure owner = event_access::adopt(state);  // frees the record if anything below throws
     state->id = id.is_nil() ? event_id::generate() : id;
     state->code = code;
     state->boundary = info.boundary;
     state->stage = info.stage;
     state->http_status = info.http_status;
-    state->details = std::move(details);
     state->cause = std::move(info.cause);
     return owner;
 }
@@ -44,14 +44,13 @@ failure make_record(event_info&& info, event_details&& details, const event_id& 
 failure with_cause(const failure& f, std::exception_ptr cause) {
     const event_state* original = event_access::state(f);
     if (!original) return f;
-    auto* copy = new_event_state(original->kind_name(), original->reason());
+    auto* copy = new_event_state(original->kind_name(), original->reason(), event_details(original->details));
     failure owner = event_access::adopt(copy);
     copy->id = original->id;
     copy->code = original->code;
     copy->boundary = original->boundary;
     copy->stage = original->stage;
     copy->http_status = original->http_status;
-    copy->details = original->details;
     copy->cause = std::move(cause);
     copy->dropped_events = original->dropped_events;
     return owner;

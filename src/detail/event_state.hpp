@@ -14,6 +14,8 @@ namespace ngfail::detail {
 // so creating a record is one allocation and what() needs none. Make one with
 // `new_event_state`; `destroy` frees it.
 struct event_state : state_header {
+    explicit event_state(event_details&& d) noexcept : details(std::move(d)) {}
+
     event_id id;
     std::error_code code;
     std::string_view text;  // points just past this object
@@ -32,8 +34,9 @@ struct event_state : state_header {
     [[nodiscard]] std::string_view kind_name() const noexcept { return text.substr(0, kind_size); }
 };
 
-// A record with room for `text`, copied in; throws std::bad_alloc.
-[[nodiscard]] event_state* new_event_state(std::string_view kind_name, std::string_view reason);
+// A record with room for `text`, copied in, and `details` moved in; throws std::bad_alloc.
+[[nodiscard]] event_state* new_event_state(std::string_view kind_name, std::string_view reason,
+                                           event_details&& details);
 
 // A new record with `id` (a fresh one when nil); throws std::bad_alloc when memory runs out.
 // `kind_text` is the kind's wire name as received, kept verbatim (default: the code's name).
