@@ -10,13 +10,13 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
-#include <optional>
-#include <string>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <set>
-#include <vector>
 #include <span>
+#include <string>
+#include <vector>
 
 namespace ngfail::detail {
 namespace {
@@ -431,9 +431,15 @@ bool reader::begin_member(std::string_view key, json::error_code& ec) {
         return true;
     }
     if (!f.other_keys.emplace(key).second) return duplicate(key, ec);
-    const bool untyped = f.object == expect::details && fields.data() == untyped_details_fields.data();
-    if (untyped) held_.push_back(held_member{.key = std::string(key)});
-    pending_ = untyped ? expect::held : expect::ignored;
+    // Held until the type comes, when some type defines it: at most one per name, so what a
+    // details object holds is bounded by the schema, not by the document.
+    const bool held = f.object == expect::details && fields.data() == untyped_details_fields.data() &&
+                      std::any_of(details_kinds.begin(), details_kinds.end(), [&](const details_kind& kind) {
+                          return std::any_of(kind.fields.begin(), kind.fields.end(),
+                                             [&](const field& x) { return x.name == key; });
+                      });
+    if (held) held_.push_back(held_member{.key = std::string(key)});
+    pending_ = held ? expect::held : expect::ignored;
     pending_field_ = nullptr;
     return true;
 }
