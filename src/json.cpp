@@ -272,6 +272,17 @@ void emit(Sink& s, const failure_report& r) {
     if (r.dropped_events != 0) s.integer("dropped_events", static_cast<std::int64_t>(r.dropped_events));
 }
 
+// `value` as compact JSON text, in a buffer made for about `expected` bytes.
+template <class Value>
+std::string write_text(const Value& value, std::size_t expected) {
+    text_buffer out(expected);
+    {
+        text_sink sink(out);  // closes the object as it goes
+        emit(sink, value);
+    }
+    return std::move(out).take();
+}
+
 // ---- reading ------------------------------------------------------------------------------------
 
 constexpr std::size_t max_quoted = 64;
@@ -471,22 +482,10 @@ std::string to_json(const failure_report& report, const limits& lim) {
     return detail::write_report(report);
 }
 
-std::string to_json(const event_record& record) {
-    text_buffer out(384);
-    {
-        text_sink sink(out);
-        emit(sink, record);
-    }
-    return std::move(out).take();
-}
+std::string to_json(const event_record& record) { return write_text(record, 384); }
 
 std::string detail::write_report(const failure_report& report) {
-    text_buffer out(256 + 384 * report.events.size());
-    {
-        text_sink sink(out);
-        emit(sink, report);
-    }
-    return std::move(out).take();
+    return write_text(report, 256 + 384 * report.events.size());
 }
 
 result<json::value> parse_json(std::string_view text, const limits& lim) {

@@ -83,10 +83,11 @@ std::size_t digits(std::size_t n) { return std::to_string(n).size(); }
 // Sixteen bytes at a time in the compiler's vector types (SSE2 on x86-64, NEON on arm64, plain
 // words elsewhere): a byte below 0x20 or above 0x7e is 0x20 or more above 0x7e - 0x20 once
 // 0x20 is subtracted. The position of a bad byte is looked for only on failure.
+bool outside_printable_ascii(char c) noexcept { return static_cast<unsigned char>(c - 0x20) > 0x5e; }
+
 bool all_printable_ascii(std::string_view text) noexcept {
     using bytes16 = unsigned char __attribute__((vector_size(16)));
     using mask16 = signed char __attribute__((vector_size(16)));
-    const auto outside = [](char c) { return static_cast<unsigned char>(c - 0x20) > 0x5e; };
     mask16 any_outside{};
     std::size_t i = 0;
     for (; i + 16 <= text.size(); i += 16) {
@@ -97,7 +98,7 @@ bool all_printable_ascii(std::string_view text) noexcept {
     std::array<std::uint64_t, 2> words{};
     std::memcpy(words.data(), &any_outside, 16);
     return (words[0] | words[1]) == 0 &&
-           std::none_of(text.begin() + static_cast<std::ptrdiff_t>(i), text.end(), outside);
+           std::none_of(text.begin() + static_cast<std::ptrdiff_t>(i), text.end(), outside_printable_ascii);
 }
 
 // The size of the report's JSON, kept as events are dropped, so that each drop costs O(1)
@@ -206,8 +207,7 @@ result<failure_report> decode_header(std::string_view value, const limits& lim) 
                          std::to_string(lim.max_header_bytes));
     }
     if (!all_printable_ascii(value)) {
-        const auto outside = [](char c) { return static_cast<unsigned char>(c - 0x20) > 0x5e; };
-        const auto bad = std::find_if(value.begin(), value.end(), outside);
+        const auto bad = std::find_if(value.begin(), value.end(), outside_printable_ascii);
         return violation("failure header: byte " + std::to_string(bad - value.begin()) + " is not printable ASCII");
     }
     return report_from_json(value, lim);

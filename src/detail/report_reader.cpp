@@ -171,63 +171,43 @@ private:
 
 // ---- the schema: one table per object ------------------------------------------------------------
 
-template <auto member>
-std::string* record_text(reader& r) {
-    return &(r.record().*member);
+// Where a member goes: the object, then the member of it. One shape for every table: a
+// string filled as it arrives, a token parsed and kept when it parses, a number kept.
+failure_report& report_object(reader& r) noexcept { return r.report(); }
+event_record& record_object(reader& r) noexcept { return r.record(); }
+template <class Details>
+Details& details_object(reader& r) noexcept {
+    return std::get<Details>(r.record().details);
 }
+
 std::string* text_slot(std::string& s) noexcept { return &s; }
 std::string* text_slot(std::optional<std::string>& s) { return &s.emplace(); }
-template <class Details, auto member>
-std::string* details_text(reader& r) {
-    return text_slot(std::get<Details>(r.record().details).*member);
+
+template <auto object, auto member>
+std::string* text_into(reader& r) {
+    return text_slot(object(r).*member);
 }
-template <auto member>
-bool report_id(reader& r, std::string_view text) {
-    const auto id = parse_event_id(text);
-    if (id) r.report().*member = *id;
-    return id.has_value();
+template <auto object, auto member, auto parse>
+bool parsed_into(reader& r, std::string_view text) {
+    const auto value = parse(text);
+    if (value) object(r).*member = *value;
+    return value.has_value();
 }
+template <auto object, auto member>
+void number_into(reader& r, std::int64_t n) {
+    using number = typename std::remove_reference_t<decltype(object(r).*member)>::value_type;
+    object(r).*member = number(n);
+}
+void report_dropped(reader& r, std::int64_t n) { r.report().dropped_events = static_cast<std::size_t>(n); }
+
 // The event_id member: most often the very text of its key, read already.
 bool record_own_id(reader& r, std::string_view text) {
     if (text == r.event_key()) {
         r.record().id = r.event_key_id();
         return true;
     }
-    const auto id = parse_event_id(text);
-    if (id) r.record().id = *id;
-    return id.has_value();
+    return parsed_into<record_object, &event_record::id, parse_event_id>(r, text);
 }
-template <auto member>
-bool record_id(reader& r, std::string_view text) {
-    const auto id = parse_event_id(text);
-    if (id) r.record().*member = *id;
-    return id.has_value();
-}
-template <auto member, auto parse>
-bool record_enum(reader& r, std::string_view text) {
-    const auto value = parse(text);
-    if (value) r.record().*member = *value;
-    return value.has_value();
-}
-template <class Details, auto member, auto parse>
-bool details_enum(reader& r, std::string_view text) {
-    const auto value = parse(text);
-    if (value) std::get<Details>(r.record().details).*member = *value;
-    return value.has_value();
-}
-template <auto member>
-void record_int(reader& r, std::int64_t n) {
-    r.record().*member = static_cast<int>(n);
-}
-template <class Details, auto member>
-void details_int(reader& r, std::int64_t n) {
-    std::get<Details>(r.record().details).*member = static_cast<int>(n);
-}
-template <class Details, auto member>
-void details_seconds(reader& r, std::int64_t n) {
-    std::get<Details>(r.record().details).*member = std::chrono::seconds(n);
-}
-void report_dropped(reader& r, std::int64_t n) { r.report().dropped_events = static_cast<std::size_t>(n); }
 
 constexpr std::string_view not_a_uuid = "is not a UUID";
 constexpr std::string_view not_known = "is not a known value";
@@ -245,19 +225,19 @@ constexpr field integer_field(std::string_view name, void (*integer)(reader&, st
 }
 
 constexpr std::array report_fields{
-    token_field("failure_id", report_id<&failure_report::failure_id>, not_a_uuid),
+    token_field("failure_id", parsed_into<report_object, &failure_report::failure_id, parse_event_id>, not_a_uuid),
     field{.name = "events", .value = expect::events, .required = true},
     integer_field("dropped_events", report_dropped, 0, std::int64_t{1} << 40),
 };
 
 constexpr std::array record_fields{
     token_field("event_id", record_own_id, not_a_uuid, true),
-    text_field("failure_kind", record_text<&event_record::kind>, true),  // its code is set once accepted
-    text_field("failure_reason", record_text<&event_record::reason>),
-    token_field("boundary", record_enum<&event_record::boundary, parse_boundary>, not_known),
-    token_field("stage", record_enum<&event_record::stage, parse_stage>, not_known),
-    integer_field("http_status", record_int<&event_record::http_status>, int_min, int_max),
-    token_field("cause_id", record_id<&event_record::cause_id>, not_a_uuid),
+    text_field("failure_kind", text_into<record_object, &event_record::kind>, true),  // its code is set once accepted
+    text_field("failure_reason", text_into<record_object, &event_record::reason>),
+    token_field("boundary", parsed_into<record_object, &event_record::boundary, parse_boundary>, not_known),
+    token_field("stage", parsed_into<record_object, &event_record::stage, parse_stage>, not_known),
+    integer_field("http_status", number_into<record_object, &event_record::http_status>, int_min, int_max),
+    token_field("cause_id", parsed_into<record_object, &event_record::cause_id, parse_event_id>, not_a_uuid),
     field{.name = "details", .value = expect::details},
 };
 
@@ -270,33 +250,33 @@ constexpr field typed = {.name = "type", .required = true};
 using sandbox = sandbox_details;
 constexpr std::array sandbox_fields{
     typed,
-    text_field("operation", details_text<sandbox, &sandbox::operation>, true),
-    text_field("provider", details_text<sandbox, &sandbox::provider>),
-    text_field("sandbox_id", details_text<sandbox, &sandbox::sandbox_id>),
-    text_field("execution_id", details_text<sandbox, &sandbox::execution_id>),
-    text_field("provider_status_reason", details_text<sandbox, &sandbox::provider_status_reason>),
-    text_field("provider_code", details_text<sandbox, &sandbox::provider_code>),
-    integer_field("exit_code", details_int<sandbox, &sandbox::exit_code>, int_min, int_max),
-    text_field("signal", details_text<sandbox, &sandbox::signal>),
-    token_field("delivery", details_enum<sandbox, &sandbox::delivery, parse_delivery>, not_known),
-    integer_field("retry_after_s", details_seconds<sandbox, &sandbox::retry_after>, int64_min, int64_max),
+    text_field("operation", text_into<details_object<sandbox>, &sandbox::operation>, true),
+    text_field("provider", text_into<details_object<sandbox>, &sandbox::provider>),
+    text_field("sandbox_id", text_into<details_object<sandbox>, &sandbox::sandbox_id>),
+    text_field("execution_id", text_into<details_object<sandbox>, &sandbox::execution_id>),
+    text_field("provider_status_reason", text_into<details_object<sandbox>, &sandbox::provider_status_reason>),
+    text_field("provider_code", text_into<details_object<sandbox>, &sandbox::provider_code>),
+    integer_field("exit_code", number_into<details_object<sandbox>, &sandbox::exit_code>, int_min, int_max),
+    text_field("signal", text_into<details_object<sandbox>, &sandbox::signal>),
+    token_field("delivery", parsed_into<details_object<sandbox>, &sandbox::delivery, parse_delivery>, not_known),
+    integer_field("retry_after_s", number_into<details_object<sandbox>, &sandbox::retry_after>, int64_min, int64_max),
 };
 using sdk_error = sdk_error_details;
 constexpr std::array sdk_error_fields{
     typed,
-    text_field("error_type", details_text<sdk_error, &sdk_error::error_type>, true),
-    text_field("message", details_text<sdk_error, &sdk_error::message>),
-    integer_field("http_status", details_int<sdk_error, &sdk_error::http_status>, int_min, int_max),
-    text_field("code", details_text<sdk_error, &sdk_error::code>),
-    text_field("request_id", details_text<sdk_error, &sdk_error::request_id>),
+    text_field("error_type", text_into<details_object<sdk_error>, &sdk_error::error_type>, true),
+    text_field("message", text_into<details_object<sdk_error>, &sdk_error::message>),
+    integer_field("http_status", number_into<details_object<sdk_error>, &sdk_error::http_status>, int_min, int_max),
+    text_field("code", text_into<details_object<sdk_error>, &sdk_error::code>),
+    text_field("request_id", text_into<details_object<sdk_error>, &sdk_error::request_id>),
 };
 using model = model_details;
 constexpr std::array model_fields{
     typed,
-    text_field("operation", details_text<model, &model::operation>),
-    text_field("model", details_text<model, &model::model>),
-    integer_field("attempt", details_int<model, &model::attempt>, int_min, int_max),
-    integer_field("retry_after_s", details_seconds<model, &model::retry_after>, int64_min, int64_max),
+    text_field("operation", text_into<details_object<model>, &model::operation>),
+    text_field("model", text_into<details_object<model>, &model::model>),
+    integer_field("attempt", number_into<details_object<model>, &model::attempt>, int_min, int_max),
+    integer_field("retry_after_s", number_into<details_object<model>, &model::retry_after>, int64_min, int64_max),
 };
 
 static_assert(sandbox_fields.size() <= 32 && record_fields.size() <= 32, "frame::seen has a bit per field");
