@@ -98,10 +98,7 @@ awaitable<void> connection::read_more(stream_parser& parser, clock::time_point d
     const auto space = buffer_.prepare(read_size);
     auto operation = on_stream([&](auto& s) { return s.async_read_some(space, with_code(ec)); });
     buffer_.commit(co_await std::move(operation));
-    if (ec == asio::error::eof || ec == asio::ssl::error::stream_truncated) {
-        if (ec == asio::error::eof) parser.put_eof(ec);
-        if (!ec) co_return;
-    }
+    if (ec == asio::error::eof) parser.put_eof(ec);  // ends a message read to its close, or fails it
     if (ec) fail(ec, phase::receive);
 }
 
