@@ -12,6 +12,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <sys/resource.h>
+#include <sys/socket.h>
+
+#include <cctype>
 #include <thread>
 
 namespace {
@@ -40,11 +44,11 @@ reply call(unsigned short port, http::verb verb, const std::string& target, cons
     socket.connect({boost::asio::ip::make_address("127.0.0.1"), port});
     http::request<http::string_body> req(verb, target, 11);
     req.set(http::field::host, "127.0.0.1");
-    for (const auto& [name, value] : headers) req.set(name, value);
     if (!body.empty()) {
         req.set(http::field::content_type, "application/json");
         req.body() = body;
     }
+    for (const auto& [name, value] : headers) req.set(name, value);
     req.prepare_payload();
     http::write(socket, req);
     boost::beast::flat_buffer buffer;
@@ -239,3 +243,270 @@ TEST(embedded_server, faults_added_at_run_time_need_the_api_key) {
 }
 
 }  // namespace
+
+// ---- a stranger on the network (the second review) ----------------------------------------------
+// Each test drives real sockets; where the defect was in framing, with raw bytes.
+
+namespace stranger {
+
+// Sends `bytes` on a fresh connection and reads until the server closes it (or `patience`
+// passes): everything the server sent, raw.
+std::string exchange_raw(unsigned short port, const std::string& bytes, std::chrono::milliseconds patience = 5s) {
+    boost::asio::io_context io;
+    boost::asio::ip::tcp::socket socket(io);
+    socket.connect({boost::asio::ip::make_address("127.0.0.1"), port});
+    boost::asio::write(socket, boost::asio::buffer(bytes));
+    const timeval tv{.tv_sec = static_cast<time_t>(patience.count() / 1000),
+                     .tv_usec = static_cast<suseconds_t>(patience.count() % 1000 * 1000)};
+    ::setsockopt(socket.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    std::string received;
+    char chunk[65536];
+    for (;;) {
+        const auto n = ::recv(socket.native_handle(), chunk, sizeof chunk, 0);
+        if (n <= 0) break;
+        received.append(chunk, static_cast<std::size_t>(n));
+    }
+    return received;
+}
+
+std::string command_id_of(const reply& stream) {
+    return std::string(json::parse(stream.body.substr(0, stream.body.find('\n'))).as_object().at("text").as_string());
+}
+
+std::string multipart_upload(const std::string& path, const std::string& content) {
+    return "--b\r\nContent-Disposition: form-data; name=\"metadata\"\r\n\r\n" +
+           json::serialize(json::object{{"path", path}}) +
+           "\r\n--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"f\"\r\n\r\n" + content + "\r\n--b--\r\n";
+}
+
+reply upload(const embedded_server& s, const std::string& id, const std::string& path, const std::string& content) {
+    return call(s.port(), http::verb::post, "/sandboxes/" + id + "/proxy/44772/files/upload",
+                multipart_upload(path, content), {{"Content-Type", "multipart/form-data; boundary=b"}});
+}
+
+long peak_rss_kib() {
+    rusage usage{};
+    ::getrusage(RUSAGE_SELF, &usage);
+    return usage.ru_maxrss;
+}
+
+}  // namespace stranger
+
+TEST(stranger, paging_numbers_never_wrap_and_bad_ones_are_a_400) {
+    embedded_server s;
+    create(s);
+    for (const std::string query : {"page=4611686018427387904&pageSize=4", "page=9223372036854775807&pageSize=9223372036854775807",
+                                    "page=2&pageSize=9223372036854775807"}) {
+        const auto r = call(s.port(), http::verb::get, "/v1/sandboxes?" + query);
+        ASSERT_EQ(r.status, 200u) << query;
+        EXPECT_TRUE(r.object().at("items").as_array().empty()) << query;
+    }
+    const auto one = call(s.port(), http::verb::get, "/v1/sandboxes?page=1&pageSize=9223372036854775807");
+    EXPECT_EQ(one.object().at("items").as_array().size(), 1u);
+    EXPECT_EQ(one.object().at("pagination").at("totalPages"), 1);
+    for (const std::string query : {"page=0", "pageSize=-1", "page=99999999999999999999", "pageSize=1x", "page="}) {
+        EXPECT_EQ(call(s.port(), http::verb::get, "/v1/sandboxes?" + query).status, 400u) << query;
+    }
+    EXPECT_EQ(call(s.port(), http::verb::get, "/health").status, 200u) << "the server is still up";
+}
+
+TEST(stranger, durations_saturate_or_are_refused_never_wrap_into_the_past) {
+    embedded_server s;
+    const std::string id = create(s);
+    const auto long_timeout = call(s.port(), http::verb::post, "/sandboxes/" + id + "/proxy/44772/command",
+                                   R"({"command":"echo fine","timeout":10000000000000})");
+    EXPECT_THAT(long_timeout.body, HasSubstr("execution_complete")) << "not killed at once";
+    EXPECT_THAT(long_timeout.body, testing::Not(HasSubstr("signal: killed")));
+    const auto beyond_int64 = call(s.port(), http::verb::post, "/sandboxes/" + id + "/proxy/44772/command",
+                                   R"({"command":"echo fine","timeout":18446744073709551615})");
+    EXPECT_THAT(beyond_int64.body, HasSubstr("execution_complete"));
+    for (const std::string timeout : {"10000000000", "0", "-5", "1.5", "\"60\""}) {
+        const auto r = call(s.port(), http::verb::post, "/v1/sandboxes",
+                            R"({"image":{"uri":"python:3.11"},"entrypoint":["x"],"timeout":)" + timeout + "}");
+        EXPECT_EQ(r.status, 400u) << timeout;
+    }
+    for (const std::string when : {"9999-12-31T23:59:59Z", "2300-01-01T00:00:00Z"}) {
+        const auto r = call(s.port(), http::verb::post, "/v1/sandboxes/" + id + "/renew-expiration",
+                            R"({"expiresAt":")" + when + R"("})");
+        EXPECT_EQ(r.status, 400u) << when;
+    }
+    const auto cursor = call(s.port(), http::verb::get, "/sandboxes/" + id + "/proxy/44772/command/x/logs?cursor=-1");
+    EXPECT_EQ(cursor.status, 400u);
+    EXPECT_EQ(status_of(s, id).at("state"), "Running");
+}
+
+TEST(stranger, a_renewal_honours_the_times_offset) {
+    embedded_server s;
+    const std::string id = create(s);
+    const auto r = call(s.port(), http::verb::post, "/v1/sandboxes/" + id + "/renew-expiration",
+                        R"({"expiresAt":"2100-01-01T10:00:00+02:00"})");
+    ASSERT_EQ(r.status, 200u) << r.body;
+    EXPECT_EQ(r.object().at("expiresAt"), "2100-01-01T08:00:00Z");
+}
+
+TEST(stranger, one_sandboxs_execd_cannot_reach_another_sandboxs_commands) {
+    embedded_server s;
+    const std::string a = create(s);
+    const std::string b = create(s, R"(,"secureAccess":true)");
+    const auto endpoint = call(s.port(), http::verb::get, "/v1/sandboxes/" + b + "/endpoints/44772?use_server_proxy=true");
+    const std::string token(endpoint.object().at("headers").at("X-EXECD-ACCESS-TOKEN").as_string());
+    const auto ran = call(s.port(), http::verb::post, "/sandboxes/" + b + "/proxy/44772/command",
+                          R"({"command":"sleep 30","background":true})", {{"X-EXECD-ACCESS-TOKEN", token}});
+    const std::string command = stranger::command_id_of(ran);
+    const std::string through_a = "/sandboxes/" + a + "/proxy/44772/command";
+    EXPECT_EQ(call(s.port(), http::verb::get, through_a + "/status/" + command).status, 404u);
+    const auto logs = call(s.port(), http::verb::get, through_a + "/" + command + "/logs");
+    EXPECT_EQ(logs.status, 400u);
+    EXPECT_THAT(logs.body, testing::Not(HasSubstr("sleep 30")));
+    EXPECT_EQ(call(s.port(), http::verb::delete_, through_a + "?id=" + command).status, 500u);
+    const auto own = call(s.port(), http::verb::get, "/sandboxes/" + b + "/proxy/44772/command/status/" + command, "",
+                          {{"X-EXECD-ACCESS-TOKEN", token}});
+    EXPECT_EQ(own.object().at("running"), true) << "not interrupted through the other sandbox";
+    EXPECT_EQ(call(s.port(), http::verb::get, "/sandboxes/" + b + "/proxy/44772/command/status/" + command).status, 401u)
+        << "and its own execd still wants its token";
+}
+
+TEST(stranger, a_sandboxs_commands_go_with_it_and_its_history_is_bounded) {
+    embedded_server s;
+    const std::string id = create(s);
+    const std::string first = stranger::command_id_of(exec(s, id, "echo first"));
+    std::string last;
+    for (int i = 0; i < 300; ++i) last = stranger::command_id_of(exec(s, id, "echo " + std::to_string(i)));
+    const std::string status = "/sandboxes/" + id + "/proxy/44772/command/status/";
+    EXPECT_EQ(call(s.port(), http::verb::get, status + first).status, 404u) << "the oldest finished are forgotten";
+    EXPECT_EQ(call(s.port(), http::verb::get, status + last).status, 200u);
+
+    // 32 rounds of create, a 2 MiB command, delete: the server's memory stays flat.
+    const std::string big(2 << 20, 'x');
+    const auto round = [&] {
+        const std::string sandbox = create(s);
+        exec(s, sandbox, "echo " + big);
+        call(s.port(), http::verb::delete_, "/v1/sandboxes/" + sandbox);
+    };
+    for (int i = 0; i < 4; ++i) round();  // the allocator's own working set
+    const long before = stranger::peak_rss_kib();
+    for (int i = 0; i < 32; ++i) round();
+    EXPECT_LT(stranger::peak_rss_kib() - before, 40 * 1024) << "KiB kept by 32 deleted sandboxes";
+}
+
+TEST(stranger, open_command_streams_share_a_sandboxs_files_instead_of_copying_them) {
+    embedded_server s;
+    const std::string id = create(s);
+    ASSERT_EQ(stranger::upload(s, id, "/data/big.bin", std::string(8 << 20, 'd')).status, 200u);
+    const long before = stranger::peak_rss_kib();
+    std::vector<std::thread> streams;
+    for (int i = 0; i < 24; ++i) streams.emplace_back([&] { exec(s, id, "sleep 0.5"); });
+    for (auto& t : streams) t.join();
+    EXPECT_LT(stranger::peak_rss_kib() - before, 64 * 1024) << "KiB for 24 command streams beside an 8 MiB file";
+}
+
+TEST(stranger, a_transfer_coding_other_than_final_chunked_is_a_400_and_a_close) {
+    embedded_server s;
+    const std::string id = create(s);
+    const std::string smuggled = "DELETE /v1/sandboxes/" + id + " HTTP/1.1\r\nHost: x\r\n\r\n";
+    for (const std::string coding : {"gzip", "chunked, gzip", "identity"}) {
+        const std::string raw = "POST /v1/sandboxes/" + id + "/pause HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: " +
+                                coding + "\r\n\r\n" + smuggled;
+        const std::string answer = stranger::exchange_raw(s.port(), raw);
+        EXPECT_THAT(answer, testing::StartsWith("HTTP/1.1 400")) << coding;
+        EXPECT_EQ(answer.find("HTTP/1.1", 1), std::string::npos) << "one reply, then the close: " << coding;
+        EXPECT_EQ(call(s.port(), http::verb::get, "/v1/sandboxes/" + id).status, 200u) << "not deleted: " << coding;
+    }
+}
+
+TEST(stranger, a_downloaded_name_cannot_add_header_lines_or_parameters) {
+    embedded_server s;
+    const std::string id = create(s);
+    const std::string path = "/tmp/a\r\nSet-Cookie: stolen=1\r\nX-Injected: yes\"; filename*=evil.txt";
+    ASSERT_EQ(stranger::upload(s, id, path, "content").status, 200u);
+    std::string encoded;
+    for (const unsigned char ch : path) {
+        static constexpr char hex[] = "0123456789ABCDEF";
+        encoded += std::isalnum(ch) != 0 ? std::string(1, static_cast<char>(ch))
+                                         : std::string{'%', hex[ch >> 4], hex[ch & 0xf]};
+    }
+    const auto r = call(s.port(), http::verb::get, "/sandboxes/" + id + "/proxy/44772/files/download?path=" + encoded);
+    ASSERT_EQ(r.status, 200u);
+    EXPECT_EQ(r.body, "content");
+    EXPECT_EQ(r.headers.count("Set-Cookie"), 0u);
+    EXPECT_EQ(r.headers.count("X-Injected"), 0u);
+    const std::string disposition(r.headers[http::field::content_disposition]);
+    EXPECT_EQ(disposition.find_first_of("\r\n"), std::string::npos);
+    EXPECT_THAT(disposition, HasSubstr(R"(filename*=UTF-8''a%0D%0ASet-Cookie)"));
+    std::size_t unescaped_quotes = 0;  // the quoted name opens and closes, nothing ends it early
+    for (std::size_t i = 0; i < disposition.size(); ++i) {
+        if (disposition[i] == '\\') ++i;
+        else if (disposition[i] == '"') ++unescaped_quotes;
+    }
+    EXPECT_EQ(unescaped_quotes, 2u) << disposition;
+}
+
+TEST(stranger, a_half_sent_head_is_dropped_at_the_read_deadline) {
+    embedded_server s({.read_timeout = 300ms});
+    const auto started = std::chrono::steady_clock::now();
+    const std::string answer = stranger::exchange_raw(s.port(), "GET /health HTTP/1.1\r\nHost:", 20s);
+    EXPECT_TRUE(answer.empty());
+    EXPECT_LT(std::chrono::steady_clock::now() - started, 15s) << "closed by the server, not by our patience";
+}
+
+TEST(stranger, past_the_connection_cap_idle_connections_make_room_for_new_ones) {
+    embedded_server s({.max_connections = 8});
+    boost::asio::io_context io;
+    std::vector<boost::asio::ip::tcp::socket> half_sent;
+    for (int i = 0; i < 40; ++i) {
+        auto& socket = half_sent.emplace_back(io);
+        socket.connect({boost::asio::ip::make_address("127.0.0.1"), s.port()});
+        boost::asio::write(socket, boost::asio::buffer(std::string_view("GET /health HTTP/1.1\r\nHo")));
+    }
+    const std::string answer = stranger::exchange_raw(s.port(), "GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    EXPECT_THAT(answer, testing::StartsWith("HTTP/1.1 200"));
+    EXPECT_LE(s.open_connections(), 8u);
+}
+
+TEST(stranger, command_streams_to_http_1_0_are_not_chunked) {
+    embedded_server s;
+    const std::string id = create(s);
+    const std::string body = R"({"command":"echo one-zero"})";
+    const std::string answer = stranger::exchange_raw(
+        s.port(), "POST /sandboxes/" + id + "/proxy/44772/command HTTP/1.0\r\nHost: x\r\nContent-Type: application/json\r\n"
+                  "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body);
+    ASSERT_THAT(answer, testing::StartsWith("HTTP/1.0 200"));
+    const std::string head = answer.substr(0, answer.find("\r\n\r\n"));
+    EXPECT_THAT(head, testing::Not(HasSubstr("chunked")));
+    const std::string events = answer.substr(answer.find("\r\n\r\n") + 4);
+    EXPECT_EQ(events.front(), '{') << "the first event, with no chunk size before it";
+    EXPECT_THAT(events, HasSubstr("execution_complete"));
+}
+
+TEST(stranger, a_head_request_gets_a_head_and_no_body) {
+    embedded_server s;
+    for (const std::string target : {"/health", "/v1/no-such-route"}) {
+        const std::string answer = stranger::exchange_raw(
+            s.port(), "HEAD " + target + " HTTP/1.1\r\nHost: x\r\n\r\nGET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+        const auto first_end = answer.find("\r\n\r\n");
+        ASSERT_NE(first_end, std::string::npos) << target;
+        EXPECT_THAT(answer.substr(first_end + 4), testing::StartsWith("HTTP/1.1 200")) << "the next reply follows at once: " << target;
+    }
+}
+
+TEST(stranger, expect_100_continue_is_answered_before_the_body) {
+    embedded_server s;
+    boost::asio::io_context io;
+    boost::asio::ip::tcp::socket socket(io);
+    socket.connect({boost::asio::ip::make_address("127.0.0.1"), s.port()});
+    const std::string body = R"({"image":{"uri":"python:3.11"},"entrypoint":["x"]})";
+    boost::asio::write(socket, boost::asio::buffer("POST /v1/sandboxes HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n"
+                                                   "Content-Type: application/json\r\nContent-Length: " +
+                                                   std::to_string(body.size()) + "\r\n\r\n"));
+    const timeval tv{.tv_sec = 5, .tv_usec = 0};
+    ::setsockopt(socket.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    char interim[64] = {};
+    const auto n = ::recv(socket.native_handle(), interim, sizeof interim - 1, 0);
+    ASSERT_GT(n, 0) << "no interim reply before the body";
+    EXPECT_THAT(std::string(interim), testing::StartsWith("HTTP/1.1 100 Continue"));
+    boost::asio::write(socket, boost::asio::buffer(body));
+    boost::beast::flat_buffer buffer;
+    http::response<http::string_body> res;
+    http::read(socket, buffer, res);
+    EXPECT_EQ(res.result_int(), 202u);
+}

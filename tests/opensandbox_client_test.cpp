@@ -752,7 +752,13 @@ TEST(endpoints, every_form_the_spec_allows_is_read) {
     const auto as_the_server_is = parse_endpoint("10.0.0.7/route", /*tls=*/true);
     EXPECT_TRUE(as_the_server_is.tls) << "no scheme: the lifecycle server's";
     EXPECT_EQ(as_the_server_is.port, 443);
-    EXPECT_FALSE(parse_endpoint("http://10.0.0.7", /*tls=*/true).tls);
+    EXPECT_TRUE(parse_endpoint("https://10.0.0.7", /*tls=*/false).tls) << "an upgrade is followed";
+    try {
+        (void)parse_endpoint("http://10.0.0.7", /*tls=*/true);
+        ADD_FAILURE() << "an https server's http:// endpoint was followed: the execd token would go in clear";
+    } catch (const std::system_error& e) {
+        EXPECT_EQ(e.code(), ngfail::opensandbox::errc::malformed_response);
+    }
     for (const char* bad : {"", ":80", "h:0", "h:65536", "h:x", "ftp://h/x", "h p:80", "[::1]x"}) {
         EXPECT_THROW((void)parse_endpoint(bad), std::system_error) << bad;
     }

@@ -10,6 +10,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <gmock/gmock.h>
@@ -152,6 +153,30 @@ TEST(keep_alive, a_connection_the_server_closed_while_idle_is_not_used) {
     }
 }
 
+// Every origin's idle connections go once past max_idle_time, not only when their own origin
+// is used again (each sandbox's direct endpoint is an origin of its own, used perhaps once).
+TEST(keep_alive, idle_connections_of_every_origin_close_past_the_idle_time) {
+    embedded_server server;
+    client c({.port = server.port(), .max_idle_time = 200ms});
+    const auto box = c.create({});
+    EXPECT_EQ(c.exec(box.id, {.command = "echo x"}).exit_code, 0);
+    EXPECT_EQ(c.idle_connections(), 2u);  // the lifecycle API and the direct endpoint
+    std::this_thread::sleep_for(400ms);
+    (void)c.list();  // the lifecycle origin only
+    EXPECT_EQ(c.idle_connections(), 1u) << "the direct endpoint's idle connection is closed";
+    for (int i = 0; i < 200 && server.open_connections() > 1; ++i) std::this_thread::sleep_for(10ms);
+    EXPECT_EQ(server.open_connections(), 1u);
+}
+
+TEST(keep_alive, the_connections_kept_are_bounded_in_total) {
+    embedded_server server;
+    client c({.port = server.port(), .max_kept_connections = 1});
+    const auto box = c.create({});
+    EXPECT_EQ(c.exec(box.id, {.command = "echo x"}).exit_code, 0);
+    EXPECT_EQ(c.idle_connections(), 1u);
+    EXPECT_EQ(c.exec(box.id, {.command = "echo y"}).stdout_text, "y\n");
+}
+
 TEST(endpoint_cache, is_dropped_when_the_sandbox_is_killed) {
     embedded_server server;
     client c({.port = server.port()});
@@ -270,6 +295,58 @@ TEST(async_face, cancelled_mid_stream_is_a_cancelled_failure_that_was_delivered)
     EXPECT_EQ(out->error().code(), kind::cancelled) << out->error().what();
     EXPECT_EQ(delivery_of(out->error()), delivery::delivered);  // `init` had named the execution
     EXPECT_LT(std::chrono::steady_clock::now() - start, 10s);
+}
+
+// Runs `make`'s operation on a fresh io_context and cancels it after `after`.
+template <class Make>
+auto cancelled_after(std::chrono::milliseconds after, Make make) {
+    asio::io_context io(1);
+    auto operation = make(io);
+    using value = typename decltype(operation)::value_type;
+    std::optional<ngfail::result<value>> out;
+    asio::cancellation_signal cancel;
+    asio::co_spawn(io, [&]() -> asio::awaitable<void> { out.emplace(co_await std::move(operation)); },
+                   asio::bind_cancellation_slot(cancel.slot(), asio::detached));
+    asio::steady_timer later(io, after);
+    later.async_wait([&](boost::system::error_code) { cancel.emit(asio::cancellation_type::terminal); });
+    io.run();
+    return out;
+}
+
+TEST(async_face, cancelled_between_retries_is_cancelled_and_not_sent) {
+    unsigned short closed_port = 0;
+    {
+        asio::io_context io;
+        asio::ip::tcp::acceptor nothing(io, {asio::ip::make_address("127.0.0.1"), 0});
+        closed_port = nothing.local_endpoint().port();
+    }
+    std::optional<client> c;
+    const auto start = std::chrono::steady_clock::now();
+    const auto out = cancelled_after(300ms, [&](asio::io_context& io) {
+        c.emplace(io.get_executor(), client_options{.port = closed_port,
+                                                    .retries = {.max_attempts = 5, .backoff = 5s, .max_backoff = 5s}});
+        return c->async_list();
+    });
+    ASSERT_TRUE(out && out->has_error());
+    EXPECT_EQ(out->error().code(), kind::cancelled) << "not the last attempt's transport_unreachable: "
+                                                    << out->error().what();
+    EXPECT_EQ(delivery_of(out->error()), delivery::not_sent);
+    EXPECT_LT(std::chrono::steady_clock::now() - start, 4s) << "the wait was cut short";
+}
+
+TEST(async_face, cancelled_while_waiting_for_readiness_names_the_sandbox_it_created) {
+    embedded_server server({.pending_for = 20s});
+    std::optional<client> c;
+    const auto out = cancelled_after(300ms, [&](asio::io_context& io) {
+        c.emplace(io.get_executor(), client_options{.port = server.port(), .timeout = 30s});
+        return c->async_create({.ready_timeout = 25s, .ready_poll = 50ms});
+    });
+    ASSERT_TRUE(out && out->has_error());
+    EXPECT_EQ(out->error().code(), kind::cancelled) << out->error().what();
+    const auto& details = std::get<ngfail::sandbox_details>(out->error().details());
+    ASSERT_TRUE(details.sandbox_id.has_value()) << "the running sandbox must be named";
+    EXPECT_EQ(details.delivery, delivery::delivered) << "it exists";
+    EXPECT_EQ(client({.port = server.port()}).get(*details.sandbox_id).id, *details.sandbox_id);
 }
 
 TEST(async_face, an_awaitable_made_now_may_be_awaited_later) {

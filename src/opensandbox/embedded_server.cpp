@@ -8,7 +8,9 @@ namespace ngfail::opensandbox {
 struct embedded_server::impl {
     explicit impl(server_options options)
         : world(std::move(options)), server([this](emulator::exchange& x) { return emulator::dispatch(world, x); },
-                                            world.options.threads) {
+                                            world.options.threads,
+                                            emulator::server_limits{.read_timeout = world.options.read_timeout,
+                                                                    .max_connections = world.options.max_connections}) {
         world.lifecycle_port = server.listen(world.options.host, world.options.port);
         world.direct_port = server.listen(world.options.host, 0);
         if (!world.options.tls_certificate_file.empty()) {

@@ -90,7 +90,10 @@ struct client_options {
     std::vector<std::string> secret_headers{};
     tls_options tls{};
     std::size_t max_idle_connections = 64;        // kept alive per server for reuse
-    std::chrono::milliseconds max_idle_time{15000};  // an idle connection older is closed
+    std::size_t max_kept_connections = 256;       // kept alive in all (each direct endpoint is a server)
+    // An idle connection older is closed, whichever server it belongs to (at the client's
+    // next request at the latest: the client runs no timer of its own on your executor).
+    std::chrono::milliseconds max_idle_time{15000};
     std::size_t endpoint_cache_size = 1024;       // execd endpoints remembered (0: none)
     std::chrono::milliseconds endpoint_cache_ttl{600000};
 };

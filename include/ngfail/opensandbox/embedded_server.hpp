@@ -91,6 +91,13 @@ struct server_options {
     std::chrono::milliseconds pending_for{0};  // a new sandbox is Pending this long
     std::chrono::milliseconds ping_every{3000};  // execd's keep-alive events on a command stream
     unsigned threads = 2;             // serving every connection
+    // Bounds against a network of strangers. A request's head (and a TLS handshake) must
+    // arrive within `read_timeout` of the previous reply, its body within five minutes;
+    // past `max_connections` open connections (or the descriptors the process may open,
+    // less a reserve) the longest-idle connection is closed to make room, or the new one
+    // when none is idle.
+    std::chrono::milliseconds read_timeout{30000};
+    std::size_t max_connections = 1024;
     // Serve HTTPS on both listeners with this certificate chain and private key (PEM files);
     // plain HTTP when empty. Endpoints keep their form: clients reach them with the scheme
     // they reached the server with, as the official SDKs do.

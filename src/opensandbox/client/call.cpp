@@ -48,7 +48,7 @@ namespace ngfail::opensandbox {
 client::state::state(boost::asio::any_io_executor on, client_options o)
     : options(std::move(o)),
       executor(std::move(on)),
-      pool(options.max_idle_connections, options.max_idle_time),
+      pool(options.max_idle_connections, options.max_kept_connections, options.max_idle_time),
       endpoints(options.endpoint_cache_size, options.endpoint_cache_ttl) {
     auto server = detail::lifecycle_target(options);
     if (auto* problem = std::get_if<std::string>(&server)) {
@@ -206,6 +206,31 @@ std::chrono::milliseconds wait_before_retry(const observation& seen, const retry
     const auto wanted = seen.retry_after ? std::chrono::duration_cast<std::chrono::milliseconds>(*seen.retry_after)
                                          : policy.backoff;
     return std::min(wanted, policy.max_backoff);
+}
+
+failure cancelled_before_retry(const observation& last) noexcept {
+    try {
+        observation seen{.operation = last.operation,
+                         .sandbox_id = last.sandbox_id,
+                         .reason = last.operation + ": cancelled while waiting to retry (the attempt before was not sent)",
+                         .transport_error = make_error_code(errc::cancelled),
+                         .transport_phase = phase::connect};
+        return to_failure(seen);
+    } catch (...) {
+        return failure(kind::cancelled);
+    }
+}
+
+bool is_cancellation(const std::exception_ptr& error) noexcept {
+    try {
+        std::rethrow_exception(error);
+    } catch (const connection_error& e) {
+        return e.code() == errc::cancelled;
+    } catch (const boost::system::system_error& e) {
+        return e.code() == asio::error::operation_aborted;
+    } catch (...) {
+    }
+    return false;
 }
 
 bool may_retry(const failure& f) noexcept {

@@ -117,6 +117,13 @@ struct argument {
 [[nodiscard]] failure refused_request(std::string_view operation, std::string_view sandbox_id,
                                       const std::string& problem, const redactor& secrets);
 
+// The call was cancelled while it waited to repeat an attempt that was not sent (the
+// failed attempt went to the caller's log): `cancelled`, and still not sent.
+[[nodiscard]] failure cancelled_before_retry(const observation& last) noexcept;
+
+// True when `error` is the caller's cancellation reaching an await point.
+[[nodiscard]] bool is_cancellation(const std::exception_ptr& error) noexcept;
+
 // What an attempt is: a coroutine that gives the value, or nothing after recording its
 // evidence in the observation.
 template <class T>
@@ -150,7 +157,7 @@ awaitable<result<T>> call(client::state& client, const call_options& per_call, s
             asio::steady_timer pause(client.executor, wait_before_retry(seen, client.options.retries));
             boost::system::error_code cancelled;
             co_await pause.async_wait(asio::redirect_error(asio::use_awaitable, cancelled));
-            if (cancelled) co_return f;
+            if (cancelled) co_return cancelled_before_retry(seen);
         }
     } catch (...) {  // out of memory while describing a failure
         co_return failure(kind::transport_local_resource);

@@ -1,11 +1,14 @@
 #include "connection.hpp"
 
+#include <algorithm>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/ssl/host_name_verification.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 
 #include <openssl/ssl.h>
+
+#include <algorithm>
 
 namespace ngfail::opensandbox::detail {
 namespace {
@@ -137,25 +140,64 @@ void connection::fail(error_code ec, phase at) {
     throw connection_error(ec, at);
 }
 
+void connection_pool::sweep(clock::time_point now, std::size_t keep, closing& out) {
+    const auto oldest_allowed = now - max_idle_time_;
+    for (auto it = idle_.begin(); it != idle_.end();) {
+        auto& kept = it->second;  // oldest first
+        const auto stale_end = std::find_if(kept.begin(), kept.end(),
+                                            [&](const idle_connection& k) { return k.since >= oldest_allowed; });
+        for (auto k = kept.begin(); k != stale_end; ++k) out.push_back(std::move(k->c));
+        kept_ -= static_cast<std::size_t>(stale_end - kept.begin());
+        kept.erase(kept.begin(), stale_end);
+        it = kept.empty() ? idle_.erase(it) : std::next(it);
+    }
+    while (kept_ > keep) {
+        auto longest = idle_.begin();
+        for (auto it = idle_.begin(); it != idle_.end(); ++it) {
+            if (it->second.front().since < longest->second.front().since) longest = it;
+        }
+        out.push_back(std::move(longest->second.front().c));
+        longest->second.erase(longest->second.begin());
+        --kept_;
+        if (longest->second.empty()) idle_.erase(longest);
+    }
+}
+
 std::unique_ptr<connection> connection_pool::take(const origin& to) {
+    closing stale;  // closed after the lock is released
     const std::lock_guard lock(mutex_);
+    sweep(clock::now(), max_kept_, stale);
     const auto found = idle_.find(to);
     if (found == idle_.end()) return nullptr;
     auto& kept = found->second;
-    const auto oldest_allowed = clock::now() - max_idle_time_;
-    while (!kept.empty()) {
+    std::unique_ptr<connection> usable;
+    while (!kept.empty() && !usable) {
         idle_connection last = std::move(kept.back());
         kept.pop_back();
-        if (last.since >= oldest_allowed && last.c->still_open()) return std::move(last.c);
+        --kept_;
+        if (last.c->still_open()) {
+            usable = std::move(last.c);
+        } else {
+            stale.push_back(std::move(last.c));
+        }
     }
-    return nullptr;
+    if (kept.empty()) idle_.erase(found);
+    return usable;
 }
 
 void connection_pool::give_back(const origin& to, std::unique_ptr<connection> c) {
+    closing stale;
     const std::lock_guard lock(mutex_);
-    if (closed_) return;
+    if (closed_ || max_idle_ == 0 || max_kept_ == 0) return;
+    sweep(clock::now(), max_kept_ - 1, stale);
     auto& kept = idle_[to];
-    if (kept.size() < max_idle_) kept.push_back({std::move(c), clock::now()});
+    if (kept.size() >= max_idle_) {
+        stale.push_back(std::move(kept.front().c));
+        kept.erase(kept.begin());
+        --kept_;
+    }
+    kept.push_back({std::move(c), clock::now()});
+    ++kept_;
 }
 
 void connection_pool::close() {
@@ -164,6 +206,7 @@ void connection_pool::close() {
         const std::lock_guard lock(mutex_);
         closed_ = true;
         closing.swap(idle_);
+        kept_ = 0;
     }
 }
 

@@ -157,12 +157,13 @@ private:
     bool reusable_ = false;
 };
 
-// Idle connections kept per origin for reuse, at most `max_idle` each, none older than
-// `max_idle_time`. Thread-safe.
+// Idle connections kept for reuse: at most `max_idle` per origin and `max_kept` in all (the
+// longest idle goes first), none older than `max_idle_time` whatever its origin (each
+// sandbox's direct endpoint is an origin of its own, used perhaps once). Thread-safe.
 class connection_pool {
 public:
-    connection_pool(std::size_t max_idle, std::chrono::milliseconds max_idle_time)
-        : max_idle_(max_idle), max_idle_time_(max_idle_time) {}
+    connection_pool(std::size_t max_idle, std::size_t max_kept, std::chrono::milliseconds max_idle_time)
+        : max_idle_(max_idle), max_kept_(max_kept), max_idle_time_(max_idle_time) {}
 
     // An idle connection to `to` that is still open, or nothing.
     [[nodiscard]] std::unique_ptr<connection> take(const origin& to);
@@ -180,10 +181,18 @@ private:
         std::unique_ptr<connection> c;
         clock::time_point since;
     };
+    using closing = std::vector<std::unique_ptr<connection>>;
+
+    // Under the lock: moves every connection idle too long, of any origin, into `out`
+    // (closed once the lock is released), and the longest idle while more than `keep` are kept.
+    void sweep(clock::time_point now, std::size_t keep, closing& out);
+
     std::size_t max_idle_;
+    std::size_t max_kept_;
     std::chrono::milliseconds max_idle_time_;
     mutable std::mutex mutex_;
     std::map<origin, std::vector<idle_connection>> idle_;
+    std::size_t kept_ = 0;
     bool closed_ = false;
 };
 

@@ -50,14 +50,19 @@ awaitable<std::optional<sandbox_info>> wait_until_ready(const call_context& c, c
     const auto reserve = std::min<clock::duration>(std::chrono::seconds(2), (c.deadline - clock::now()) / 4);
     const auto give_up = std::min(c.deadline - reserve, deadline_after(request.ready_timeout));
     asio::steady_timer pause(c.shared.executor);
+    // The sandbox exists from here on: whatever ends the wait (a cancellation too) names it.
+    seen.sandbox_id = info.id;
+    seen.sandbox_state = info.state;
     for (;;) {
         const call_context step{c.shared, c.options, give_up, c.secrets};
         bool ready = false;
         try {
             ready = co_await ready_now(step, info);
         } catch (...) {
+            if (is_cancellation(std::current_exception())) throw;
             // not ready yet: the next poll decides
         }
+        seen.sandbox_state = info.state;
         if (ready) co_return info;
         if (is_terminal(info)) {
             co_await record_dead_sandbox(c, request, info, seen);

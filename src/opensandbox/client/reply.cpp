@@ -35,6 +35,8 @@ target parse_endpoint(std::string_view endpoint, bool tls) {
     if (const auto scheme = endpoint.find("://"); scheme != std::string_view::npos) {
         const std::string_view name = endpoint.substr(0, scheme);
         if (name != "http" && name != "https") malformed("the endpoint's scheme is neither http nor https");
+        // Never a downgrade: the execd token and the endpoint's headers would go in clear.
+        if (tls && name == "http") malformed("an https server's endpoint names http://");
         tls = name == "https";
         endpoint.remove_prefix(scheme + 3);
     }

@@ -34,7 +34,8 @@ struct target : origin {
 
 // Every endpoint form the spec allows: `host[:port][/path]`, with or without `http://` or
 // `https://`, the host a name, an IPv4 address or a bracketed IPv6 one. Without a scheme the
-// endpoint is reached as the lifecycle server is (`tls`), as the official SDKs do; without a
+// endpoint is reached as the lifecycle server is (`tls`), as the official SDKs do; an
+// `http://` endpoint of an https server (`tls`) is malformed, never followed; without a
 // port, 80 or 443. A host that is empty or holds a space or a line break is malformed; the
 // path is percent-encoded as needed.
 [[nodiscard]] target parse_endpoint(std::string_view endpoint, bool tls = false);

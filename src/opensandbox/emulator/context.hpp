@@ -11,6 +11,8 @@
 #include <boost/json/value.hpp>
 
 #include <atomic>
+#include <chrono>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -71,5 +73,14 @@ boost::asio::awaitable<void> dispatch(context& c, exchange& x);
 
 // A query parameter's value, percent-decoded.
 [[nodiscard]] std::optional<std::string> query_value(std::string_view target, std::string_view name);
+
+// A whole-number query parameter within [lo, hi]: an empty inner optional when absent,
+// std::nullopt when it is malformed or out of range (the route answers 400).
+[[nodiscard]] std::optional<std::optional<std::int64_t>> number_query(const exchange& x, std::string_view name,
+                                                                      std::int64_t lo, std::int64_t hi);
+
+// The longest any request may make the emulator wait or keep something: durations a
+// client sends saturate here, so no deadline wraps into the past.
+inline constexpr std::chrono::milliseconds longest_wait = std::chrono::hours(24 * 365 * 100);
 
 }  // namespace ngfail::opensandbox::emulator

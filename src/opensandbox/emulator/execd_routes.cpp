@@ -12,7 +12,9 @@
 #include <boost/json/serialize.hpp>
 
 #include <array>
+#include <cctype>
 #include <charconv>
+#include <limits>
 
 namespace ngfail::opensandbox::emulator {
 namespace {
@@ -71,18 +73,59 @@ response invalid_request(const context& c, const exchange& x, std::string_view m
     return c.error_reply(x, 400, "INVALID_REQUEST_BODY", message);
 }
 
+// execd's `timeout` (milliseconds): none when absent, null or not positive; a huge one
+// saturates at the longest wait; std::nullopt when it is not a whole number.
+std::optional<std::optional<std::chrono::milliseconds>> exec_timeout(const json::object& o) {
+    const json::value* t = o.if_contains("timeout");
+    if (!t || t->is_null()) return std::optional<std::chrono::milliseconds>();
+    if (t->is_uint64()) return std::optional(longest_wait);  // past INT64_MAX
+    if (!t->is_int64()) return std::nullopt;
+    if (t->as_int64() <= 0) return std::optional<std::chrono::milliseconds>();
+    return std::optional(std::min(std::chrono::milliseconds(t->as_int64()), longest_wait));
+}
+
+// RFC 6266 with RFC 8187: an ASCII fallback with quotes and backslashes escaped and every
+// other byte that is not printable ASCII replaced, and the exact name percent-encoded, so
+// that no name (CR, LF, NUL, quotes) can end the header or add a parameter.
+std::string attachment_disposition(std::string_view name) {
+    std::string fallback;
+    std::string exact;
+    constexpr std::string_view attr_char = "!#$&+-.^_`|~";
+    constexpr std::string_view hex = "0123456789ABCDEF";
+    for (const char ch : name) {
+        const auto b = static_cast<unsigned char>(ch);
+        if (ch == '"' || ch == '\\') fallback += '\\';
+        fallback += b >= 0x20 && b < 0x7f ? ch : '_';
+        if (std::isalnum(b) != 0 && b < 0x80) {
+            exact += ch;
+        } else if (attr_char.find(ch) != std::string_view::npos) {
+            exact += ch;
+        } else {
+            exact += '%';
+            exact += hex[b >> 4];
+            exact += hex[b & 0xf];
+        }
+    }
+    return "attachment; filename=\"" + fallback + "\"; filename*=UTF-8''" + exact;
+}
+
 enum class ending { completed, killed, terminated, gone };
 
 // Runs a simulated command for `how_long`, sending `ping` every `ping_every` as execd does,
 // until it completes, its timeout kills it, an interrupt terminates it, or the peer or
 // server goes away.
-awaitable<ending> run_for(context& c, exchange& x, const std::string& command_id, std::chrono::milliseconds how_long,
-                          std::optional<std::chrono::milliseconds> timeout) {
+awaitable<ending> run_for(context& c, exchange& x, const call& k, const std::string& command_id,
+                          std::chrono::milliseconds how_long, std::optional<std::chrono::milliseconds> timeout) {
     const auto start = mono_clock::now();
     auto next_ping = start + c.options.ping_every;
     for (;;) {
         const auto now = mono_clock::now();
-        if (c.sandboxes.interrupted(command_id)) co_return ending::terminated;
+        const command_fate fate = c.sandboxes.fate(k.sandbox_id, command_id);
+        if (fate == command_fate::gone) {  // the sandbox was deleted under it: its pod is gone
+            x.close_connection();
+            co_return ending::gone;
+        }
+        if (fate == command_fate::interrupted) co_return ending::terminated;
         if (timeout && now - start >= *timeout) co_return ending::killed;
         if (now - start >= how_long) co_return ending::completed;
         if (now >= next_ping) {
@@ -99,26 +142,28 @@ awaitable<ending> run_for(context& c, exchange& x, const std::string& command_id
 }
 
 // A background command runs on, detached from the request that started it.
-awaitable<void> run_in_background(context& c, std::string command_id, simulated_run plan,
+awaitable<void> run_in_background(context& c, std::string sandbox_id, std::string command_id, simulated_run plan,
                                   std::optional<std::chrono::milliseconds> timeout) {
     asio::steady_timer timer(co_await asio::this_coro::executor);
     const auto start = mono_clock::now();
-    c.sandboxes.append_output(command_id, plan.stdout_text + plan.stderr_text);
+    c.sandboxes.append_output(sandbox_id, command_id, plan.stdout_text + plan.stderr_text);
     for (;;) {
         const auto elapsed = mono_clock::now() - start;
-        if (c.sandboxes.interrupted(command_id)) {
-            c.sandboxes.finish_command(command_id, -1, "signal: terminated");
+        const command_fate fate = c.sandboxes.fate(sandbox_id, command_id);
+        if (fate == command_fate::gone) co_return;  // its sandbox went, and the command with it
+        if (fate == command_fate::interrupted) {
+            c.sandboxes.finish_command(sandbox_id, command_id, -1, "signal: terminated");
             co_return;
         }
         if (timeout && elapsed >= *timeout) {
-            c.sandboxes.finish_command(command_id, -1, "signal: killed");
+            c.sandboxes.finish_command(sandbox_id, command_id, -1, "signal: killed");
             co_return;
         }
         if (elapsed >= plan.runs_for) break;
         timer.expires_after(std::chrono::milliseconds(20));
         co_await timer.async_wait(asio::use_awaitable);
     }
-    c.sandboxes.finish_command(command_id, plan.exit_code,
+    c.sandboxes.finish_command(sandbox_id, command_id, plan.exit_code,
                                plan.exit_code == 0 ? "" : "exit status " + std::to_string(plan.exit_code));
 }
 
@@ -143,19 +188,20 @@ awaitable<void> exec(context& c, exchange& x, call& k) {
     }
     const json::value* background_field = o->if_contains("background");
     const bool background = background_field && background_field->is_bool() && background_field->as_bool();
-    std::optional<std::chrono::milliseconds> timeout;
-    if (const json::value* t = o->if_contains("timeout"); t && t->is_int64() && t->as_int64() > 0) {
-        timeout = std::chrono::milliseconds(t->as_int64());
-    }
-    const auto sandbox = c.sandboxes.find(k.sandbox_id);
-    if (!sandbox) {
-        co_await x.reply(c.not_found(x, k.sandbox_id));
+    const auto timeout = exec_timeout(*o);
+    if (!timeout) {
+        co_await x.reply(invalid_request(c, x, "timeout must be a whole number of milliseconds"));
         co_return;
     }
     using action = fault::action;
     const std::optional<action> misbehave = k.active_fault ? std::optional(k.active_fault->what) : std::nullopt;
     const std::string text(command->as_string());
-    const command_run run = c.sandboxes.start_command(k.sandbox_id, text, background);
+    const auto started_run = c.sandboxes.start_command(k.sandbox_id, text, background);
+    if (!started_run) {
+        co_await x.reply(c.not_found(x, k.sandbox_id));
+        co_return;
+    }
+    const command_run& run = *started_run;
 
     http::response<http::empty_body> head(http::status::ok, x.req().version());
     head.set(http::field::content_type, "text/event-stream");
@@ -176,33 +222,36 @@ awaitable<void> exec(context& c, exchange& x, call& k) {
     if (misbehave == action::signal_exit || misbehave == action::oom_kill) {
         // The process execd waited on died by SIGKILL; an OOM kill also fails the sandbox.
         if (misbehave == action::oom_kill) fail_sandbox(c, k.sandbox_id, c.profile.oom_killed);
-        c.sandboxes.finish_command(run.id, -1, "signal: killed");
+        c.sandboxes.finish_command(k.sandbox_id, run.id, -1, "signal: killed");
         co_await x.chunk(error_frame("-1", "signal: killed"));
         co_await x.end_stream();
         co_return;
     }
-    simulated_run plan = simulate(text, *sandbox);
+    simulated_run plan = simulate(text, [&](const std::string& path) {
+        const auto f = c.sandboxes.file(k.sandbox_id, path);
+        return f ? f->content : nullptr;
+    });
     if (background) {
         co_await x.end_stream();
-        asio::co_spawn(co_await asio::this_coro::executor, run_in_background(c, run.id, std::move(plan), timeout),
-                       asio::detached);
+        asio::co_spawn(co_await asio::this_coro::executor,
+                       run_in_background(c, k.sandbox_id, run.id, std::move(plan), *timeout), asio::detached);
         co_return;
     }
     const auto started = mono_clock::now();
-    const ending how = co_await run_for(c, x, run.id, plan.runs_for, timeout);
+    const ending how = co_await run_for(c, x, k, run.id, plan.runs_for, *timeout);
     if (how == ending::gone) co_return;
     if (how != ending::completed) {
         const std::string_view signal = how == ending::killed ? "signal: killed" : "signal: terminated";
-        c.sandboxes.finish_command(run.id, -1, std::string(signal));
+        c.sandboxes.finish_command(k.sandbox_id, run.id, -1, std::string(signal));
         co_await x.chunk(error_frame("-1", signal));
         co_await x.end_stream();
         co_return;
     }
     if (!plan.stdout_text.empty()) co_await x.chunk(text_frame("stdout", plan.stdout_text));
     if (!plan.stderr_text.empty()) co_await x.chunk(text_frame("stderr", plan.stderr_text));
-    c.sandboxes.append_output(run.id, plan.stdout_text + plan.stderr_text);
+    c.sandboxes.append_output(k.sandbox_id, run.id, plan.stdout_text + plan.stderr_text);
     const std::string error = plan.exit_code == 0 ? "" : "exit status " + std::to_string(plan.exit_code);
-    c.sandboxes.finish_command(run.id, plan.exit_code, error);
+    c.sandboxes.finish_command(k.sandbox_id, run.id, plan.exit_code, error);
     if (misbehave == action::no_terminal_event) {
         // the stream ends cleanly: no error, no execution_complete
     } else if (plan.exit_code == 0) {
@@ -214,13 +263,13 @@ awaitable<void> exec(context& c, exchange& x, call& k) {
     co_await x.end_stream();
 }
 
-awaitable<void> interrupt(context& c, exchange& x, call&) {
+awaitable<void> interrupt(context& c, exchange& x, call& k) {
     const auto id = query_value(x.req().target(), "id");
     if (!id || id->empty()) {
         co_await x.reply(c.error_reply(x, 400, "MISSING_QUERY", "missing command execution id"));
         co_return;
     }
-    if (!c.sandboxes.interrupt(*id)) {
+    if (!c.sandboxes.interrupt(k.sandbox_id, *id)) {
         co_await x.reply(c.error_reply(x, 500, "RUNTIME_ERROR", "no running command " + *id));
         co_return;
     }
@@ -245,7 +294,7 @@ json::object status_json(const command_run& run, const call& k) {
 }
 
 awaitable<void> status(context& c, exchange& x, call& k) {
-    const auto run = c.sandboxes.command(k.param);
+    const auto run = c.sandboxes.command(k.sandbox_id, k.param);
     if (!run) {  // 404, as execd answers an id it does not know (after a restart, say)
         co_await x.reply(c.error_reply(x, 404, "INVALID_REQUEST_BODY", "command not found: " + k.param));
         co_return;
@@ -254,20 +303,26 @@ awaitable<void> status(context& c, exchange& x, call& k) {
 }
 
 awaitable<void> logs(context& c, exchange& x, call& k) {
-    const auto run = c.sandboxes.command(k.param);
+    const auto run = c.sandboxes.command(k.sandbox_id, k.param);
     if (!run || !run->background) {
         const std::string why = run ? "command " + k.param + " is not running in background"
                                     : "command not found: " + k.param;
         co_await x.reply(invalid_request(c, x, why));
         co_return;
     }
-    std::size_t cursor = 0;
-    if (const auto text = query_value(x.req().target(), "cursor")) {
-        std::from_chars(text->data(), text->data() + text->size(), cursor);
+    const auto cursor = number_query(x, "cursor", 0, std::numeric_limits<std::int64_t>::max());
+    if (!cursor) {
+        co_await x.reply(c.error_reply(x, 400, "INVALID_REQUEST_BODY", "cursor must be a byte offset"));
+        co_return;
     }
     // The cursor is a byte offset into the combined output, as execd seeks its log file.
-    response res = c.text_reply(x, 200, run->output.substr(std::min(cursor, run->output.size())), "text/plain; charset=utf-8");
-    res.set("EXECD-COMMANDS-TAIL-CURSOR", std::to_string(run->output.size()));
+    auto out = c.sandboxes.output(k.sandbox_id, k.param, static_cast<std::size_t>(cursor->value_or(0)));
+    if (!out) {
+        co_await x.reply(invalid_request(c, x, "command not found: " + k.param));
+        co_return;
+    }
+    response res = c.text_reply(x, 200, std::move(out->text), "text/plain; charset=utf-8");
+    res.set("EXECD-COMMANDS-TAIL-CURSOR", std::to_string(out->end));
     co_await x.reply(std::move(res));
 }
 
@@ -321,25 +376,22 @@ awaitable<void> upload(context& c, exchange& x, call& k) {
         co_await x.reply(c.error_reply(x, 400, "INVALID_FILE_METADATA", "expected a metadata part with a path, then a file part"));
         co_return;
     }
-    c.sandboxes.update(k.sandbox_id, [&](sandbox_record& s) {
-        for (auto& [file_path, content] : files) {
-            s.files[file_path] = file_entry{.content = std::move(content), .modified_at = wall_clock::now()};
-        }
-    });
+    if (!c.sandboxes.put_files(k.sandbox_id, std::move(files))) {
+        co_await x.reply(c.not_found(x, k.sandbox_id));
+        co_return;
+    }
     co_await x.reply(c.empty_reply(x, 200));
 }
 
 awaitable<void> download(context& c, exchange& x, call& k) {
     const auto path = query_value(x.req().target(), "path");
-    const auto s = c.sandboxes.find(k.sandbox_id);
-    const auto file = s && path ? s->files.find(*path) : decltype(s->files.end()){};
-    if (!s || !path || file == s->files.end()) {
+    const auto file = path ? c.sandboxes.file(k.sandbox_id, *path) : std::nullopt;
+    if (!file) {
         co_await x.reply(c.error_reply(x, 404, "FILE_NOT_FOUND", "file not found: " + path.value_or("")));
         co_return;
     }
-    response res = c.text_reply(x, 200, file->second.content, "application/octet-stream");
-    const std::string name = path->substr(path->rfind('/') + 1);
-    res.set(http::field::content_disposition, "attachment; filename=\"" + name + "\"");
+    response res = c.text_reply(x, 200, *file->content, "application/octet-stream");
+    res.set(http::field::content_disposition, attachment_disposition(path->substr(path->rfind('/') + 1)));
     co_await x.reply(std::move(res));
 }
 

@@ -13,7 +13,12 @@
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/write.hpp>
 
+#include <boost/beast/core/string.hpp>
+
+#include <sys/resource.h>
+
 #include <algorithm>
+#include <cstdint>
 #include <optional>
 
 namespace ngfail::opensandbox::emulator {
@@ -29,46 +34,79 @@ constexpr auto stop_grace = std::chrono::seconds(5);
 
 // ---- exchange ---------------------------------------------------------------------------------
 
+bool safe_header_values(const http::fields& fields) noexcept {
+    for (const auto& field : fields) {
+        if (field.value().find_first_of(std::string_view("\r\n\0", 3)) != std::string_view::npos) return false;
+    }
+    return true;
+}
+
+namespace {
+
+// What is sent instead of a reply whose header would carry CR, LF or NUL.
+response refused_header(unsigned version) {
+    response res(http::status::internal_server_error, version);
+    res.set(http::field::content_type, "text/plain");
+    res.body() = "a header value held CR, LF or NUL and was not sent";
+    return res;
+}
+
+}  // namespace
+
+template <class Op>
+asio::awaitable<bool> exchange::write(Op&& op) {
+    stream_.expires_after(write_timeout_);
+    auto [ec, n] = co_await stream_.with(std::forward<Op>(op));
+    if (ec) close_ = true;
+    co_return !ec;
+}
+
 asio::awaitable<void> exchange::reply(response res) {
+    if (!safe_header_values(res.base())) res = refused_header(req_.version());
     res.version(req_.version());
     res.keep_alive(req_.keep_alive() && !close_);
     res.prepare_payload();
-    auto write = stream_.with([&](auto& s) { return http::async_write(s, res, as_result); });
-    auto [ec, n] = co_await std::move(write);
-    if (ec) close_ = true;
+    if (req_.method() == http::verb::head) {  // the length of the body a GET would get, and no body
+        http::response_serializer<http::string_body> serializer(res);
+        co_await write([&](auto& s) { return http::async_write_header(s, serializer, as_result); });
+        co_return;
+    }
+    co_await write([&](auto& s) { return http::async_write(s, res, as_result); });
 }
 
 asio::awaitable<bool> exchange::begin_stream(http::response<http::empty_body> head) {
+    if (!safe_header_values(head.base())) {
+        co_await reply(refused_header(req_.version()));
+        co_return false;
+    }
     head.version(req_.version());
+    chunked_ = req_.version() >= 11;
+    if (!chunked_) close_ = true;  // the body ends where the connection does
     head.keep_alive(req_.keep_alive() && !close_);
-    head.chunked(true);
+    head.chunked(chunked_);
     http::response_serializer<http::empty_body> serializer(head);
-    auto write = stream_.with([&](auto& s) { return http::async_write_header(s, serializer, as_result); });
-    auto [ec, n] = co_await std::move(write);
-    streaming_ = !ec;
-    if (ec) close_ = true;
-    co_return !ec;
+    streaming_ = co_await write([&](auto& s) { return http::async_write_header(s, serializer, as_result); });
+    co_return streaming_;
 }
 
 asio::awaitable<bool> exchange::chunk(std::string_view text) {
     if (!streaming_) co_return false;
-    const auto piece = http::make_chunk(asio::buffer(text.data(), text.size()));
-    auto write = stream_.with([&](auto& s) { return asio::async_write(s, piece, as_result); });
-    auto [ec, n] = co_await std::move(write);
-    if (ec) {
-        streaming_ = false;
-        close_ = true;
+    const auto bytes = asio::buffer(text.data(), text.size());
+    if (chunked_) {
+        const auto piece = http::make_chunk(bytes);
+        streaming_ = co_await write([&](auto& s) { return asio::async_write(s, piece, as_result); });
+    } else {
+        streaming_ = co_await write([&](auto& s) { return asio::async_write(s, bytes, as_result); });
     }
-    co_return !ec;
+    co_return streaming_;
 }
 
 asio::awaitable<void> exchange::end_stream() {
     if (!streaming_) co_return;
-    const auto last = http::make_chunk_last();
-    auto write = stream_.with([&](auto& s) { return asio::async_write(s, last, as_result); });
-    auto [ec, n] = co_await std::move(write);
     streaming_ = false;
-    if (ec) close_ = true;
+    if (!chunked_) co_return;
+    const auto last = http::make_chunk_last();
+    co_await write([&](auto& s) { return asio::async_write(s, last, as_result); });
 }
 
 asio::awaitable<bool> exchange::wait(std::chrono::milliseconds how_long) {
@@ -86,7 +124,25 @@ asio::awaitable<bool> exchange::wait(std::chrono::milliseconds how_long) {
 
 // ---- the server ------------------------------------------------------------------------------
 
-http_server::http_server(handler h, unsigned threads) : handler_(std::move(h)), thread_count_(std::max(1u, threads)) {}
+namespace {
+
+// The descriptors this process may open, less a reserve for listeners, files and clients in
+// the same process: more connections than that would leave accept() failing for everyone.
+std::size_t descriptor_budget() {
+    constexpr std::size_t reserve = 32;
+    rlimit limit{};
+    if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return SIZE_MAX;
+    const auto available = static_cast<std::size_t>(limit.rlim_cur);
+    return available > 2 * reserve ? available - reserve : available / 2;
+}
+
+}  // namespace
+
+http_server::http_server(handler h, unsigned threads, server_limits limits)
+    : handler_(std::move(h)),
+      limits_(limits),
+      connection_cap_(std::max<std::size_t>(1, std::min(limits.max_connections, descriptor_budget()))),
+      thread_count_(std::max(1u, threads)) {}
 
 http_server::~http_server() { stop(); }
 
@@ -118,23 +174,106 @@ asio::awaitable<void> http_server::accept_loop(listener& l) {
         auto [ec] = co_await l.acceptor.async_accept(socket, as_result);
         if (stopping_) break;
         if (ec) {
-            // Out of descriptors (EMFILE), say: wait, longer each time, rather than spin a core.
+            // Out of descriptors (EMFILE), say: make room, and wait, longer each time, rather than spin a core.
+            shed_idle();
             backoff = std::clamp(backoff * 2, std::chrono::milliseconds(1), std::chrono::milliseconds(100));
             backoff_timer.expires_after(backoff);
             co_await backoff_timer.async_wait(as_result);
             continue;
         }
         backoff = std::chrono::milliseconds(0);
+        if (connections_ >= connection_cap_ && !shed_idle()) {
+            boost::system::error_code ignored;
+            socket.close(ignored);  // every connection is busy: the newest goes
+            continue;
+        }
         ++connections_;
-        asio::co_spawn(session_strand, serve(std::move(socket), session_strand, local_port), asio::detached);
+        asio::co_spawn(session_strand, serve(boost::beast::tcp_stream(std::move(socket)), session_strand, local_port),
+                       asio::detached);
     }
     --accept_loops_;
 }
 
-asio::awaitable<void> http_server::serve(tcp::socket socket, strand on, unsigned short local_port) {
+void http_server::set_idle(tcp::socket* socket, bool idle) {
+    const std::lock_guard lock(sockets_mutex_);
+    if (const auto it = sockets_.find(socket); it != sockets_.end()) {
+        it->second.idle_since = idle ? std::optional(std::chrono::steady_clock::now()) : std::nullopt;
+    }
+}
+
+bool http_server::shed_idle() {
+    const std::lock_guard lock(sockets_mutex_);
+    auto oldest = sockets_.end();
+    for (auto it = sockets_.begin(); it != sockets_.end(); ++it) {
+        if (it->second.idle_since && (oldest == sockets_.end() || *it->second.idle_since < *oldest->second.idle_since)) {
+            oldest = it;
+        }
+    }
+    if (oldest == sockets_.end()) return false;
+    oldest->second.idle_since.reset();  // not chosen twice while its close is on its way
+    close_on_its_strand(oldest->first, oldest->second.on);
+    return true;
+}
+
+// A request read whole, or false when the connection should close. A head must come within
+// the read deadline; framing that RFC 9112 refuses is answered 400 before the connection closes.
+asio::awaitable<bool> http_server::read_request(server_stream& stream, boost::beast::flat_buffer& buffer,
+                                                tcp::socket& socket, std::optional<request>& into) {
+    http::request_parser<http::string_body> parser;
+    parser.body_limit(max_request_body);
+    set_idle(&socket, true);
+    stream.expires_after(limits_.read_timeout);
+    auto [head_error, head_n] =
+        co_await stream.with([&](auto& s) { return http::async_read_header(s, buffer, parser, as_result); });
+    set_idle(&socket, false);
+    const auto refuse = [&](http::status status, std::string_view why) -> asio::awaitable<bool> {
+        response res(status, 11);
+        res.set(http::field::content_type, "text/plain");
+        res.keep_alive(false);
+        res.body() = why;
+        res.prepare_payload();
+        stream.expires_after(limits_.read_timeout);
+        co_await stream.with([&](auto& s) { return http::async_write(s, res, as_result); });
+        co_return false;
+    };
+    if (head_error) {
+        // A peer that left, or sent nothing in time, gets nothing; a malformed head, a 400.
+        if (head_error.category() != http::make_error_code(http::error::end_of_stream).category() ||
+            head_error == http::error::end_of_stream ||
+            head_error == http::error::partial_message) {
+            co_return false;
+        }
+        co_return co_await refuse(http::status::bad_request, "malformed request");
+    }
+    const auto& head = parser.get();
+    // RFC 9112 §6.3: a request whose last transfer coding is not chunked has no knowable length.
+    if (head.count(http::field::transfer_encoding) != 0 && !parser.chunked()) {
+        co_return co_await refuse(http::status::bad_request, "a request's last transfer coding must be chunked");
+    }
+    if (boost::beast::iequals(head[http::field::expect], "100-continue") && head.version() >= 11 &&
+        !parser.is_done()) {
+        const http::response<http::empty_body> go_on(http::status::continue_, 11);
+        stream.expires_after(limits_.read_timeout);
+        auto [ec, n] = co_await stream.with([&](auto& s) { return http::async_write(s, go_on, as_result); });
+        if (ec) co_return false;
+    }
+    stream.expires_after(limits_.body_timeout);
+    auto [body_error, body_n] =
+        co_await stream.with([&](auto& s) { return http::async_read(s, buffer, parser, as_result); });
+    if (body_error == http::error::body_limit) {
+        co_return co_await refuse(http::status::payload_too_large, "request body too large");
+    }
+    if (body_error) co_return false;
+    stream.expires_never();  // the handler may wait as long as it likes between writes
+    into.emplace(parser.release());
+    co_return true;
+}
+
+asio::awaitable<void> http_server::serve(boost::beast::tcp_stream tcp, strand on, unsigned short local_port) {
+    tcp::socket& socket = tcp.socket();
     {
         const std::lock_guard lock(sockets_mutex_);
-        sockets_.emplace(&socket, on);
+        sockets_.emplace(&socket, connection{.on = on});
     }
     boost::system::error_code ec;
     socket.set_option(tcp::no_delay(true), ec);  // as Go's HTTP servers: no Nagle delay on small replies
@@ -142,26 +281,25 @@ asio::awaitable<void> http_server::serve(tcp::socket socket, strand on, unsigned
     boost::beast::flat_buffer buffer;
     std::optional<server_stream::tls_stream> tls;
     if (tls_) {
-        tls.emplace(socket, *tls_);
+        tls.emplace(tcp, *tls_);
+        set_idle(&socket, true);
+        tcp.expires_after(limits_.read_timeout);
         auto [handshake_error] = co_await tls->async_handshake(asio::ssl::stream_base::server, as_result);
+        set_idle(&socket, false);
         if (handshake_error) stopping_connection = true;
     }
-    server_stream stream(socket, tls ? &*tls : nullptr);
+    server_stream stream(tcp, tls ? &*tls : nullptr);
     while (!stopping_ && !stopping_connection) {
-        http::request_parser<http::string_body> parser;
-        parser.body_limit(max_request_body);
-        auto read = stream.with([&](auto& s) { return http::async_read(s, buffer, parser, as_result); });
-        auto [read_error, n] = co_await std::move(read);
-        if (read_error) break;
-        const request req = parser.release();
-        exchange x(stream, req, local_port, stopping_);
+        std::optional<request> req;
+        if (!co_await read_request(stream, buffer, socket, req)) break;
+        exchange x(stream, *req, local_port, stopping_, limits_.read_timeout);
         bool failed = false;
         try {
             co_await handler_(x);
         } catch (...) {
             failed = true;  // a handler that throws ends its connection; the server goes on
         }
-        if (failed || x.closes() || !req.keep_alive()) break;
+        if (failed || x.closes() || !req->keep_alive()) break;
     }
     {
         const std::lock_guard lock(sockets_mutex_);
@@ -190,17 +328,19 @@ void http_server::close_all() {
         });
     }
     const std::lock_guard lock(sockets_mutex_);
-    for (auto& [socket, on] : sockets_) {
-        // On the connection's own strand, and only if it is still open: a connection that
-        // ended meanwhile has left the registry (on that strand) and freed its socket.
-        asio::post(on, [this, socket = socket] {
-            const std::lock_guard still(sockets_mutex_);
-            if (!sockets_.contains(socket)) return;
-            boost::system::error_code ec;
-            socket->shutdown(tcp::socket::shutdown_both, ec);
-            socket->close(ec);
-        });
-    }
+    for (auto& [socket, c] : sockets_) close_on_its_strand(socket, c.on);
+}
+
+// On the connection's own strand, and only if it is still open: a connection that ended
+// meanwhile has left the registry (on that strand) and freed its socket.
+void http_server::close_on_its_strand(tcp::socket* socket, const strand& on) {
+    asio::post(on, [this, socket] {
+        const std::lock_guard still(sockets_mutex_);
+        if (!sockets_.contains(socket)) return;
+        boost::system::error_code ec;
+        socket->shutdown(tcp::socket::shutdown_both, ec);
+        socket->close(ec);
+    });
 }
 
 void http_server::stop() {

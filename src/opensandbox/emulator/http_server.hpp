@@ -9,6 +9,8 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/context.hpp>
 #include <boost/asio/ssl/stream.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/empty_body.hpp>
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/string_body.hpp>
@@ -19,6 +21,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <map>
 #include <string>
 #include <string_view>
@@ -32,29 +35,42 @@ using request = http::request<http::string_body>;
 using response = http::response<http::string_body>;
 using tcp = boost::asio::ip::tcp;
 
-// The bytes of one connection: plain TCP, or TLS over it.
+// The bytes of one connection: plain TCP, or TLS over it. Every read and write runs under
+// the TCP stream's deadline (Beast's tcp_stream), which the server arms before each.
 class server_stream {
 public:
-    using tls_stream = boost::asio::ssl::stream<tcp::socket&>;
-    explicit server_stream(tcp::socket& socket, tls_stream* tls = nullptr) : socket_(socket), tls_(tls) {}
+    using tls_stream = boost::asio::ssl::stream<boost::beast::tcp_stream&>;
+    explicit server_stream(boost::beast::tcp_stream& tcp, tls_stream* tls = nullptr) : tcp_(tcp), tls_(tls) {}
 
     // `op` applied to whichever stream the connection is.
     template <class Op>
     auto with(Op&& op) {
         if (tls_) return op(*tls_);
-        return op(socket_);
+        return op(tcp_);
     }
 
+    // The next reads and writes fail once `how_long` has passed (the connection then closes).
+    void expires_after(std::chrono::steady_clock::duration how_long) { tcp_.expires_after(how_long); }
+    void expires_never() { tcp_.expires_never(); }
+
 private:
-    tcp::socket& socket_;
+    boost::beast::tcp_stream& tcp_;
     tls_stream* tls_;
+};
+
+// What keeps one stranger from holding the server: deadlines and a cap on connections.
+struct server_limits {
+    std::chrono::milliseconds read_timeout{30000};  // a request head, a TLS handshake, one write
+    std::chrono::milliseconds body_timeout{300000};
+    std::size_t max_connections = 1024;
 };
 
 // One request and the ways a handler may answer it: a whole reply, or a chunked stream.
 class exchange {
 public:
-    exchange(server_stream& stream, const request& req, unsigned short local_port, const std::atomic<bool>& stopping)
-        : stream_(stream), req_(req), local_port_(local_port), stopping_(stopping) {}
+    exchange(server_stream& stream, const request& req, unsigned short local_port, const std::atomic<bool>& stopping,
+             std::chrono::milliseconds write_timeout)
+        : stream_(stream), req_(req), local_port_(local_port), stopping_(stopping), write_timeout_(write_timeout) {}
 
     [[nodiscard]] const request& req() const noexcept { return req_; }
     // The listener the request came in on (the lifecycle API's, or a direct endpoint's).
@@ -62,7 +78,9 @@ public:
 
     boost::asio::awaitable<void> reply(response res);
 
-    // A streamed reply: the head (sent chunked), then chunks; false once the peer is gone.
+    // A streamed reply: the head, then pieces of the body; false once the peer is gone.
+    // Chunked to HTTP/1.1 peers; to HTTP/1.0 peers (which know no chunks) the body runs
+    // to the connection's close, as RFC 9112 §6.1 and §6.3 require.
     boost::asio::awaitable<bool> begin_stream(http::response<http::empty_body> head);
     boost::asio::awaitable<bool> chunk(std::string_view text);
     boost::asio::awaitable<void> end_stream();
@@ -75,19 +93,29 @@ public:
     [[nodiscard]] bool closes() const noexcept { return close_; }
 
 private:
+    // Writes `op`'s bytes under the write deadline; false (and the connection closes) on error.
+    template <class Op>
+    boost::asio::awaitable<bool> write(Op&& op);
+
     server_stream& stream_;
     const request& req_;
     unsigned short local_port_;
     const std::atomic<bool>& stopping_;
+    std::chrono::milliseconds write_timeout_;
     bool close_ = false;
     bool streaming_ = false;
+    bool chunked_ = true;
 };
+
+// True when no header value holds CR, LF or NUL (RFC 9110 §5.5): such a value could end
+// the header early and add lines of a stranger's choosing.
+[[nodiscard]] bool safe_header_values(const http::fields& fields) noexcept;
 
 using handler = std::function<boost::asio::awaitable<void>(exchange&)>;
 
 class http_server {
 public:
-    http_server(handler h, unsigned threads);
+    http_server(handler h, unsigned threads, server_limits limits = {});
     ~http_server();
     http_server(const http_server&) = delete;
     http_server& operator=(const http_server&) = delete;
@@ -115,11 +143,26 @@ private:
         tcp::acceptor acceptor;
     };
 
+    // A connection as the registry knows it: where it runs, and since when it has been
+    // waiting for a request (none while one is being served).
+    struct connection {
+        strand on;
+        std::optional<std::chrono::steady_clock::time_point> idle_since{};
+    };
+
     boost::asio::awaitable<void> accept_loop(listener& l);
-    boost::asio::awaitable<void> serve(tcp::socket socket, strand on, unsigned short local_port);
+    boost::asio::awaitable<void> serve(boost::beast::tcp_stream stream, strand on, unsigned short local_port);
+    boost::asio::awaitable<bool> read_request(server_stream& stream, boost::beast::flat_buffer& buffer,
+                                              tcp::socket& socket, std::optional<request>& into);
+    void set_idle(tcp::socket* socket, bool idle);
+    // Makes room for one more connection: closes the longest-idle one; false when none is idle.
+    bool shed_idle();
+    void close_on_its_strand(tcp::socket* socket, const strand& on);
     void close_all();
 
     handler handler_;
+    server_limits limits_;
+    std::size_t connection_cap_;
     std::unique_ptr<boost::asio::ssl::context> tls_;
     unsigned thread_count_;
     boost::asio::io_context io_;
@@ -130,7 +173,7 @@ private:
     std::atomic<std::size_t> accept_loops_{0};
     std::mutex sockets_mutex_;
     // Every open connection with the strand it runs on: stop() closes each on its strand.
-    std::map<tcp::socket*, strand> sockets_;
+    std::map<tcp::socket*, connection> sockets_;
 };
 
 }  // namespace ngfail::opensandbox::emulator

@@ -5,12 +5,16 @@
 
 #include <array>
 #include <charconv>
+#include <limits>
 
 namespace ngfail::opensandbox::emulator {
 namespace {
 
 namespace json = boost::json;
 using boost::asio::awaitable;
+
+// The longest life a create may ask for (the real server's `max_sandbox_timeout_seconds`).
+constexpr std::chrono::seconds longest_sandbox_timeout = std::chrono::hours(24 * 365);
 
 const json::object* body_object(const exchange& x, json::value& holder) {
     json::error_code ec;
@@ -59,7 +63,13 @@ awaitable<void> create(context& c, exchange& x, call& k) {
         co_return;
     }
     std::optional<std::chrono::seconds> timeout;
-    if (const json::value* t = o->if_contains("timeout"); t && t->is_int64() && t->as_int64() > 0) {
+    if (const json::value* t = o->if_contains("timeout"); t && !t->is_null()) {
+        if (!t->is_int64() || t->as_int64() < 1 || t->as_int64() > longest_sandbox_timeout.count()) {
+            co_await x.reply(c.error_reply(x, 400, "SANDBOX::INVALID_PARAMETER",
+                                           "timeout must be a whole number of seconds from 1 to " +
+                                               std::to_string(longest_sandbox_timeout.count())));
+            co_return;
+        }
         timeout = std::chrono::seconds(t->as_int64());
     }
     json::array entrypoint{"tail", "-f", "/dev/null"};
@@ -91,18 +101,10 @@ awaitable<void> get(context& c, exchange& x, call& k) {
     co_await x.reply(std::move(res));
 }
 
-std::optional<std::int64_t> number_query(const exchange& x, std::string_view name) {
-    const auto text = query_value(x.req().target(), name);
-    if (!text) return std::nullopt;
-    std::int64_t n = 0;
-    const auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), n);
-    return ec == std::errc() && end == text->data() + text->size() ? std::optional(n) : std::nullopt;
-}
-
 // (Built outside the coroutines: GCC 12 rejects a brace-initialised JSON object with string
 // literal keys inside a co_await expression, "array used as initializer".)
-json::object list_json(json::array items, std::int64_t page, std::int64_t page_size, std::int64_t total) {
-    const std::int64_t pages = (total + page_size - 1) / page_size;
+json::object list_json(json::array items, std::int64_t page, std::int64_t page_size, std::int64_t total,
+                       std::int64_t pages) {
     return {{"items", std::move(items)},
             {"pagination", json::object{{"page", page}, {"pageSize", page_size}, {"totalItems", total},
                                         {"totalPages", pages}, {"hasNextPage", page < pages}}}};
@@ -115,22 +117,30 @@ json::object endpoint_json(std::string endpoint, json::object headers) {
 }
 
 awaitable<void> list(context& c, exchange& x, call&) {
-    const std::int64_t page = number_query(x, "page").value_or(1);
-    const std::int64_t page_size = number_query(x, "pageSize").value_or(20);
-    if (page < 1 || page_size < 1) {
-        co_await x.reply(c.error_reply(x, 400, "SANDBOX::INVALID_PARAMETER", "page and pageSize must be at least 1"));
+    constexpr std::int64_t most = std::numeric_limits<std::int64_t>::max();
+    const auto page_param = number_query(x, "page", 1, most);
+    const auto page_size_param = number_query(x, "pageSize", 1, most);
+    if (!page_param || !page_size_param) {
+        co_await x.reply(c.error_reply(x, 400, "SANDBOX::INVALID_PARAMETER",
+                                       "page and pageSize must be whole numbers of at least 1"));
         co_return;
     }
+    const std::int64_t page = page_param->value_or(1);
+    const std::int64_t page_size = page_size_param->value_or(20);
     std::vector<sandbox_record> all = c.sandboxes.all();
     if (const auto wanted = query_value(x.req().target(), "state")) {
         std::erase_if(all, [&](const sandbox_record& s) { return s.state != *wanted; });
     }
     json::array items;
+    // Without a product that could overflow: a page past the last is empty.
     const auto total = static_cast<std::int64_t>(all.size());
-    for (std::int64_t i = (page - 1) * page_size; i < total && i < page * page_size; ++i) {
-        items.push_back(sandbox_json(all[static_cast<std::size_t>(i)]));
+    const std::int64_t pages = total == 0 ? 0 : (total - 1) / page_size + 1;
+    if (page <= pages) {
+        const std::int64_t first = (page - 1) * page_size;  // <= total - 1, as page - 1 <= (total - 1) / page_size
+        const std::int64_t count = std::min(page_size, total - first);
+        for (std::int64_t i = first; i < first + count; ++i) items.push_back(sandbox_json(all[static_cast<std::size_t>(i)]));
     }
-    co_await x.reply(c.json_reply(x, 200, list_json(std::move(items), page, page_size, total)));
+    co_await x.reply(c.json_reply(x, 200, list_json(std::move(items), page, page_size, total, pages)));
 }
 
 awaitable<void> kill(context& c, exchange& x, call& k) {

@@ -253,6 +253,16 @@ std::optional<std::string> query_value(std::string_view target, std::string_view
     return std::nullopt;
 }
 
+std::optional<std::optional<std::int64_t>> number_query(const exchange& x, std::string_view name, std::int64_t lo,
+                                                       std::int64_t hi) {
+    const auto text = query_value(x.req().target(), name);
+    if (!text) return std::optional<std::int64_t>();
+    std::int64_t n = 0;
+    const auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), n);
+    if (ec != std::errc() || end != text->data() + text->size() || n < lo || n > hi) return std::nullopt;
+    return std::optional(n);
+}
+
 awaitable<void> dispatch(context& c, exchange& x) {
     ++c.served;
     const std::vector<std::string> segments = segments_of(x.req().target());

@@ -31,8 +31,20 @@ std::optional<wall_clock::time_point> parse_rfc3339(std::string_view text) {
     const char* end = ::strptime(copy.c_str(), "%Y-%m-%dT%H:%M:%S", &utc);
     if (!end) return std::nullopt;
     while (*end == '.' || (*end >= '0' && *end <= '9')) ++end;  // fractions of a second
-    if (*end != 'Z' && *end != '+' && *end != '-') return std::nullopt;
-    return wall_clock::from_time_t(::timegm(&utc));
+    std::time_t offset = 0;
+    if (*end == '+' || *end == '-') {
+        int hours = 0;
+        int minutes = 0;
+        if (std::sscanf(end + 1, "%2d:%2d", &hours, &minutes) != 2 || hours > 23 || minutes > 59) return std::nullopt;
+        offset = (*end == '+' ? 1 : -1) * (hours * 3600 + minutes * 60);
+    } else if (*end != 'Z' && *end != 'z') {
+        return std::nullopt;
+    }
+    // Past this the clock's nanoseconds would overflow: such a time is refused, not wrapped.
+    constexpr std::time_t latest = 7'258'118'400;  // 2200-01-01T00:00:00Z
+    const std::time_t seconds = ::timegm(&utc) - offset;
+    if (seconds < 0 || seconds >= latest) return std::nullopt;
+    return wall_clock::from_time_t(seconds);
 }
 
 sandbox_record sandbox_store::create(boost::json::object image, boost::json::array entrypoint,
@@ -51,7 +63,7 @@ sandbox_record sandbox_store::create(boost::json::object image, boost::json::arr
     apply(s, profile_.pending);
     settle(s);
     const std::lock_guard lock(mutex_);
-    sandboxes_.emplace(s.id, s);
+    sandboxes_.emplace(s.id, held_sandbox{.record = s});
     return s;
 }
 
@@ -63,27 +75,32 @@ void sandbox_store::settle(sandbox_record& s) const {
 
 bool sandbox_store::expired(const sandbox_record& s) const { return s.expires_at && wall_clock::now() >= *s.expires_at; }
 
-std::optional<sandbox_record> sandbox_store::find(const std::string& id) {
-    const std::lock_guard lock(mutex_);
+sandbox_store::held_sandbox* sandbox_store::live(const std::string& id) {
     const auto it = sandboxes_.find(id);
-    if (it == sandboxes_.end()) return std::nullopt;
-    if (expired(it->second)) {
+    if (it == sandboxes_.end()) return nullptr;
+    if (expired(it->second.record)) {
         if (profile_.expiry_deletes) {
             sandboxes_.erase(it);
-            return std::nullopt;
+            return nullptr;
         }
-        apply(it->second, profile_.expired);
+        apply(it->second.record, profile_.expired);
     }
-    settle(it->second);
-    return it->second;
+    settle(it->second.record);
+    return &it->second;
+}
+
+std::optional<sandbox_record> sandbox_store::find(const std::string& id) {
+    const std::lock_guard lock(mutex_);
+    const held_sandbox* s = live(id);
+    return s ? std::optional(s->record) : std::nullopt;
 }
 
 bool sandbox_store::update(const std::string& id, const std::function<void(sandbox_record&)>& change) {
     const std::lock_guard lock(mutex_);
     const auto it = sandboxes_.find(id);
     if (it == sandboxes_.end()) return false;
-    settle(it->second);
-    change(it->second);
+    settle(it->second.record);
+    change(it->second.record);
     return true;
 }
 
@@ -93,61 +110,130 @@ bool sandbox_store::erase(const std::string& id) {
 }
 
 std::vector<sandbox_record> sandbox_store::all() {
+    const std::lock_guard lock(mutex_);
     std::vector<std::string> ids;
-    {
-        const std::lock_guard lock(mutex_);
-        for (const auto& [id, s] : sandboxes_) ids.push_back(id);
-    }
+    for (const auto& [id, s] : sandboxes_) ids.push_back(id);
     std::vector<sandbox_record> found;
     for (const std::string& id : ids) {
-        if (auto s = find(id)) found.push_back(std::move(*s));
+        if (const held_sandbox* s = live(id)) found.push_back(s->record);
     }
     return found;
 }
 
-command_run sandbox_store::start_command(const std::string& sandbox_id, std::string content, bool background) {
+bool sandbox_store::put_files(const std::string& sandbox_id, std::vector<std::pair<std::string, std::string>> files) {
+    const std::lock_guard lock(mutex_);
+    held_sandbox* s = live(sandbox_id);
+    if (!s) return false;
+    for (auto& [path, content] : files) {
+        s->files[path] = file_entry{.content = std::make_shared<const std::string>(std::move(content)),
+                                    .modified_at = wall_clock::now()};
+    }
+    return true;
+}
+
+std::optional<file_entry> sandbox_store::file(const std::string& sandbox_id, const std::string& path) {
+    const std::lock_guard lock(mutex_);
+    const held_sandbox* s = live(sandbox_id);
+    if (!s) return std::nullopt;
+    const auto it = s->files.find(path);
+    return it == s->files.end() ? std::nullopt : std::optional(it->second);
+}
+
+std::optional<command_run> sandbox_store::start_command(const std::string& sandbox_id, std::string content,
+                                                        bool background) {
     command_run c{.id = to_string(event_id::generate()),
                   .sandbox_id = sandbox_id,
                   .content = std::move(content),
                   .background = background,
                   .started_at = wall_clock::now()};
     const std::lock_guard lock(mutex_);
-    commands_.emplace(c.id, c);
+    held_sandbox* s = live(sandbox_id);
+    if (!s) return std::nullopt;
+    s->commands.emplace(c.id, held_command{.run = c});
+    s->started.push_back(c.id);
+    forget_old_commands(*s);
     return c;
 }
 
-void sandbox_store::append_output(const std::string& command_id, std::string_view text) {
-    const std::lock_guard lock(mutex_);
-    if (const auto it = commands_.find(command_id); it != commands_.end()) it->second.output.append(text);
+// Oldest finished first; running commands stay (connections and background runs bound them).
+void sandbox_store::forget_old_commands(held_sandbox& s) {
+    for (auto id = s.started.begin(); id != s.started.end();) {
+        if (s.commands.size() <= limits_.commands && s.output_bytes <= limits_.output_bytes) return;
+        const auto it = s.commands.find(*id);
+        if (it != s.commands.end() && it->second.run.running) {
+            ++id;
+            continue;
+        }
+        if (it != s.commands.end()) {
+            s.output_bytes -= it->second.output.size();
+            s.commands.erase(it);
+        }
+        id = s.started.erase(id);
+    }
 }
 
-void sandbox_store::finish_command(const std::string& command_id, int exit_code, std::string error) {
-    const std::lock_guard lock(mutex_);
-    const auto it = commands_.find(command_id);
-    if (it == commands_.end()) return;
-    it->second.running = false;
-    it->second.exit_code = exit_code;
-    it->second.error = std::move(error);
-    it->second.finished_at = wall_clock::now();
+sandbox_store::held_command* sandbox_store::held(const std::string& sandbox_id, const std::string& command_id) {
+    held_sandbox* s = live(sandbox_id);
+    if (!s) return nullptr;
+    const auto it = s->commands.find(command_id);
+    return it == s->commands.end() ? nullptr : &it->second;
 }
 
-std::optional<command_run> sandbox_store::command(const std::string& id) {
+void sandbox_store::append_output(const std::string& sandbox_id, const std::string& command_id, std::string_view text) {
     const std::lock_guard lock(mutex_);
-    const auto it = commands_.find(id);
-    return it == commands_.end() ? std::nullopt : std::optional(it->second);
+    held_command* c = held(sandbox_id, command_id);
+    if (!c) return;
+    c->output.append(text);
+    held_sandbox& s = *live(sandbox_id);
+    s.output_bytes += text.size();
+    forget_old_commands(s);
 }
 
-bool sandbox_store::interrupt(const std::string& command_id) {
+void sandbox_store::finish_command(const std::string& sandbox_id, const std::string& command_id, int exit_code,
+                                   std::string error) {
     const std::lock_guard lock(mutex_);
-    const auto it = commands_.find(command_id);
-    if (it == commands_.end() || !it->second.running) return false;
-    interrupts_[command_id] = true;
+    held_command* c = held(sandbox_id, command_id);
+    if (!c) return;
+    c->run.running = false;
+    c->run.exit_code = exit_code;
+    c->run.error = std::move(error);
+    c->run.finished_at = wall_clock::now();
+    forget_old_commands(*live(sandbox_id));
+}
+
+std::optional<command_run> sandbox_store::command(const std::string& sandbox_id, const std::string& command_id) {
+    const std::lock_guard lock(mutex_);
+    const held_command* c = held(sandbox_id, command_id);
+    return c ? std::optional(c->run) : std::nullopt;
+}
+
+std::optional<command_output> sandbox_store::output(const std::string& sandbox_id, const std::string& command_id,
+                                                    std::size_t from) {
+    const std::lock_guard lock(mutex_);
+    const held_command* c = held(sandbox_id, command_id);
+    if (!c) return std::nullopt;
+    return command_output{.text = c->output.substr(std::min(from, c->output.size())), .end = c->output.size()};
+}
+
+bool sandbox_store::interrupt(const std::string& sandbox_id, const std::string& command_id) {
+    const std::lock_guard lock(mutex_);
+    held_command* c = held(sandbox_id, command_id);
+    if (!c || !c->run.running) return false;
+    c->interrupted = true;
     return true;
 }
 
-bool sandbox_store::interrupted(const std::string& command_id) {
+command_fate sandbox_store::fate(const std::string& sandbox_id, const std::string& command_id) {
     const std::lock_guard lock(mutex_);
-    return interrupts_.contains(command_id);
+    const held_command* c = held(sandbox_id, command_id);
+    if (!c) return command_fate::gone;
+    return c->interrupted ? command_fate::interrupted : command_fate::run_on;
+}
+
+std::size_t sandbox_store::command_count(const std::string& sandbox_id) {
+    const std::lock_guard lock(mutex_);
+    const held_sandbox* s = live(sandbox_id);
+    return s ? s->commands.size() : 0;
 }
 
 }  // namespace ngfail::opensandbox::emulator

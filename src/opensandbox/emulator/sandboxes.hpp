@@ -1,5 +1,7 @@
 // The emulator's simulated world: sandboxes with their lifecycle, the commands run in them,
-// and each sandbox's in-memory file system. Thread-safe; every read returns a copy.
+// and each sandbox's in-memory file system. Thread-safe. Everything a sandbox holds is
+// reached through its id and goes when it goes; reads copy only what a request needs
+// (file contents are shared, never copied under the lock).
 #pragma once
 
 #include "backends.hpp"
@@ -10,6 +12,7 @@
 #include <chrono>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -24,6 +27,7 @@ using mono_clock = std::chrono::steady_clock;
 [[nodiscard]] std::string rfc3339(wall_clock::time_point t);
 [[nodiscard]] std::optional<wall_clock::time_point> parse_rfc3339(std::string_view text);
 
+// A command's status (its output is read separately, by range).
 struct command_run {
     std::string id{};
     std::string sandbox_id{};
@@ -34,13 +38,28 @@ struct command_run {
     std::string error{};
     wall_clock::time_point started_at{};
     std::optional<wall_clock::time_point> finished_at{};
-    std::string output{};  // stdout and stderr, combined (background logs seek into it by byte)
+};
+
+// What a running command should do next.
+enum class command_fate { run_on, interrupted, gone };
+
+// A slice of a command's combined stdout and stderr (background logs seek into it by byte).
+struct command_output {
+    std::string text{};
+    std::size_t end = 0;  // the byte offset after the whole output so far
 };
 
 struct file_entry {
-    std::string content{};
+    std::shared_ptr<const std::string> content{};
     int mode = 644;
     wall_clock::time_point modified_at{};
+};
+
+// How much command history one sandbox keeps: past either bound the oldest finished
+// commands are forgotten (execd's own logs live in the pod, which a delete removes too).
+struct history_limits {
+    std::size_t commands = 256;
+    std::size_t output_bytes = 64u << 20;
 };
 
 struct sandbox_record {
@@ -56,13 +75,12 @@ struct sandbox_record {
     mono_clock::time_point ready_at{};  // Pending until then
     bool secure_access = false;
     std::string access_token{};  // sent as X-EXECD-ACCESS-TOKEN when secure_access
-    std::map<std::string, file_entry> files{};
 };
 
 class sandbox_store {
 public:
-    sandbox_store(const backend_profile& profile, std::chrono::milliseconds pending_for)
-        : profile_(profile), pending_for_(pending_for) {}
+    sandbox_store(const backend_profile& profile, std::chrono::milliseconds pending_for, history_limits limits = {})
+        : profile_(profile), pending_for_(pending_for), limits_(limits) {}
 
     // A new sandbox, Pending until `pending_for` has passed (Running at once when zero).
     sandbox_record create(boost::json::object image, boost::json::array entrypoint, boost::json::object metadata,
@@ -75,29 +93,57 @@ public:
     // Changes a sandbox under the lock; false when there is none.
     bool update(const std::string& id, const std::function<void(sandbox_record&)>& change);
 
+    // Removes the sandbox with everything it holds (commands, output, files).
     bool erase(const std::string& id);
 
     [[nodiscard]] std::vector<sandbox_record> all();
 
-    // Commands.
-    command_run start_command(const std::string& sandbox_id, std::string content, bool background);
-    void append_output(const std::string& command_id, std::string_view text);
-    void finish_command(const std::string& command_id, int exit_code, std::string error);
-    [[nodiscard]] std::optional<command_run> command(const std::string& id);
+    // Files of one sandbox; false / none when the sandbox does not exist.
+    bool put_files(const std::string& sandbox_id, std::vector<std::pair<std::string, std::string>> files);
+    [[nodiscard]] std::optional<file_entry> file(const std::string& sandbox_id, const std::string& path);
+
+    // Commands of one sandbox: each is found only through the sandbox that ran it.
+    [[nodiscard]] std::optional<command_run> start_command(const std::string& sandbox_id, std::string content,
+                                                           bool background);
+    void append_output(const std::string& sandbox_id, const std::string& command_id, std::string_view text);
+    void finish_command(const std::string& sandbox_id, const std::string& command_id, int exit_code,
+                        std::string error);
+    [[nodiscard]] std::optional<command_run> command(const std::string& sandbox_id, const std::string& command_id);
+    // The output from byte `from` on (clamped to the output's end).
+    [[nodiscard]] std::optional<command_output> output(const std::string& sandbox_id, const std::string& command_id,
+                                                       std::size_t from);
     // Marks a running command interrupted; false when it is not running.
-    bool interrupt(const std::string& command_id);
-    [[nodiscard]] bool interrupted(const std::string& command_id);
+    bool interrupt(const std::string& sandbox_id, const std::string& command_id);
+    [[nodiscard]] command_fate fate(const std::string& sandbox_id, const std::string& command_id);
+
+    // How many commands a sandbox holds (0 when it does not exist).
+    [[nodiscard]] std::size_t command_count(const std::string& sandbox_id);
 
 private:
+    struct held_command {
+        command_run run;
+        std::string output{};
+        bool interrupted = false;
+    };
+    struct held_sandbox {
+        sandbox_record record;
+        std::map<std::string, file_entry> files{};
+        std::map<std::string, held_command> commands{};
+        std::vector<std::string> started{};  // command ids, oldest first
+        std::size_t output_bytes = 0;
+    };
+
     void settle(sandbox_record& s) const;  // applies the passage of time
     [[nodiscard]] bool expired(const sandbox_record& s) const;
+    [[nodiscard]] held_sandbox* live(const std::string& id);  // under the lock; expires and settles
+    [[nodiscard]] held_command* held(const std::string& sandbox_id, const std::string& command_id);
+    void forget_old_commands(held_sandbox& s);
 
     const backend_profile& profile_;
     std::chrono::milliseconds pending_for_;
+    history_limits limits_;
     std::mutex mutex_;
-    std::map<std::string, sandbox_record> sandboxes_;
-    std::map<std::string, command_run> commands_;
-    std::map<std::string, bool> interrupts_;
+    std::map<std::string, held_sandbox> sandboxes_;
 };
 
 }  // namespace ngfail::opensandbox::emulator

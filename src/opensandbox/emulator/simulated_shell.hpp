@@ -6,6 +6,8 @@
 #include "sandboxes.hpp"
 
 #include <chrono>
+#include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -18,6 +20,8 @@ struct simulated_run {
     std::chrono::milliseconds runs_for{0};
 };
 
-[[nodiscard]] simulated_run simulate(std::string_view command, const sandbox_record& sandbox);
+// What `command` does; `cat` reads the sandbox's files through `read_file` (none: no such file).
+using file_reader = std::function<std::shared_ptr<const std::string>(const std::string& path)>;
+[[nodiscard]] simulated_run simulate(std::string_view command, const file_reader& read_file);
 
 }  // namespace ngfail::opensandbox::emulator
