@@ -465,10 +465,10 @@ result<failure_report> accept(result<failure_report> read, const limits& lim) {
     return read;
 }
 
-// The DOM's text read as any other: one reader, whatever the input's form.
+// The DOM read by the one reader, walked rather than written out as text and parsed again.
 template <class T>
-T from_value_or_throw(const json::value& value, result<T> (*read)(std::string_view, const limits&)) {
-    auto read_value = read(json::serialize(value), limits{});
+T from_value_or_throw(const json::value& value, result<T> (*read)(const json::value&, const limits&)) {
+    auto read_value = read(value, limits{});
     if (!read_value) throw std::invalid_argument(std::string(read_value.error().reason()));
     return std::move(read_value).value();
 }
@@ -493,7 +493,7 @@ result<json::value> parse_json(std::string_view text, const limits& lim) {
 }
 
 result<failure_report> report_from_value(const json::value& value, const limits& lim) {
-    return accept(detail::read_report(json::serialize(value), lim), lim);
+    return accept(detail::read_report(value, lim), lim);
 }
 
 result<failure_report> report_from_json(std::string_view text, const limits& lim) {

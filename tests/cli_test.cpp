@@ -266,6 +266,17 @@ TEST(cli_stats, counts_invalid_rows_and_names_them) {
     EXPECT_EQ(run_cli("stats /nonexistent.jsonl").status, 2);
 }
 
+TEST(cli_stats, a_failure_whose_event_holds_a_number_no_double_holds_is_counted) {
+    const std::string id = "0192f1c4-7d2a-7c3e-9a51-2b8f6c0d4e17";
+    const std::string row = R"({"reward":0,"_ng_failure_id":")" + id + R"(","_ng_failure_events":{")" + id +
+                            R"(":{"event_id":")" + id + R"(","failure_kind":"cancelled","note":1e400}}})";
+    const auto path = temp_file("huge.jsonl", row + "\n");
+    const auto out = boost::json::parse(run_cli("stats --json " + path).out).as_object();
+    EXPECT_EQ(out.at("failures").as_int64(), 1);
+    EXPECT_EQ(out.at("invalid_rows").as_int64(), 0);
+    EXPECT_EQ(out.at("by_kind").as_object().at("cancelled").as_int64(), 1);
+}
+
 TEST(cli_limits, decode_reads_a_file_up_to_1_mib_and_refuses_one_byte_more) {
     std::string report = R"({"events":{}})";
     report.append((std::size_t{1} << 20) - report.size(), ' ');

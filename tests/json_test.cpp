@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <random>
 #include <string>
 #include <utility>
@@ -108,6 +109,49 @@ TEST(json, ignores_unknown_fields) {
     text.insert(text.find(R"("type":"sandbox")"), R"("gpu":"h100",)");
     const auto record = boost::json::value_to<ngfail::event_record>(boost::json::parse(text));
     EXPECT_EQ(record, spec_record());
+}
+
+// A number too large for a double (Boost.JSON reads 1e400 as infinity, and would write it
+// back as text no strict reader takes) in a member nobody knows: every reader skips it, so
+// no path drops a failure that another path counts.
+TEST(json, every_reader_skips_an_unknown_member_holding_a_number_no_double_holds) {
+    const auto report = spec_report();
+    std::string text = ngfail::to_json(report);
+    const std::string record_start = R"("failure_kind":"provider_oom_killed",)";
+    ASSERT_NE(text.find(record_start), std::string::npos);
+    text.insert(text.find(record_start), R"("note":1e400,"tiny":-1e400,)");
+
+    const auto from_text = ngfail::report_from_json(text);
+    ASSERT_TRUE(from_text) << from_text.error().what();
+    EXPECT_EQ(from_text.value(), report);
+    const auto value = ngfail::parse_json(text);
+    ASSERT_TRUE(value) << value.error().what();
+    const auto from_value = ngfail::report_from_value(value.value());
+    ASSERT_TRUE(from_value) << from_value.error().what();
+    EXPECT_EQ(from_value.value(), report);
+    EXPECT_EQ(boost::json::value_to<ngfail::failure_report>(value.value()), report);
+
+    boost::json::object row{{"reward", 0.5}};
+    ngfail::set_rollout_report(row, report);
+    row["_ng_failure_events"].as_object().begin()->value().as_object()["note"] = std::numeric_limits<double>::infinity();
+    const auto from_row = ngfail::rollout_report(row);
+    ASSERT_TRUE(from_row) << from_row.error().what();
+    EXPECT_EQ(from_row.value(), report);
+}
+
+TEST(json, a_value_and_its_text_are_held_to_the_same_rules) {
+    const auto report = spec_report();
+    auto value = boost::json::value_from(report);
+    value.as_object()["events"].as_object().begin()->value().as_object()["http_status"] = 502.5;
+    const auto from_value = ngfail::report_from_value(value);
+    ASSERT_FALSE(from_value);
+    EXPECT_THAT(std::string(from_value.error().reason()), testing::HasSubstr("http_status"));
+    boost::json::value deep = boost::json::object{{"events", boost::json::object{}}};
+    boost::json::value* at = &deep.as_object()["extra"];
+    for (int i = 0; i < 200; ++i) at = &(at->emplace_object()["x"]);
+    const auto too_deep = ngfail::report_from_value(deep);
+    ASSERT_FALSE(too_deep) << "nested deeper than the limit, as the parser refuses it";
+    EXPECT_FALSE(ngfail::report_from_json(boost::json::serialize(deep)));
 }
 
 TEST(json, keeps_unknown_kind_strings_verbatim) {

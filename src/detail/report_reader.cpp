@@ -529,23 +529,77 @@ bool reader::wrong_type(json::error_code& ec) {
     return shape(ec, value_path() + ": " + expectation(expected(), pending_field_));
 }
 
+// Drives the reader with a DOM's events, as the parser drives it with text: one reader, so
+// a value and its text are held to the same rules. Depth is bounded as the parser bounds it.
+bool walk(reader& r, const json::value& v, std::size_t depth, const limits& lim, json::error_code& ec) {
+    const auto nested = [&] {
+        if (depth < lim.max_json_depth) return true;
+        ec = json::error::too_deep;
+        return false;
+    };
+    switch (v.kind()) {
+        case json::kind::object: {
+            if (!nested() || !r.on_object_begin(ec)) return false;
+            for (const auto& member : v.get_object()) {
+                if (!r.on_key(member.key(), member.key().size(), ec)) return false;
+                if (!walk(r, member.value(), depth + 1, lim, ec)) return false;
+            }
+            return r.on_object_end(v.get_object().size(), ec);
+        }
+        case json::kind::array: {
+            if (!nested() || !r.on_array_begin(ec)) return false;
+            for (const auto& element : v.get_array()) {
+                if (!walk(r, element, depth + 1, lim, ec)) return false;
+            }
+            return r.on_array_end(v.get_array().size(), ec);
+        }
+        case json::kind::string: return r.on_string(v.get_string(), v.get_string().size(), ec);
+        case json::kind::int64: return r.on_int64(v.get_int64(), {}, ec);
+        case json::kind::uint64: return r.on_uint64(v.get_uint64(), {}, ec);
+        case json::kind::double_: return r.on_double(v.get_double(), {}, ec);
+        case json::kind::bool_: return r.on_bool(v.get_bool(), ec);
+        case json::kind::null: return r.on_null(ec);
+    }
+    return true;
+}
+
+// Where the reader puts what it reads: a report, or one event record on its own.
+template <class Out>
+std::pair<failure_report*, event_record*> destination(Out& out) {
+    if constexpr (std::is_same_v<Out, failure_report>) {
+        return {&out, nullptr};
+    } else {
+        return {nullptr, &out};
+    }
+}
+
+template <class Out>
+result<Out> finish(Out out, const reader& r, const result<void>& parsed) {
+    if (!r.shape_problem().empty()) return protocol_violation("failure report: " + r.shape_problem());
+    if (!parsed) return parsed.error();
+    return out;
+}
+
 template <class Out>
 result<Out> read(std::string_view text, const limits& lim) {
     Out out{};
-    failure_report* report = nullptr;
-    event_record* record = nullptr;
-    if constexpr (std::is_same_v<Out, failure_report>) {
-        report = &out;
-    } else {
-        record = &out;
-    }
+    const auto [report, record] = destination(out);
     json::basic_parser<reader> parser(strict_options(lim), lim, report, record);
     const auto parsed = parse_strict(parser, text, lim);
-    if (!parser.handler().shape_problem().empty()) {
-        return protocol_violation("failure report: " + parser.handler().shape_problem());
+    return finish(std::move(out), parser.handler(), parsed);
+}
+
+template <class Out>
+result<Out> read(const json::value& value, const limits& lim) {
+    Out out{};
+    const auto [report, record] = destination(out);
+    reader r(lim, report, record);
+    json::error_code ec;
+    result<void> walked = boost::outcome_v2::success();
+    if (!walk(r, value, 0, lim, ec)) {
+        walked = protocol_violation("JSON: " + (r.json_problem().empty() ? ec.message() : r.json_problem()));
     }
-    if (!parsed) return parsed.error();
-    return out;
+    return finish(std::move(out), r, walked);
 }
 
 }  // namespace
@@ -553,5 +607,11 @@ result<Out> read(std::string_view text, const limits& lim) {
 result<failure_report> read_report(std::string_view text, const limits& lim) { return read<failure_report>(text, lim); }
 
 result<event_record> read_record(std::string_view text, const limits& lim) { return read<event_record>(text, lim); }
+
+result<failure_report> read_report(const json::value& value, const limits& lim) {
+    return read<failure_report>(value, lim);
+}
+
+result<event_record> read_record(const json::value& value, const limits& lim) { return read<event_record>(value, lim); }
 
 }  // namespace ngfail::detail

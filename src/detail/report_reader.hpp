@@ -11,6 +11,8 @@
 #include <ngfail/report.hpp>
 #include <ngfail/result.hpp>
 
+#include <boost/json/value.hpp>
+
 #include <string_view>
 
 namespace ngfail::detail {
@@ -21,5 +23,11 @@ namespace ngfail::detail {
 
 // One event record on its own, as `to_json(const event_record&)` writes it.
 [[nodiscard]] result<event_record> read_record(std::string_view text, const limits& limits);
+
+// The same from a parsed value, with no text between: the reader walks the DOM. The same
+// rules hold but the byte count (a DOM has no text to count; its strings and depth are
+// bounded as the text's are), so a document and its parsed value read the same.
+[[nodiscard]] result<failure_report> read_report(const boost::json::value& value, const limits& limits);
+[[nodiscard]] result<event_record> read_record(const boost::json::value& value, const limits& limits);
 
 }  // namespace ngfail::detail
