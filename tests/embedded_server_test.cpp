@@ -1,5 +1,8 @@
 // The emulator on its own, over real loopback sockets: each backend profile and named fault
 // answers with the shapes the reference notes record for real deployments.
+#include "support/peak_memory.hpp"
+#include "support/raw_client.hpp"
+
 #include <ngfail/event_id.hpp>
 #include <ngfail/opensandbox/embedded_server.hpp>
 
@@ -249,24 +252,8 @@ TEST(embedded_server, faults_added_at_run_time_need_the_api_key) {
 
 namespace stranger {
 
-// Sends `bytes` on a fresh connection and reads until the server closes it (or `patience`
-// passes): everything the server sent, raw.
 std::string exchange_raw(unsigned short port, const std::string& bytes, std::chrono::milliseconds patience = 5s) {
-    boost::asio::io_context io;
-    boost::asio::ip::tcp::socket socket(io);
-    socket.connect({boost::asio::ip::make_address("127.0.0.1"), port});
-    boost::asio::write(socket, boost::asio::buffer(bytes));
-    const timeval tv{.tv_sec = static_cast<time_t>(patience.count() / 1000),
-                     .tv_usec = static_cast<suseconds_t>(patience.count() % 1000 * 1000)};
-    ::setsockopt(socket.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    std::string received;
-    char chunk[65536];
-    for (;;) {
-        const auto n = ::recv(socket.native_handle(), chunk, sizeof chunk, 0);
-        if (n <= 0) break;
-        received.append(chunk, static_cast<std::size_t>(n));
-    }
-    return received;
+    return ngfail_test::exchange_raw(port, bytes, patience);
 }
 
 std::string command_id_of(const reply& stream) {
@@ -282,12 +269,6 @@ std::string multipart_upload(const std::string& path, const std::string& content
 reply upload(const embedded_server& s, const std::string& id, const std::string& path, const std::string& content) {
     return call(s.port(), http::verb::post, "/sandboxes/" + id + "/proxy/44772/files/upload",
                 multipart_upload(path, content), {{"Content-Type", "multipart/form-data; boundary=b"}});
-}
-
-long peak_rss_kib() {
-    rusage usage{};
-    ::getrusage(RUSAGE_SELF, &usage);
-    return usage.ru_maxrss;
 }
 
 }  // namespace stranger
@@ -384,20 +365,20 @@ TEST(stranger, a_sandboxs_commands_go_with_it_and_its_history_is_bounded) {
         call(s.port(), http::verb::delete_, "/v1/sandboxes/" + sandbox);
     };
     for (int i = 0; i < 4; ++i) round();  // the allocator's own working set
-    const long before = stranger::peak_rss_kib();
+    const long before = ngfail_test::peak_rss_kib();
     for (int i = 0; i < 32; ++i) round();
-    EXPECT_LT(stranger::peak_rss_kib() - before, 40 * 1024) << "KiB kept by 32 deleted sandboxes";
+    EXPECT_LT(ngfail_test::peak_rss_kib() - before, 40 * 1024) << "KiB kept by 32 deleted sandboxes";
 }
 
 TEST(stranger, open_command_streams_share_a_sandboxs_files_instead_of_copying_them) {
     embedded_server s;
     const std::string id = create(s);
     ASSERT_EQ(stranger::upload(s, id, "/data/big.bin", std::string(8 << 20, 'd')).status, 200u);
-    const long before = stranger::peak_rss_kib();
+    const long before = ngfail_test::peak_rss_kib();
     std::vector<std::thread> streams;
     for (int i = 0; i < 24; ++i) streams.emplace_back([&] { exec(s, id, "sleep 0.5"); });
     for (auto& t : streams) t.join();
-    EXPECT_LT(stranger::peak_rss_kib() - before, 64 * 1024) << "KiB for 24 command streams beside an 8 MiB file";
+    EXPECT_LT(ngfail_test::peak_rss_kib() - before, 64 * 1024) << "KiB for 24 command streams beside an 8 MiB file";
 }
 
 TEST(stranger, a_transfer_coding_other_than_final_chunked_is_a_400_and_a_close) {

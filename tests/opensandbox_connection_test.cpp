@@ -297,11 +297,12 @@ TEST(async_face, cancelled_mid_stream_is_a_cancelled_failure_that_was_delivered)
     EXPECT_LT(std::chrono::steady_clock::now() - start, 10s);
 }
 
-// Runs `make`'s operation on a fresh io_context and cancels it after `after`.
+// Runs `make`'s operation with a client on a fresh io_context and cancels it after `after`.
 template <class Make>
-auto cancelled_after(std::chrono::milliseconds after, Make make) {
+auto cancelled_after(std::chrono::milliseconds after, const client_options& options, Make make) {
     asio::io_context io(1);
-    auto operation = make(io);
+    client c(io.get_executor(), options);  // goes before the io_context it runs on
+    auto operation = make(c);
     using value = typename decltype(operation)::value_type;
     std::optional<ngfail::result<value>> out;
     asio::cancellation_signal cancel;
@@ -320,13 +321,9 @@ TEST(async_face, cancelled_between_retries_is_cancelled_and_not_sent) {
         asio::ip::tcp::acceptor nothing(io, {asio::ip::make_address("127.0.0.1"), 0});
         closed_port = nothing.local_endpoint().port();
     }
-    std::optional<client> c;
     const auto start = std::chrono::steady_clock::now();
-    const auto out = cancelled_after(300ms, [&](asio::io_context& io) {
-        c.emplace(io.get_executor(), client_options{.port = closed_port,
-                                                    .retries = {.max_attempts = 5, .backoff = 5s, .max_backoff = 5s}});
-        return c->async_list();
-    });
+    const client_options options{.port = closed_port, .retries = {.max_attempts = 5, .backoff = 5s, .max_backoff = 5s}};
+    const auto out = cancelled_after(300ms, options, [](client& c) { return c.async_list(); });
     ASSERT_TRUE(out && out->has_error());
     EXPECT_EQ(out->error().code(), kind::cancelled) << "not the last attempt's transport_unreachable: "
                                                     << out->error().what();
@@ -336,10 +333,8 @@ TEST(async_face, cancelled_between_retries_is_cancelled_and_not_sent) {
 
 TEST(async_face, cancelled_while_waiting_for_readiness_names_the_sandbox_it_created) {
     embedded_server server({.pending_for = 20s});
-    std::optional<client> c;
-    const auto out = cancelled_after(300ms, [&](asio::io_context& io) {
-        c.emplace(io.get_executor(), client_options{.port = server.port(), .timeout = 30s});
-        return c->async_create({.ready_timeout = 25s, .ready_poll = 50ms});
+    const auto out = cancelled_after(300ms, {.port = server.port(), .timeout = 30s}, [](client& c) {
+        return c.async_create({.ready_timeout = 25s, .ready_poll = 50ms});
     });
     ASSERT_TRUE(out && out->has_error());
     EXPECT_EQ(out->error().code(), kind::cancelled) << out->error().what();

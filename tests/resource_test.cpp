@@ -4,6 +4,7 @@
 // in a process of its own under ctest).
 #include <ngfail/opensandbox/client.hpp>
 
+#include "support/peak_memory.hpp"
 #include "support/raw_server.hpp"
 
 #include <gtest/gtest.h>
@@ -21,26 +22,8 @@ using ngfail_test::raw_server;
 
 constexpr long max_rss_kib = 64 * 1024;
 
-// Under a sanitizer the process's memory is mostly the sanitizer's (shadow memory, ASan's
-// quarantine of freed blocks), so the bound is checked in the uninstrumented builds only.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool instrumented = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-constexpr bool instrumented = true;
-#else
-constexpr bool instrumented = false;
-#endif
-#else
-constexpr bool instrumented = false;
-#endif
-
-long peak_rss_kib() {
-    if (instrumented) return 0;
-    rusage usage{};
-    ::getrusage(RUSAGE_SELF, &usage);
-    return usage.ru_maxrss;
-}
+using ngfail_test::instrumented;
+using ngfail_test::peak_rss_kib;
 
 std::string reply(std::string_view status, std::string_view body, std::string_view extra_headers = "") {
     return raw_server::reply(status, body, extra_headers);

@@ -1,4 +1,5 @@
-// Any bytes as a report document; what is accepted re-encodes to something accepted again.
+// Any bytes as a report document; what is accepted re-encodes to something accepted again,
+// and the DOM path (parse_json, then report_from_value) agrees with the text path.
 // What Boost.JSON's `value_to` reads without validation (cycles, dangling links, values out
 // of range) every writer still turns into a header that fits its cap and decodes.
 #include <ngfail/json.hpp>
@@ -39,6 +40,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         if (!again) std::abort();
         (void)ngfail::rebuild(r.value());
     }
-    if (const auto parsed = ngfail::parse_json(text)) writers_cope_with_unvalidated(parsed.value(), 256 + size % 2048);
+    // The text and its parsed value read alike: both accepted and equal, or both refused.
+    const auto parsed = ngfail::parse_json(text);
+    if (parsed.has_value()) {
+        const auto from_value = ngfail::report_from_value(parsed.value());
+        if (from_value.has_value() != r.has_value()) std::abort();
+        if (r.has_value() && !(from_value.value() == r.value())) std::abort();
+        writers_cope_with_unvalidated(parsed.value(), 256 + size % 2048);
+    } else if (r.has_value()) {
+        std::abort();  // a report whose text the strict parser refuses
+    }
     return 0;
 }

@@ -1,0 +1,30 @@
+// The process's peak resident memory, for tests that bound what an operation may keep.
+#pragma once
+
+#include <sys/resource.h>
+
+namespace ngfail_test {
+
+// Under a sanitizer the process's memory is mostly the sanitizer's (shadow memory, ASan's
+// quarantine of freed blocks), so bounds are checked in the uninstrumented builds only.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+inline constexpr bool instrumented = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+inline constexpr bool instrumented = true;
+#else
+inline constexpr bool instrumented = false;
+#endif
+#else
+inline constexpr bool instrumented = false;
+#endif
+
+// Peak resident memory in KiB (`getrusage`); 0 under a sanitizer, so bounds hold trivially.
+inline long peak_rss_kib() {
+    if (instrumented) return 0;
+    rusage usage{};
+    ::getrusage(RUSAGE_SELF, &usage);
+    return usage.ru_maxrss;
+}
+
+}  // namespace ngfail_test
