@@ -347,16 +347,23 @@ TEST(stranger, one_sandboxs_execd_cannot_reach_another_sandboxs_commands) {
         << "and its own execd still wants its token";
 }
 
-TEST(stranger, a_sandboxs_commands_go_with_it_and_its_history_is_bounded) {
-    embedded_server s;
+TEST(stranger, a_sandbox_runs_and_keeps_a_bounded_number_of_commands) {
+    embedded_server s({.commands_per_sandbox = 8});
     const std::string id = create(s);
     const std::string first = stranger::command_id_of(exec(s, id, "echo first"));
     std::string last;
-    for (int i = 0; i < 300; ++i) last = stranger::command_id_of(exec(s, id, "echo " + std::to_string(i)));
+    for (int i = 0; i < 20; ++i) last = stranger::command_id_of(exec(s, id, "echo " + std::to_string(i)));
     const std::string status = "/sandboxes/" + id + "/proxy/44772/command/status/";
     EXPECT_EQ(call(s.port(), http::verb::get, status + first).status, 404u) << "the oldest finished are forgotten";
     EXPECT_EQ(call(s.port(), http::verb::get, status + last).status, 200u);
+    const std::string background = R"({"command":"sleep 60","background":true})";
+    const std::string command = "/sandboxes/" + id + "/proxy/44772/command";
+    for (int i = 0; i < 8; ++i) EXPECT_EQ(call(s.port(), http::verb::post, command, background).status, 200u);
+    EXPECT_EQ(call(s.port(), http::verb::post, command, background).status, 429u) << "a ninth running command";
+}
 
+TEST(stranger, a_sandboxs_commands_go_with_it) {
+    embedded_server s;
     // 32 rounds of create, a 2 MiB command, delete: the server's memory stays flat.
     const std::string big(2 << 20, 'x');
     const auto round = [&] {

@@ -61,6 +61,7 @@ struct emulator {
 
 // Every reply in `bytes` parses as HTTP/1.x; one cut short at the end is the read's patience.
 void check_replies(std::string_view bytes, bool only_the_first) {
+    if (bytes.empty()) return;
     boost::beast::flat_buffer buffer;
     auto piece = buffer.prepare(bytes.size());
     std::memcpy(piece.data(), bytes.data(), bytes.size());

@@ -98,6 +98,9 @@ struct server_options {
     // when none is idle.
     std::chrono::milliseconds read_timeout{30000};
     std::size_t max_connections = 1024;
+    // What one sandbox keeps: this many commands and 64 MiB of their output (past either the
+    // oldest finished go), and at most this many running in the background (one more is a 429).
+    std::size_t commands_per_sandbox = 256;
     // Serve HTTPS on both listeners with this certificate chain and private key (PEM files);
     // plain HTTP when empty. Endpoints keep their form: clients reach them with the scheme
     // they reached the server with, as the official SDKs do.

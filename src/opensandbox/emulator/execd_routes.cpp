@@ -197,11 +197,15 @@ awaitable<void> exec(context& c, exchange& x, call& k) {
     const std::optional<action> misbehave = k.active_fault ? std::optional(k.active_fault->what) : std::nullopt;
     const std::string text(command->as_string());
     const auto started_run = c.sandboxes.start_command(k.sandbox_id, text, background);
-    if (!started_run) {
-        co_await x.reply(c.not_found(x, k.sandbox_id));
+    if (const auto* refused = std::get_if<sandbox_store::refused_start>(&started_run)) {
+        // Named, not built inside the co_await: g++ 12 destroys such a temporary twice.
+        response res = *refused == sandbox_store::refused_start::no_sandbox
+                           ? c.not_found(x, k.sandbox_id)
+                           : c.error_reply(x, 429, "RUNTIME_ERROR", "too many commands running in this sandbox");
+        co_await x.reply(std::move(res));
         co_return;
     }
-    const command_run& run = *started_run;
+    const command_run& run = std::get<command_run>(started_run);
 
     http::response<http::empty_body> head(http::status::ok, x.req().version());
     head.set(http::field::content_type, "text/event-stream");

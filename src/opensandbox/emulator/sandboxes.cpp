@@ -2,6 +2,7 @@
 
 #include <ngfail/event_id.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <ctime>
 
@@ -139,8 +140,9 @@ std::optional<file_entry> sandbox_store::file(const std::string& sandbox_id, con
     return it == s->files.end() ? std::nullopt : std::optional(it->second);
 }
 
-std::optional<command_run> sandbox_store::start_command(const std::string& sandbox_id, std::string content,
-                                                        bool background) {
+std::variant<command_run, sandbox_store::refused_start> sandbox_store::start_command(const std::string& sandbox_id,
+                                                                                     std::string content,
+                                                                                     bool background) {
     command_run c{.id = to_string(event_id::generate()),
                   .sandbox_id = sandbox_id,
                   .content = std::move(content),
@@ -148,7 +150,13 @@ std::optional<command_run> sandbox_store::start_command(const std::string& sandb
                   .started_at = wall_clock::now()};
     const std::lock_guard lock(mutex_);
     held_sandbox* s = live(sandbox_id);
-    if (!s) return std::nullopt;
+    if (!s) return refused_start::no_sandbox;
+    // Background commands only: a foreground one is held by its connection, which the
+    // server's connection cap bounds.
+    const auto running = std::count_if(s->commands.begin(), s->commands.end(), [](const auto& held) {
+        return held.second.run.running && held.second.run.background;
+    });
+    if (background && static_cast<std::size_t>(running) >= limits_.commands) return refused_start::too_many_running;
     s->commands.emplace(c.id, held_command{.run = c});
     s->started.push_back(c.id);
     forget_old_commands(*s);

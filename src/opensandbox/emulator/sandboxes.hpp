@@ -16,6 +16,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 namespace ngfail::opensandbox::emulator {
@@ -102,9 +103,13 @@ public:
     bool put_files(const std::string& sandbox_id, std::vector<std::pair<std::string, std::string>> files);
     [[nodiscard]] std::optional<file_entry> file(const std::string& sandbox_id, const std::string& path);
 
-    // Commands of one sandbox: each is found only through the sandbox that ran it.
-    [[nodiscard]] std::optional<command_run> start_command(const std::string& sandbox_id, std::string content,
-                                                           bool background);
+    // Commands of one sandbox: each is found only through the sandbox that ran it. A start
+    // is refused when the sandbox is gone, or (for a background command) when it already
+    // runs `history_limits::commands` in the background: what a stranger's background
+    // commands hold is bounded too (foreground ones are bounded by the connection cap).
+    enum class refused_start { no_sandbox, too_many_running };
+    [[nodiscard]] std::variant<command_run, refused_start> start_command(const std::string& sandbox_id,
+                                                                         std::string content, bool background);
     void append_output(const std::string& sandbox_id, const std::string& command_id, std::string_view text);
     void finish_command(const std::string& sandbox_id, const std::string& command_id, int exit_code,
                         std::string error);
