@@ -4,7 +4,7 @@
 #include "support/test_ca.hpp"
 
 #include <ngfail/opensandbox/client.hpp>
-#include <ngfail/opensandbox/embedded_server.hpp>
+#include <ngfail/opensandbox/testing/embedded_server.hpp>
 
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/co_spawn.hpp>

@@ -164,7 +164,7 @@ TEST(reply_limits, exec_output_is_cut_at_the_limit_and_says_so) {
 
 // ---- the embedded server under many connections --------------------------------------------------
 
-#include <ngfail/opensandbox/embedded_server.hpp>
+#include <ngfail/opensandbox/testing/embedded_server.hpp>
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>

@@ -2,7 +2,7 @@
 //              [--pending-ms N] [--tls-cert PEM --tls-key PEM] [--fault JSON]...
 #include "args.hpp"
 
-#include <ngfail/opensandbox/embedded_server.hpp>
+#include <ngfail/opensandbox/testing/embedded_server.hpp>
 
 #include <csignal>
 #include <cstdlib>

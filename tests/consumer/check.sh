@@ -14,7 +14,15 @@ cmake -S "$here" -B "$work/cmake-build" -G Ninja \
     -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_BUILD_TYPE=Debug >/dev/null
 cmake --build "$work/cmake-build" >/dev/null
 "$work/cmake-build/consumer"
+for program in http_only classifier_only client_only emulator_only; do
+    "$work/cmake-build/consumer_$program"
+done
 "$work/cmake-build/consumer_all"
+# A program that links only the client holds nothing of the emulator.
+if nm -C "$work/cmake-build/consumer_client_only" | grep -E 'opensandbox::(emulator|embedded_server)'; then
+    echo "the client alone links emulator symbols (above)" >&2
+    exit 1
+fi
 
 pc_dir=$(dirname "$(find "$work/prefix" -name ngfail.pc -print -quit)")
 # shellcheck disable=SC2046 # pkg-config's output is a list of flags

@@ -4,7 +4,7 @@
 // nor stops answering, and every reply it sends is well-formed HTTP.
 #include "../support/raw_client.hpp"
 
-#include <ngfail/opensandbox/embedded_server.hpp>
+#include <ngfail/opensandbox/testing/embedded_server.hpp>
 
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>

@@ -2,7 +2,7 @@
 // fault shows what its profile says; adding a backend is one row.
 #pragma once
 
-#include <ngfail/opensandbox/embedded_server.hpp>
+#include <ngfail/opensandbox/testing/embedded_server.hpp>
 
 #include <string>
 #include <string_view>

@@ -1,7 +1,7 @@
 // Scripted faults: a queue per server, taken one request at a time.
 #pragma once
 
-#include <ngfail/opensandbox/embedded_server.hpp>
+#include <ngfail/opensandbox/testing/embedded_server.hpp>
 
 #include <deque>
 #include <mutex>

@@ -1,7 +1,7 @@
-#include <ngfail/opensandbox/embedded_server.hpp>
+#include <ngfail/opensandbox/testing/embedded_server.hpp>
 
-#include "emulator/context.hpp"
-#include "emulator/http_server.hpp"
+#include "context.hpp"
+#include "http_server.hpp"
 
 namespace ngfail::opensandbox {
 

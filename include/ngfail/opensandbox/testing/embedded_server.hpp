@@ -1,0 +1,147 @@
+// <ngfail/opensandbox/testing/embedded_server.hpp> — a local OpenSandbox: the lifecycle API and
+// execd, with the faults real deployments show. A test tool with a target of its own,
+// ngfail::opensandbox_emulator, which no production program needs to link: it is what
+// `ngfail serve` runs, and what the official SDKs, `curl` or any client can be tested
+// against:
+//
+//   ngfail::opensandbox::embedded_server server({.api_key = "sk-test"});
+//   server.inject({.operation = "exec", .what = ngfail::opensandbox::fault::action::oom_kill});
+//   ngfail::opensandbox::client c({.port = server.port(), .api_key = "sk-test"});
+//
+// It speaks the lifecycle API (`/v1/sandboxes…`, API key in `OPEN-SANDBOX-API-KEY`) and
+// execd (`/ping`, `/command` with `ping` keep-alives, status, background logs, interrupt,
+// files, metrics), reached through the server proxy (`/v1/sandboxes/{id}/proxy/{port}/…`) or
+// a direct endpoint served by a listener of its own (`use_server_proxy=false`, the SDKs'
+// default). A new sandbox is `Pending` for `pending_for`, then `Running`. Commands are
+// simulated: `echo TEXT`, `exit N`, `sleep SECONDS`, `cat FILE`, anything else prints what it
+// would have run. Connections run on `threads` threads; none outlives its connection.
+#pragma once
+
+#include <ngfail/result.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace ngfail::opensandbox {
+
+// Which real backend the emulator shows faults as (what each really reports, see
+// docs/opensandbox.md): a Kubernetes cluster or a Docker host.
+enum class backend { kubernetes, docker };
+
+[[nodiscard]] std::string_view name(backend b) noexcept;
+[[nodiscard]] std::optional<backend> parse_backend(std::string_view text) noexcept;
+
+// One scripted misbehaviour, applied to the next `times` requests of `operation` (create,
+// get, list, kill, renew, pause, resume, endpoint, ping, exec, exec_status, exec_logs,
+// interrupt, upload, download, metrics).
+struct fault {
+    enum class action {
+        // Named for what happens; each shows what the configured backend really shows.
+        oom_kill,            // the command dies by SIGKILL (-1); the sandbox fails as an OOM kill
+        image_pull_failure,  // create: the image cannot be pulled
+        expire,              // the sandbox expires: gone, as its backend reports expiry
+        crash,               // the sandbox's main process dies; the sandbox fails
+        // Raw reply shapes, one per evidence-table row.
+        http_error,          // status with the {"code","message"} envelope (and Retry-After)
+        drop_before_init,    // exec: 200, then the connection closes before any event
+        drop_after_init,     // exec: `init` sent, then the connection closes
+        no_terminal_event,   // exec: the stream ends cleanly without error/execution_complete
+        signal_exit,         // exec: `error` event with evalue "-1", "signal: killed"
+        stall,               // nothing is answered for `stall_for`
+        malformed_json,      // a 200 whose body is not JSON
+        sandbox_status,      // the reply reports the sandbox in `state` with `reason` (create, get)
+    };
+
+    std::string operation{};
+    action what = action::http_error;
+    int status = 500;
+    std::string code{};
+    std::string message{};
+    std::optional<int> retry_after_s{};
+    std::string state{};   // sandbox_status: "Failed", "Terminated", …
+    std::string reason{};  // sandbox_status: "OOMKilled", "ImagePullBackOff", …
+    std::chrono::milliseconds stall_for{0};
+    int times = 1;
+
+    static fault http_error(std::string operation, int status, std::string code, std::string message,
+                            std::optional<int> retry_after_s = std::nullopt);
+    static fault exec(action what);
+    static fault stall(std::string operation, std::chrono::milliseconds how_long);
+    static fault malformed(std::string operation);
+    static fault sandbox_status(std::string operation, std::string state, std::string reason);
+};
+
+[[nodiscard]] std::string_view name(fault::action a) noexcept;
+
+// A fault from its JSON form, as `ngfail serve --fault` and `POST /_ngfail/faults` take it:
+//   {"operation":"create","action":"http_error","status":502,"code":"BACKEND_CONNECTION_FAILED",
+//    "message":"...","retry_after_s":7,"times":1}
+// (`stall_ms` for stall; `state` and `reason` for sandbox_status). A bad document is a
+// `provider_request_rejected` failure whose reason names the problem.
+[[nodiscard]] result<fault> parse_fault(std::string_view json);
+
+struct server_options {
+    std::string host = "127.0.0.1";
+    unsigned short port = 0;          // 0: an ephemeral port
+    std::string api_key{};            // required on lifecycle routes when not empty
+    ngfail::opensandbox::backend backend = backend::kubernetes;
+    std::chrono::milliseconds pending_for{0};  // a new sandbox is Pending this long
+    std::chrono::milliseconds ping_every{3000};  // execd's keep-alive events on a command stream
+    unsigned threads = 2;             // serving every connection
+    // Bounds against a network of strangers. A request's head (and a TLS handshake) must
+    // arrive within `read_timeout` of the previous reply, its body within five minutes;
+    // past `max_connections` open connections (or the descriptors the process may open,
+    // less a reserve) the longest-idle connection is closed to make room, or the new one
+    // when none is idle.
+    std::chrono::milliseconds read_timeout{30000};
+    std::size_t max_connections = 1024;
+    // What one sandbox keeps: this many commands and 64 MiB of their output (past either the
+    // oldest finished go), and at most this many running in the background (one more is a 429).
+    std::size_t commands_per_sandbox = 256;
+    // Serve HTTPS on both listeners with this certificate chain and private key (PEM files);
+    // plain HTTP when empty. Endpoints keep their form: clients reach them with the scheme
+    // they reached the server with, as the official SDKs do.
+    std::string tls_certificate_file{};
+    std::string tls_key_file{};
+};
+
+class embedded_server {
+public:
+    // Listens on `host:port` (the lifecycle API and the server proxy) and on an ephemeral
+    // port of the same host (direct endpoints), and serves until stopped. A certificate or
+    // key that cannot be loaded throws std::system_error.
+    explicit embedded_server(server_options options = {});
+    ~embedded_server();
+    embedded_server(const embedded_server&) = delete;
+    embedded_server& operator=(const embedded_server&) = delete;
+
+    [[nodiscard]] unsigned short port() const noexcept;
+    // The listener that serves direct endpoints (`/sandboxes/{id}/port/{port}/…`).
+    [[nodiscard]] unsigned short direct_port() const noexcept;
+
+    // Queues a fault; faults for one operation apply in the order given.
+    void inject(fault f);
+
+    // Sets a sandbox's state and reason from now on (as a controller would after an OOM kill).
+    void set_sandbox_status(std::string_view sandbox_id, std::string state, std::string reason);
+
+    // Requests served so far (every route, faults included).
+    [[nodiscard]] std::size_t requests() const noexcept;
+
+    // Connections open now, and the threads serving them all.
+    [[nodiscard]] std::size_t open_connections() const noexcept;
+    [[nodiscard]] std::size_t threads() const noexcept;
+
+    // Stops listening and ends every connection; the ports are then closed.
+    void stop();
+
+private:
+    struct impl;
+    std::unique_ptr<impl> impl_;
+};
+
+}  // namespace ngfail::opensandbox
