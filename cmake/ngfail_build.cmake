@@ -16,6 +16,7 @@ function(ngfail_add_library name)
     target_include_directories(ngfail_${name} PUBLIC
         $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
         $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+    target_include_directories(ngfail_${name} PRIVATE ${PROJECT_SOURCE_DIR}/src)
     ngfail_target_defaults(ngfail_${name})
     set_property(GLOBAL APPEND PROPERTY NGFAIL_LIBRARIES ngfail_${name})
 endfunction()

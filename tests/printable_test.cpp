@@ -1,4 +1,4 @@
-#include "detail/printable.hpp"
+#include "core/printable.hpp"
 
 #include <gtest/gtest.h>
 

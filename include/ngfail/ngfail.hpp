@@ -5,6 +5,7 @@
 #include <ngfail/details.hpp>
 #include <ngfail/event.hpp>
 #include <ngfail/event_id.hpp>
+#include <ngfail/failure_header.hpp>
 #include <ngfail/failure.hpp>
 #include <ngfail/http.hpp>
 #include <ngfail/json.hpp>
@@ -13,7 +14,9 @@
 #include <ngfail/limits.hpp>
 #include <ngfail/opensandbox.hpp>
 #include <ngfail/report.hpp>
+#include <ngfail/request_failure_log.hpp>
 #include <ngfail/result.hpp>
 #include <ngfail/sandbox.hpp>
+#include <ngfail/sse_report_reader.hpp>
 #include <ngfail/transport.hpp>
 #include <ngfail/visit_event.hpp>

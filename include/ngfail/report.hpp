@@ -7,7 +7,7 @@
 //   catch (...) {
 //       ngfail::failure_report report = ngfail::report_for(std::current_exception());
 //       ngfail::merge(report, observed).value();    // recovered attempts ride along
-//       send(ngfail::encode_header(report));         // <ngfail/transport.hpp>
+//       send(ngfail::encode_header(report));         // <ngfail/failure_header.hpp>
 //   }
 //   …
 //   if (auto chain = ngfail::rebuild(report)) std::rethrow_exception(chain);   // same ids

@@ -3,7 +3,7 @@
 #include "tree.hpp"
 
 #include <ngfail/json.hpp>
-#include <ngfail/transport.hpp>
+#include <ngfail/failure_header.hpp>
 
 #include <fstream>
 #include <iostream>

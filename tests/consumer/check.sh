@@ -14,7 +14,7 @@ cmake -S "$here" -B "$work/cmake-build" -G Ninja \
     -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_BUILD_TYPE=Debug >/dev/null
 cmake --build "$work/cmake-build" >/dev/null
 "$work/cmake-build/consumer"
-for program in http_only classifier_only client_only emulator_only; do
+for program in wire_only http_only classifier_only client_only emulator_only; do
     "$work/cmake-build/consumer_$program"
 done
 "$work/cmake-build/consumer_all"

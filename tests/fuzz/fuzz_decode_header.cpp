@@ -1,5 +1,5 @@
 // Any bytes as an X-NG-Failure-Report value: a report or a protocol_violation, nothing else.
-#include <ngfail/transport.hpp>
+#include <ngfail/failure_header.hpp>
 
 #include <cstdint>
 #include <cstdlib>

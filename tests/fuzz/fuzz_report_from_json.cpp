@@ -3,7 +3,7 @@
 // What Boost.JSON's `value_to` reads without validation (cycles, dangling links, values out
 // of range) every writer still turns into a header that fits its cap and decodes.
 #include <ngfail/json.hpp>
-#include <ngfail/transport.hpp>
+#include <ngfail/failure_header.hpp>
 
 #include <cstdint>
 #include <cstdlib>

@@ -1,6 +1,6 @@
 // A relayed SSE stream in chunks whose sizes the input chooses: bytes pass unchanged, and a
 // leading byte order mark changes nothing about the report found.
-#include <ngfail/transport.hpp>
+#include <ngfail/sse_report_reader.hpp>
 
 #include <cstdint>
 #include <cstdlib>

@@ -42,7 +42,7 @@
 
 #include <ngfail/opensandbox/classify.hpp>
 #include <ngfail/result.hpp>
-#include <ngfail/transport.hpp>
+#include <ngfail/transport.hpp>  // the log in call_options; and what code written against it used
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>

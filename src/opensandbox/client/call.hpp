@@ -9,7 +9,7 @@
 #include "redactor.hpp"
 #include "request_safety.hpp"
 
-#include <ngfail/transport.hpp>
+#include <ngfail/request_failure_log.hpp>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/executor_work_guard.hpp>

@@ -1,9 +1,9 @@
 #include <ngfail/json.hpp>
 
-#include "detail/printable.hpp"
-#include "detail/report_reader.hpp"
-#include "detail/report_writer.hpp"
-#include "detail/strict_json.hpp"
+#include "core/printable.hpp"
+#include "wire/report_reader.hpp"
+#include "wire/report_writer.hpp"
+#include "wire/strict_json.hpp"
 
 #include <boost/json/basic_parser_impl.hpp>
 #include <boost/json/monotonic_resource.hpp>

@@ -1,6 +1,6 @@
 #include <ngfail/sandbox.hpp>
 
-#include "detail/event_state.hpp"
+#include "core/event_state.hpp"
 
 namespace ngfail {
 namespace {

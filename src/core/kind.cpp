@@ -1,6 +1,6 @@
 #include <ngfail/kind.hpp>
 
-#include "detail/printable.hpp"
+#include "core/printable.hpp"
 
 #include <cstdio>
 #include <deque>

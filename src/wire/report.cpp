@@ -1,9 +1,10 @@
 #include <ngfail/report.hpp>
 
-#include "detail/detail_fields.hpp"
-#include "detail/event_state.hpp"
-#include "detail/report_links.hpp"
-#include "detail/utf8.hpp"
+#include "wire/detail_fields.hpp"
+#include "core/event_state.hpp"
+#include "wire/report_links.hpp"
+#include "wire/strict_json.hpp"
+#include "core/utf8.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -76,9 +77,8 @@ namespace {
 
 using detail::report_links;
 
-failure protocol_violation(std::string reason) {
-    return failure(event_info{.kind = kind::protocol_violation, .reason = "failure report: " + std::move(reason)});
-}
+// The report's rules, broken: the one protocol_violation helper, the reason prefixed.
+failure report_violation(std::string reason) { return detail::protocol_violation("failure report: " + std::move(reason)); }
 
 std::string limit_text(std::size_t actual, std::size_t limit) {
     return std::to_string(actual) + " bytes; the limit is " + std::to_string(limit);
@@ -302,7 +302,7 @@ result<void> merge(failure_report& report, const failure_report& observed) {
     for (const auto& [id, record] : observed.events) {
         const auto found = report.events.find(id);
         if (found != report.events.end() && found->second != record) {
-            return protocol_violation("event " + to_string(id) +
+            return report_violation("event " + to_string(id) +
                                       " arrived twice with different records; ids must be unique");
         }
     }
@@ -313,16 +313,16 @@ result<void> merge(failure_report& report, const failure_report& observed) {
 
 result<void> validate(const failure_report& report, const limits& lim) {
     if (report.events.size() > lim.max_events) {
-        return protocol_violation("it has " + std::to_string(report.events.size()) + " events; the limit is " +
+        return report_violation("it has " + std::to_string(report.events.size()) + " events; the limit is " +
                                   std::to_string(lim.max_events));
     }
     for (const auto& [key, record] : report.events) {
-        if (auto broken = broken_record_rule(key, record, lim)) return protocol_violation(std::move(*broken));
+        if (auto broken = broken_record_rule(key, record, lim)) return report_violation(std::move(*broken));
     }
     if (report.failure_id && !report.events.contains(*report.failure_id)) {
-        return protocol_violation("failure_id " + to_string(*report.failure_id) + " is not in the report");
+        return report_violation("failure_id " + to_string(*report.failure_id) + " is not in the report");
     }
-    if (auto broken = broken_link_rule(report_links(report), lim)) return protocol_violation(std::move(*broken));
+    if (auto broken = broken_link_rule(report_links(report), lim)) return report_violation(std::move(*broken));
     return boost::outcome_v2::success();
 }
 

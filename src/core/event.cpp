@@ -3,8 +3,8 @@
 #include <ngfail/sandbox.hpp>
 #include <ngfail/visit_event.hpp>
 
-#include "detail/event_state.hpp"
-#include "detail/utf8.hpp"
+#include "core/event_state.hpp"
+#include "core/utf8.hpp"
 
 #include <boost/system/system_error.hpp>
 

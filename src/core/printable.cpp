@@ -1,4 +1,4 @@
-#include "printable.hpp"
+#include "core/printable.hpp"
 
 namespace ngfail::detail {
 

@@ -1,7 +1,7 @@
-#include "report_reader.hpp"
+#include "wire/report_reader.hpp"
 
-#include "printable.hpp"
-#include "strict_json.hpp"
+#include "core/printable.hpp"
+#include "wire/strict_json.hpp"
 
 #include <boost/container/small_vector.hpp>
 #include <boost/json/basic_parser_impl.hpp>

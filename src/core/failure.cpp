@@ -1,7 +1,7 @@
 #include <ngfail/failure.hpp>
 
-#include "detail/event_state.hpp"
-#include "detail/utf8.hpp"
+#include "core/event_state.hpp"
+#include "core/utf8.hpp"
 
 #include <new>
 
