@@ -24,12 +24,31 @@ install(FILES
     ${PROJECT_BINARY_DIR}/ngfailConfigVersion.cmake
     DESTINATION ${NGFAIL_CMAKE_DIR})
 
-# Relocatable: the prefix is found from the .pc file's own place, so --prefix works.
+# pkg-config: one file per library, each requiring the parts it builds on (so http-only code
+# links no OpenSSL), and ngfail.pc for everything. Relocatable: the prefix is found from the
+# .pc file's own place, so --prefix works. Cflags carry -std=c++20 (g++ 12 defaults to C++17).
 file(RELATIVE_PATH NGFAIL_PC_TO_PREFIX "/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/")
-# Static libraries list dependents first.
-set(NGFAIL_PC_LIBS "")
-foreach(library IN LISTS ngfail_libraries)
-    string(PREPEND NGFAIL_PC_LIBS "-l${library} ")
+# library | what it requires | its own libraries | what it is
+set(ngfail_pc_parts
+    "core||-lngfail_core|kinds, events, failures, results"
+    "wire|ngfail-core|-lngfail_wire -lboost_json|reports, JSON, the X-NG-Failure-Report header, SSE reports"
+    "http|ngfail-wire|-lngfail_http|Boost.Beast helpers for the failure header"
+    "opensandbox|ngfail-core|-lngfail_opensandbox|the OpenSandbox evidence classifier"
+    "opensandbox_client|ngfail-opensandbox ngfail-wire|-lngfail_opensandbox_client -lssl -lcrypto|the OpenSandbox client"
+    "opensandbox_emulator|ngfail-wire|-lngfail_opensandbox_emulator -lssl -lcrypto|the local OpenSandbox behind ngfail serve (a test tool)"
+    "|ngfail-http ngfail-opensandbox-client ngfail-opensandbox-emulator||everything")
+foreach(part IN LISTS ngfail_pc_parts)
+    string(REPLACE "|" ";" fields "${part}")
+    list(GET fields 0 library)
+    list(GET fields 1 PC_REQUIRES)
+    list(GET fields 2 PC_LIBS)
+    list(GET fields 3 what)
+    if(library STREQUAL "")
+        set(PC_NAME ngfail)
+    else()
+        string(REPLACE "_" "-" PC_NAME "ngfail-${library}")
+    endif()
+    set(PC_DESCRIPTION "${PROJECT_DESCRIPTION}: ${what}")
+    configure_file(cmake/ngfail-part.pc.in ${PROJECT_BINARY_DIR}/pkgconfig/${PC_NAME}.pc @ONLY)
+    install(FILES ${PROJECT_BINARY_DIR}/pkgconfig/${PC_NAME}.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 endforeach()
-configure_file(cmake/ngfail.pc.in ${PROJECT_BINARY_DIR}/ngfail.pc @ONLY)
-install(FILES ${PROJECT_BINARY_DIR}/ngfail.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -13,6 +13,8 @@
 // result, report record, wire and rebuilt exception.
 #pragma once
 
+#include <ngfail/detail/cplusplus.hpp>
+
 #include <array>
 #include <bit>
 #include <compare>

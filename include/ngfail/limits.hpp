@@ -4,6 +4,8 @@
 // on output: deterministic truncation (see `encode_header`).
 #pragma once
 
+#include <ngfail/detail/cplusplus.hpp>
+
 #include <cstddef>
 
 namespace ngfail {

@@ -25,7 +25,19 @@ if nm -C "$work/cmake-build/consumer_client_only" | grep -E 'opensandbox::(emula
 fi
 
 pc_dir=$(dirname "$(find "$work/prefix" -name ngfail.pc -print -quit)")
+pc() { PKG_CONFIG_PATH="$pc_dir" pkg-config "$@"; }
+# Through pkg-config, with no -std of our own: the .pc files carry C++20. Each library alone
+# links only what it needs (no OpenSSL below the client).
 # shellcheck disable=SC2046 # pkg-config's output is a list of flags
-"$cxx" -std=c++20 $flags "$here/main.cpp" -o "$work/pkg-config-consumer" \
-    $(PKG_CONFIG_PATH="$pc_dir" pkg-config --cflags --libs --static ngfail)
+"$cxx" $flags "$here/main.cpp" -o "$work/pkg-config-consumer" $(pc --cflags --libs --static ngfail-core)
 "$work/pkg-config-consumer"
+# shellcheck disable=SC2046
+"$cxx" $flags "$here/http_only.cpp" -o "$work/pkg-config-http" $(pc --cflags --libs --static ngfail-http)
+"$work/pkg-config-http"
+if pc --libs --static ngfail-http | grep -q -- -lssl; then
+    echo "ngfail-http asks for OpenSSL: $(pc --libs --static ngfail-http)" >&2
+    exit 1
+fi
+# shellcheck disable=SC2046
+"$cxx" $flags "$here/all.cpp" -o "$work/pkg-config-all" $(pc --cflags --libs --static ngfail)
+"$work/pkg-config-all"

@@ -2,6 +2,8 @@
 // kinds alike. It lets `kind_name` and `kind_from_name` treat all three the same way.
 #pragma once
 
+#include <ngfail/detail/cplusplus.hpp>
+
 #include <optional>
 #include <string_view>
 #include <system_error>
