@@ -36,9 +36,7 @@ using ngfail::opensandbox::fault;
 using ngfail::opensandbox::server_options;
 using testing::HasSubstr;
 
-std::optional<delivery> delivery_of(const ngfail::failure& f) {
-    return std::get<ngfail::sandbox_details>(f.details()).delivery;
-}
+using ngfail::delivery_of;
 
 using ngfail_test::ca;
 

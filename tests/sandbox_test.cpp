@@ -91,3 +91,19 @@ TEST(make_sandbox_failure, gives_the_same_record_as_a_failure) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(delivery, is_at_hand_on_the_event_and_on_the_failure) {
+    const ngfail::sandbox_failure e({.operation = "exec", .kind = ngfail::kind::transport_peer_drop,
+                                     .delivery = ngfail::delivery::possibly_delivered});
+    EXPECT_EQ(e.delivery(), ngfail::delivery::possibly_delivered);
+    const ngfail::failure f = ngfail::make_sandbox_failure(
+        {.operation = "create", .kind = ngfail::kind::transport_unreachable, .delivery = ngfail::delivery::not_sent});
+    EXPECT_EQ(ngfail::delivery_of(f), ngfail::delivery::not_sent);
+    const ngfail::failure unknown = ngfail::make_sandbox_failure({.operation = "get", .kind = ngfail::kind::cancelled});
+    EXPECT_EQ(ngfail::delivery_of(unknown), std::nullopt) << "nothing established, nothing said";
+    EXPECT_EQ(ngfail::delivery_of(ngfail::failure(ngfail::kind::agent_timeout)), std::nullopt) << "not a sandbox failure";
+}
+
+}  // namespace

@@ -11,6 +11,12 @@
 //
 // `http_status` describes this operation, never a child failure: a cause keeps its own
 // evidence. `make_sandbox_failure` gives the same as a `noexcept` `failure`.
+//
+// Delivery — whether the request reached the sandbox — is the fact that says whether a
+// retry is safe; it is at hand on both forms:
+//
+//   catch (const ngfail::sandbox_failure& e) { if (e.delivery() == ngfail::delivery::not_sent) retry(); }
+//   if (auto r = c.try_exec(id, cmd); !r && ngfail::delivery_of(r.error()) == ngfail::delivery::not_sent) retry();
 #pragma once
 
 #include <ngfail/event.hpp>
@@ -45,6 +51,8 @@ class sandbox_failure : public failure_event {
 public:
     explicit sandbox_failure(sandbox_facts facts);
     [[nodiscard]] const sandbox_details& sandbox() const noexcept;
+    // What the evidence established about delivery; none when it established nothing.
+    [[nodiscard]] std::optional<ngfail::delivery> delivery() const noexcept { return sandbox().delivery; }
 
 protected:
     explicit sandbox_failure(failure state);
@@ -55,6 +63,10 @@ template <>
 struct event_type_for<sandbox_details> {
     using type = sandbox_failure;
 };
+
+// The delivery a failure records (a sandbox failure's); none when it records none, or is
+// not a sandbox failure.
+[[nodiscard]] std::optional<delivery> delivery_of(const failure& f) noexcept;
 
 // The same record as `sandbox_failure(facts)` would carry, as a failure; never throws.
 [[nodiscard]] failure make_sandbox_failure(sandbox_facts facts) noexcept;

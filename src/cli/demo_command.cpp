@@ -48,9 +48,9 @@ struct outcome {
     [[nodiscard]] bool as_expected() const { return kind_name == name(expected) && thrown && result_agrees; }
 };
 
-std::string delivery_of(const failure& f) {
-    const auto* d = std::get_if<sandbox_details>(&f.details());
-    return d && d->delivery ? std::string(name(*d->delivery)) : std::string("not established");
+std::string delivery_text(const failure& f) {
+    const auto d = delivery_of(f);
+    return d ? std::string(name(*d)) : std::string("not established");
 }
 
 std::string level_text(const failure& level) {
@@ -74,9 +74,9 @@ outcome play(const scenario& s, embedded_server& server) {
     }
     const failure returned = s.trying();
     o.kind_name = std::string(thrown_failure.kind_name());
-    o.delivery = thrown_failure ? delivery_of(thrown_failure) : "-";
+    o.delivery = thrown_failure ? delivery_text(thrown_failure) : "-";
     o.result_agrees = returned && returned.code() == thrown_failure.code() &&
-                      delivery_of(returned) == o.delivery && returned.reason() == thrown_failure.reason();
+                      delivery_text(returned) == o.delivery && returned.reason() == thrown_failure.reason();
     return o;
 }
 

@@ -50,6 +50,11 @@ sandbox_failure::sandbox_failure(sandbox_facts facts) : failure_event(sandbox_re
 
 const sandbox_details& sandbox_failure::sandbox() const noexcept { return std::get<sandbox_details>(details()); }
 
+std::optional<delivery> delivery_of(const failure& f) noexcept {
+    const auto* sandbox = std::get_if<sandbox_details>(&f.details());
+    return sandbox ? sandbox->delivery : std::nullopt;
+}
+
 failure make_sandbox_failure(sandbox_facts facts) noexcept {
     const std::error_code kind = facts.kind;
     try {
