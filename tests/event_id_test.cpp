@@ -1,10 +1,13 @@
 #include <ngfail/event_id.hpp>
+#include <ngfail/failure.hpp>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <sstream>
 #include <thread>
 
 #include <sys/wait.h>
@@ -158,6 +161,34 @@ TEST(event_id, forked_children_make_different_ids) {
     }
     EXPECT_NE(ids[0], ids[1]) << "two children of one parent made the same id";
     EXPECT_NE(event_id(ids[0]), event_id::generate());
+}
+
+}  // namespace
+
+namespace {
+
+TEST(printing, an_id_prints_as_its_text_and_reads_back) {
+    const auto id = ngfail::event_id::generate();
+    std::ostringstream out;
+    out << id;
+    EXPECT_EQ(ngfail::parse_event_id(out.str()), id);
+}
+
+TEST(printing, kinds_and_facts_print_their_wire_names_and_read_back) {
+    std::ostringstream out;
+    out << ngfail::kind::provider_oom_killed << ' ' << ngfail::delivery::not_sent << ' ' << ngfail::stage::agent << ' '
+        << ngfail::boundary::harness << ' ' << ngfail::domain::transport;
+    EXPECT_EQ(out.str(), "provider_oom_killed not_sent agent harness transport");
+    EXPECT_EQ(ngfail::parse_kind("provider_oom_killed"), ngfail::kind::provider_oom_killed);
+}
+
+TEST(printing, a_failure_prints_what_and_its_id) {
+    std::ostringstream out;
+    out << ngfail::failure(ngfail::event_info{.kind = ngfail::kind::agent_timeout, .reason = "took 60 s"});
+    EXPECT_THAT(out.str(), testing::StartsWith("agent_timeout: took 60 s"));
+    std::ostringstream none;
+    none << ngfail::failure{};
+    EXPECT_EQ(none.str(), "no failure");
 }
 
 }  // namespace

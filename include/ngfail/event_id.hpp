@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <iosfwd>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -76,6 +77,9 @@ private:
 
 // The canonical text form: 36 lowercase characters, 8-4-4-4-12 hex digits.
 [[nodiscard]] std::string to_string(const event_id& id);
+
+// Writes `to_string(id)`: `std::cout << e.id()`.
+std::ostream& operator<<(std::ostream& out, const event_id& id);
 
 // Writes the canonical text form into `out` (36 characters, no terminator).
 void format_event_id(const event_id& id, char* out) noexcept;

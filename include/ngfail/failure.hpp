@@ -22,6 +22,7 @@
 #include <atomic>
 #include <cstdint>
 #include <exception>
+#include <iosfwd>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -108,6 +109,10 @@ public:
     friend bool operator==(const failure& a, const failure& b) noexcept {
         return a.code() == b.code() && a.id() == b.id();
     }
+
+    // Writes `what()` and the id: "provider_oom_killed: exec ended (0192f1c4-…)"; a success
+    // (no failure) writes "no failure".
+    friend std::ostream& operator<<(std::ostream& out, const failure& f);
 
 private:
     friend struct detail::event_access;

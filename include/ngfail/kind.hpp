@@ -27,6 +27,7 @@
 #include <array>
 #include <cstddef>
 #include <functional>
+#include <iosfwd>
 #include <optional>
 #include <span>
 #include <string_view>
@@ -186,6 +187,13 @@ constexpr std::optional<Enum> parse_enum(const std::array<std::string_view, N>& 
 [[nodiscard]] constexpr std::string_view name(delivery d) noexcept {
     return detail::enum_name(detail::delivery_names, d);
 }
+
+// Each writes its wire name: `std::cout << ngfail::delivery::not_sent` prints "not_sent".
+std::ostream& operator<<(std::ostream& out, kind k);
+std::ostream& operator<<(std::ostream& out, domain d);
+std::ostream& operator<<(std::ostream& out, stage s);
+std::ostream& operator<<(std::ostream& out, boundary b);
+std::ostream& operator<<(std::ostream& out, delivery d);
 
 [[nodiscard]] constexpr std::optional<domain> parse_domain(std::string_view text) noexcept {
     return detail::parse_enum<domain>(detail::domain_names, text);

@@ -3,6 +3,7 @@
 #include <array>
 #include <cstring>
 #include <ctime>
+#include <ostream>
 #include <pthread.h>
 #include <sys/random.h>
 
@@ -121,6 +122,8 @@ std::string to_string(const event_id& id) {
     format_event_id(id, text.data());
     return text;
 }
+
+std::ostream& operator<<(std::ostream& out, const event_id& id) { return out << to_string(id); }
 
 std::optional<event_id> parse_event_id(std::string_view text) noexcept {
     if (text.size() != 36) return std::nullopt;

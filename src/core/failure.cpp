@@ -4,6 +4,7 @@
 #include "core/utf8.hpp"
 
 #include <new>
+#include <ostream>
 
 namespace ngfail {
 namespace detail {
@@ -185,6 +186,13 @@ const cause& failure::cause() const noexcept {
 std::string_view failure::what() const noexcept {
     const auto* s = detail::event_access::state(*this);
     return s ? s->text : kind_name();
+}
+
+std::ostream& operator<<(std::ostream& out, const failure& f) {
+    if (!f) return out << "no failure";
+    out << f.what();
+    if (!f.id().is_nil()) out << " (" << f.id() << ')';
+    return out;
 }
 
 }  // namespace ngfail

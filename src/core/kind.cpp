@@ -7,6 +7,7 @@
 #include <limits>
 #include <memory>
 #include <mutex>
+#include <ostream>
 #include <shared_mutex>
 #include <string>
 #include <unordered_map>
@@ -408,4 +409,10 @@ void register_kind_namespace(std::string_view name_space, const named_kind_categ
 }
 
 }  // namespace detail
+std::ostream& operator<<(std::ostream& out, kind k) { return out << name(k); }
+std::ostream& operator<<(std::ostream& out, domain d) { return out << name(d); }
+std::ostream& operator<<(std::ostream& out, stage s) { return out << name(s); }
+std::ostream& operator<<(std::ostream& out, boundary b) { return out << name(b); }
+std::ostream& operator<<(std::ostream& out, delivery d) { return out << name(d); }
+
 }  // namespace ngfail
