@@ -167,6 +167,15 @@ TEST(cli_classify, bad_input_is_exit_2_with_a_reason) {
     }
 }
 
+TEST(cli_classify, transport_errors_take_errno_names_and_an_unknown_one_lists_them) {
+    const auto by_errno = run_cli("classify --json --operation exec --transport-error ECONNRESET --transport-phase receive");
+    ASSERT_EQ(by_errno.status, 0);
+    EXPECT_THAT(by_errno.out, testing::HasSubstr("transport_peer_drop"));
+    const auto unknown = run_cli("classify --operation get --transport-error EWHATEVER", true);
+    EXPECT_EQ(unknown.status, 2);
+    EXPECT_THAT(unknown.out, testing::HasSubstr("one of: connection_refused (ECONNREFUSED), connection_reset (ECONNRESET)"));
+}
+
 // ---- decode --------------------------------------------------------------------------------------
 
 const std::string sample_report =
@@ -191,6 +200,14 @@ TEST(cli_decode, prints_the_chain_as_a_tree) {
     EXPECT_THAT(out, testing::HasSubstr("failure\n"
                                         "  2b8f6c0d4e17  agent_run_error  [boundary agent, stage agent, http 500]  agent failed\n"
                                         "  └─ 2b8f6c0d4e16  transport_peer_drop    stream dropped\n"));
+}
+
+TEST(cli_decode, a_whole_header_line_reads_as_its_value) {
+    for (const std::string prefix : {"X-NG-Failure-Report: ", "x-ng-failure-report:"}) {
+        const auto [status, out] = run_cli("decode --json " + shell_quote(prefix + sample_report + "\r"));
+        ASSERT_EQ(status, 0) << prefix;
+        EXPECT_EQ(out, sample_report + "\n");
+    }
 }
 
 TEST(cli_decode, json_prints_the_validated_report) {

@@ -15,31 +15,44 @@ namespace {
 
 struct named_error {
     std::string_view name;
+    std::string_view errno_name;  // the same error as errno names it ("" when it has none)
     std::error_code code;
 };
 
-// The transport errors --transport-error accepts: std::errc names, and a few without errno.
+// The transport errors --transport-error accepts: std::errc names or errno names, and a few
+// that have no errno.
 const std::array<named_error, 17>& transport_errors() {
     static const std::array<named_error, 17> table{{
-        {"connection_refused", std::make_error_code(std::errc::connection_refused)},
-        {"connection_reset", std::make_error_code(std::errc::connection_reset)},
-        {"connection_aborted", std::make_error_code(std::errc::connection_aborted)},
-        {"broken_pipe", std::make_error_code(std::errc::broken_pipe)},
-        {"timed_out", std::make_error_code(std::errc::timed_out)},
-        {"network_unreachable", std::make_error_code(std::errc::network_unreachable)},
-        {"host_unreachable", std::make_error_code(std::errc::host_unreachable)},
-        {"too_many_files_open", std::make_error_code(std::errc::too_many_files_open)},
-        {"too_many_files_open_in_system", std::make_error_code(std::errc::too_many_files_open_in_system)},
-        {"no_buffer_space", std::make_error_code(std::errc::no_buffer_space)},
-        {"not_enough_memory", std::make_error_code(std::errc::not_enough_memory)},
-        {"address_not_available", std::make_error_code(std::errc::address_not_available)},
-        {"eof", std::error_code(boost::system::error_code(boost::asio::error::eof))},
-        {"host_not_found", std::error_code(boost::system::error_code(boost::asio::error::host_not_found))},
-        {"stream_incomplete", make_error_code(opensandbox::errc::stream_incomplete)},
-        {"readiness_timeout", make_error_code(opensandbox::errc::readiness_timeout)},
-        {"malformed_response", make_error_code(opensandbox::errc::malformed_response)},
+        {"connection_refused", "ECONNREFUSED", std::make_error_code(std::errc::connection_refused)},
+        {"connection_reset", "ECONNRESET", std::make_error_code(std::errc::connection_reset)},
+        {"connection_aborted", "ECONNABORTED", std::make_error_code(std::errc::connection_aborted)},
+        {"broken_pipe", "EPIPE", std::make_error_code(std::errc::broken_pipe)},
+        {"timed_out", "ETIMEDOUT", std::make_error_code(std::errc::timed_out)},
+        {"network_unreachable", "ENETUNREACH", std::make_error_code(std::errc::network_unreachable)},
+        {"host_unreachable", "EHOSTUNREACH", std::make_error_code(std::errc::host_unreachable)},
+        {"too_many_files_open", "EMFILE", std::make_error_code(std::errc::too_many_files_open)},
+        {"too_many_files_open_in_system", "ENFILE", std::make_error_code(std::errc::too_many_files_open_in_system)},
+        {"no_buffer_space", "ENOBUFS", std::make_error_code(std::errc::no_buffer_space)},
+        {"not_enough_memory", "ENOMEM", std::make_error_code(std::errc::not_enough_memory)},
+        {"address_not_available", "EADDRNOTAVAIL", std::make_error_code(std::errc::address_not_available)},
+        {"eof", "", std::error_code(boost::system::error_code(boost::asio::error::eof))},
+        {"host_not_found", "", std::error_code(boost::system::error_code(boost::asio::error::host_not_found))},
+        {"stream_incomplete", "", make_error_code(opensandbox::errc::stream_incomplete)},
+        {"readiness_timeout", "", make_error_code(opensandbox::errc::readiness_timeout)},
+        {"malformed_response", "", make_error_code(opensandbox::errc::malformed_response)},
     }};
     return table;
+}
+
+// "connection_refused (ECONNREFUSED), …, malformed_response": what --transport-error takes.
+std::string transport_error_names() {
+    std::string names;
+    for (const named_error& e : transport_errors()) {
+        if (!names.empty()) names += ", ";
+        names += e.name;
+        if (!e.errno_name.empty()) names += " (" + std::string(e.errno_name) + ")";
+    }
+    return names;
 }
 
 constexpr std::array<std::pair<std::string_view, opensandbox::phase>, 3> phases{{
@@ -78,8 +91,9 @@ std::variant<opensandbox::observation, std::string> observation_of(const parsed_
     }
     if (const auto name = a.value("transport-error")) {
         const auto& table = transport_errors();
-        const auto it = std::find_if(table.begin(), table.end(), [&](const auto& e) { return e.name == *name; });
-        if (it == table.end()) return "unknown --transport-error '" + *name + "' (see --help)";
+        const auto it = std::find_if(table.begin(), table.end(),
+                                     [&](const auto& e) { return e.name == *name || (!e.errno_name.empty() && e.errno_name == *name); });
+        if (it == table.end()) return "unknown --transport-error '" + *name + "'; one of: " + transport_error_names();
         seen.transport_error = it->code;
     }
     if (const auto name = a.value("transport-phase")) {
@@ -122,8 +136,6 @@ int run_classify(arguments args, const streams& io) {
 }
 
 std::string classify_usage() {
-    std::string names;
-    for (const auto& e : transport_errors()) names += std::string(names.empty() ? "" : ", ") + std::string(e.name);
     return "usage: ngfail classify --operation OP [--http-status N] [--provider-code C]\n"
            "                       [--provider-status-reason R] [--sandbox-state S] [--exit-code N]\n"
            "                       [--execution-id ID] [--sandbox-id ID] [--retry-after SECONDS]\n"
@@ -135,7 +147,7 @@ std::string classify_usage() {
            "prints the event record as it travels on the wire.\n"
            "\n"
            "OP: create, get, kill, renew, endpoint, exec, exec_status, ...\n"
-           "NAME: " + names + "\n";
+           "NAME: " + transport_error_names() + "\n";
 }
 
 }  // namespace ngfail::cli

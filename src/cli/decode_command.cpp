@@ -2,9 +2,11 @@
 #include "args.hpp"
 #include "tree.hpp"
 
-#include <ngfail/json.hpp>
 #include <ngfail/failure_header.hpp>
+#include <ngfail/json.hpp>
 
+#include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -12,6 +14,24 @@
 
 namespace ngfail::cli {
 namespace {
+
+// The value of a whole `X-NG-Failure-Report: …` line, as one copies it from a log or curl
+// -v; anything else as given.
+std::string_view header_value(std::string_view text) {
+    const std::string_view name = failure_header_name;
+    const auto same = [](char x, char y) {
+        return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+    };
+    if (text.size() <= name.size() || text[name.size()] != ':' ||
+        !std::equal(name.begin(), name.end(), text.begin(), same)) {
+        return text;
+    }
+    text.remove_prefix(name.size() + 1);
+    constexpr std::string_view blanks = " \t\r\n";
+    text.remove_prefix(std::min(text.find_first_not_of(blanks), text.size()));
+    text.remove_suffix(text.size() - std::min(text.find_last_not_of(blanks) + 1, text.size()));
+    return text;
+}
 
 const arg_spec spec{.with_value = {"file"}, .flags = {"json"}, .max_positionals = 1};
 
@@ -42,7 +62,7 @@ int run_decode(arguments args, const streams& io) {
             io.err << "ngfail decode: give a header value or --file, not both\n";
             return exit_bad_input;
         }
-        report = decode_header(a.positionals.front(), lim);
+        report = decode_header(header_value(a.positionals.front()), lim);
     } else {
         std::string text;
         if (const auto path = a.value("file")) {
