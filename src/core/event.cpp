@@ -17,7 +17,6 @@
 namespace ngfail {
 namespace {
 
-constexpr std::size_t max_message_bytes = 4096;
 
 // An event always has a record of its own (and so an id), even when raised from a kind.
 failure with_record(failure state) {
@@ -244,7 +243,7 @@ failure find_boundary_failure(const std::exception_ptr& e) {
 sdk_error_details sdk_error_details_of(const std::exception& e) {
     sdk_error_details d{.error_type = demangle(typeid(e).name())};
     std::string message = e.what();
-    detail::truncate_utf8(message, max_message_bytes);
+    detail::truncate_utf8(message, limits{}.max_string_bytes);  // as any string field travels
     d.message = std::move(message);
     if (const auto* s = dynamic_cast<const structured_error*>(&e)) {
         d.http_status = s->http_status();

@@ -1,4 +1,5 @@
 #include <ngfail/failure.hpp>
+#include <ngfail/limits.hpp>
 
 #include "core/event_state.hpp"
 #include "core/utf8.hpp"
@@ -8,8 +9,6 @@
 
 namespace ngfail {
 namespace detail {
-
-constexpr std::size_t max_reason_bytes = 2000;
 
 event_state* new_event_state(std::string_view kind_name, std::string_view reason, event_details&& details) {
     const std::string_view separator = reason.empty() ? std::string_view() : std::string_view(": ");
@@ -29,7 +28,7 @@ event_state* new_event_state(std::string_view kind_name, std::string_view reason
 
 failure make_record(event_info&& info, event_details&& details, const event_id& id, std::string_view kind_text) {
     const std::error_code code = is_kind(info.kind) ? info.kind : make_error_code(kind::undetermined);
-    truncate_utf8(info.reason, max_reason_bytes);
+    truncate_utf8(info.reason, limits{}.max_reason_bytes);  // a reason is born within the wire's bound
     auto* state = new_event_state(kind_text.empty() ? ngfail::kind_name(code) : kind_text, info.reason,
                                   std::move(details));
     failure owner = event_access::adopt(state);  // frees the record if anything below throws
