@@ -17,6 +17,7 @@
 
 #include <spawn.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 extern char** environ;
 
@@ -40,7 +41,24 @@ unsigned short free_port() {
 // `prism mock` on a spec, started and stopped with the test.
 class prism_mock {
 public:
-    prism_mock(const std::string& spec, std::optional<int> seed) : port_(free_port()) {
+    // A port found free may be taken before Prism binds it (tests run in parallel): Prism
+    // then exits before it listens, and starts again on another port.
+    prism_mock(const std::string& spec, std::optional<int> seed) {
+        for (int attempt = 0; attempt < 5; ++attempt) {
+            port_ = free_port();
+            if (start(spec, seed)) return;
+            stop();
+        }
+        throw std::runtime_error("prism did not start");
+    }
+    ~prism_mock() { stop(); }
+    prism_mock(const prism_mock&) = delete;
+    prism_mock& operator=(const prism_mock&) = delete;
+
+    [[nodiscard]] unsigned short port() const { return port_; }
+
+private:
+    bool start(const std::string& spec, std::optional<int> seed) {
         std::vector<std::string> args{conformance("node_modules/.bin/prism"), "mock", "--errors", spec,
                                       "-p", std::to_string(port_), "-h", "127.0.0.1"};
         if (seed) args.insert(args.end(), {"--dynamic", "--seed", std::to_string(*seed)});
@@ -60,28 +78,28 @@ public:
         ::close(out[1]);
         output_ = ::fdopen(out[0], "r");
         // Ready once it says so; its log goes on being read so that it never blocks on a pipe.
-        for (std::array<char, 4096> line{}; std::fgets(line.data(), line.size(), output_);) {
-            if (std::string_view(line.data()).find("Prism is listening") != std::string_view::npos) break;
+        bool listening = false;
+        for (std::array<char, 4096> line{}; !listening && std::fgets(line.data(), line.size(), output_);) {
+            listening = std::string_view(line.data()).find("Prism is listening") != std::string_view::npos;
         }
         drain_ = std::thread([f = output_] {
             for (std::array<char, 4096> line{}; std::fgets(line.data(), line.size(), f);) {
             }
         });
+        return listening;
     }
-    ~prism_mock() {
+
+    void stop() {
+        if (pid_ == 0) return;
         ::kill(pid_, SIGTERM);
         int status = 0;
         ::waitpid(pid_, &status, 0);
+        pid_ = 0;
         drain_.join();
         std::fclose(output_);
     }
-    prism_mock(const prism_mock&) = delete;
-    prism_mock& operator=(const prism_mock&) = delete;
 
-    [[nodiscard]] unsigned short port() const { return port_; }
-
-private:
-    unsigned short port_;
+    unsigned short port_ = 0;
     pid_t pid_ = 0;
     std::FILE* output_ = nullptr;
     std::thread drain_;
@@ -91,7 +109,9 @@ private:
 // spec with its paths under /v1, as a real server has them.
 std::string lifecycle_spec_under_v1() {
     const std::filesystem::path source = conformance("specs/sandbox-lifecycle.yml");
-    const std::filesystem::path copy = std::filesystem::temp_directory_path() / "ngfail-lifecycle-v1.yml";
+    // One file per process: ctest runs this program's tests in parallel processes.
+    const std::filesystem::path copy =
+        std::filesystem::temp_directory_path() / ("ngfail-lifecycle-v1-" + std::to_string(::getpid()) + ".yml");
     std::ifstream in(source);
     std::ofstream out(copy);
     bool in_paths = false;
