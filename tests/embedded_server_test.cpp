@@ -2,6 +2,7 @@
 // answers with the shapes the reference notes record for real deployments.
 #include "support/peak_memory.hpp"
 #include "support/raw_client.hpp"
+#include "support/test_ca.hpp"
 
 #include <ngfail/event_id.hpp>
 #include <ngfail/opensandbox/testing/embedded_server.hpp>
@@ -435,6 +436,15 @@ TEST(stranger, a_half_sent_head_is_dropped_at_the_read_deadline) {
     const auto started = std::chrono::steady_clock::now();
     const std::string answer = stranger::exchange_raw(s.port(), "GET /health HTTP/1.1\r\nHost:", 20s);
     EXPECT_TRUE(answer.empty());
+    EXPECT_LT(std::chrono::steady_clock::now() - started, 15s) << "closed by the server, not by our patience";
+}
+
+TEST(stranger, a_tls_handshake_that_never_comes_is_dropped_at_the_read_deadline) {
+    embedded_server s({.read_timeout = 300ms,
+                       .tls_certificate_file = ngfail_test::ca().file("server.pem"),
+                       .tls_key_file = ngfail_test::ca().file("server.key")});
+    const auto started = std::chrono::steady_clock::now();
+    EXPECT_TRUE(stranger::exchange_raw(s.port(), "", 20s).empty());
     EXPECT_LT(std::chrono::steady_clock::now() - started, 15s) << "closed by the server, not by our patience";
 }
 
