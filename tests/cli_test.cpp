@@ -283,6 +283,23 @@ TEST(cli_stats, counts_invalid_rows_and_names_them) {
     EXPECT_EQ(run_cli("stats /nonexistent.jsonl").status, 2);
 }
 
+TEST(cli_stats, counts_the_deepest_classified_cause_beside_the_outermost_kind) {
+    const std::string a = "0192f1c4-7d2a-7c3e-9a51-2b8f6c0d4e17", b = "0192f1c4-7d2a-7c3e-9a51-2b8f6c0d4e16",
+                      c = "0192f1c4-7d2a-7c3e-9a51-2b8f6c0d4e15";
+    const auto event = [](const std::string& id, const std::string& kind, const std::string& cause) {
+        return "\"" + id + R"(":{"event_id":")" + id + R"(","failure_kind":")" + kind + "\"" +
+               (cause.empty() ? "" : R"(,"cause_id":")" + cause + "\"") + "}";
+    };
+    const std::string row = R"({"_ng_failure_id":")" + a + R"(","_ng_failure_events":{)" +
+                            event(a, "agent_run_error", b) + "," + event(b, "provider_oom_killed", c) + "," +
+                            event(c, "undetermined", "") + "}}";
+    const auto out = boost::json::parse(run_cli("stats --json " + temp_file("roots.jsonl", row + "\n")).out).as_object();
+    EXPECT_EQ(out.at("by_kind").at("agent_run_error").as_int64(), 1);
+    const auto& roots = out.at("by_root_cause").as_object();
+    EXPECT_EQ(roots.size(), 1u);
+    EXPECT_EQ(roots.at("provider_oom_killed").as_int64(), 1) << "the foreign exception below it is not the root cause";
+}
+
 TEST(cli_stats, a_failure_whose_event_holds_a_number_no_double_holds_is_counted) {
     const std::string id = "0192f1c4-7d2a-7c3e-9a51-2b8f6c0d4e17";
     const std::string row = R"({"reward":0,"_ng_failure_id":")" + id + R"(","_ng_failure_events":{")" + id +

@@ -30,6 +30,7 @@ struct tally {
     std::size_t invalid = 0;
     std::size_t observed_events = 0;
     counts by_kind, by_boundary, by_stage;
+    counts by_root_cause;  // the deepest classified cause's kind: what an agent_run_error wraps
     chain_counts chains;
     std::vector<std::string> invalid_samples;
 
@@ -45,6 +46,11 @@ struct tally {
         const event_record& own = *chain.front();
         observed_events -= chain.size();
         ++by_kind[own.kind];
+        // A foreign exception at the end of a chain is `undetermined`: the root cause is the
+        // deepest level that says what went wrong.
+        const auto classified = std::find_if(chain.rbegin(), chain.rend(),
+                                             [](const event_record* r) { return r->kind != name(kind::undetermined); });
+        ++by_root_cause[classified == chain.rend() ? std::string(name(kind::undetermined)) : (*classified)->kind];
         ++by_boundary[own.boundary ? std::string(name(*own.boundary)) : "-"];
         ++by_stage[own.stage ? std::string(name(*own.stage)) : "-"];
         std::vector<std::string> path;
@@ -131,6 +137,7 @@ void print_text(std::ostream& out, const tally& t) {
         << s.kind(std::to_string(t.failures) + " failed") << ", " << t.invalid << " invalid; " << t.observed_events
         << " observed (recovered) events\n";
     print_bars(out, "failures by kind", t.by_kind, s);
+    print_bars(out, "failures by root cause (the deepest classified cause)", t.by_root_cause, s);
     print_bars(out, "failures by boundary", t.by_boundary, s);
     print_bars(out, "failures by stage", t.by_stage, s);
     out << '\n' << s.bold("most common chains") << '\n';
@@ -159,6 +166,7 @@ void print_json(std::ostream& out, const tally& t) {
                                                       {"invalid_rows", t.invalid},
                                                       {"observed_events", t.observed_events},
                                                       {"by_kind", as_json(t.by_kind)},
+                                                      {"by_root_cause", as_json(t.by_root_cause)},
                                                       {"by_boundary", as_json(t.by_boundary)},
                                                       {"by_stage", as_json(t.by_stage)},
                                                       {"top_chains", std::move(top)}})
@@ -192,7 +200,8 @@ std::string stats_usage() {
            "\n"
            "Aggregates rollout rows (one JSON object per line, with _ng_failure_id and\n"
            "_ng_failure_events as NeMo Gym's collection writes them): counts of failures by kind,\n"
-           "boundary and stage with bar charts, and the most common cause chains. Rows without a\n"
+           "by root cause (the deepest classified kind of its cause chain: what an agent_run_error\n"
+           "hides), boundary and stage with bar charts, and the most common cause chains. Rows without a\n"
            "failure count as successes; invalid rows are counted and the first few named on stderr.\n";
 }
 
