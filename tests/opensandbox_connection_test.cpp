@@ -8,6 +8,8 @@
 
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/deferred.hpp>
+#include <boost/asio/use_future.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -340,6 +342,75 @@ TEST(async_face, cancelled_while_waiting_for_readiness_names_the_sandbox_it_crea
     ASSERT_TRUE(details.sandbox_id.has_value()) << "the running sandbox must be named";
     EXPECT_EQ(details.delivery, delivery::delivered) << "it exists";
     EXPECT_EQ(client({.port = server.port()}).get(*details.sandbox_id).id, *details.sandbox_id);
+}
+
+// ---- completion tokens: the same operations through a callback, deferred, use_future ---------
+
+TEST(completion_tokens, a_callback_gets_the_result_once_on_its_executor) {
+    embedded_server server;
+    const std::string id = client({.port = server.port()}).create({}).id;
+    asio::io_context io(1);
+    client c(io.get_executor(), {.port = server.port()});
+    int calls = 0;
+    std::optional<ngfail::result<ngfail::opensandbox::exec_result>> got;
+    const command echo{.command = "echo token"};
+    c.complete(c.async_exec(id, echo), [&](ngfail::result<ngfail::opensandbox::exec_result> r) {
+        ++calls;
+        got.emplace(std::move(r));
+    });
+    io.run();
+    EXPECT_EQ(calls, 1);
+    ASSERT_TRUE(got && got->has_value());
+    EXPECT_EQ(got->value().stdout_text, "token\n");
+}
+
+TEST(completion_tokens, use_future_and_deferred) {
+    embedded_server server;
+    client c({.port = server.port()});  // runs its own I/O thread: a future may be waited on here
+    const std::string id = c.create({}).id;
+    auto future = c.complete(c.async_get(id), asio::use_future);
+    const auto info = future.get();
+    ASSERT_TRUE(info.has_value());
+    EXPECT_EQ(info.value().id, id);
+
+    asio::io_context io(1);
+    client on_io(io.get_executor(), {.port = server.port()});
+    auto later = on_io.complete(on_io.async_get(id), asio::deferred);  // nothing runs yet
+    const std::size_t before = server.requests();
+    io.run_for(50ms);
+    EXPECT_EQ(server.requests(), before) << "deferred: started only when invoked";
+    io.restart();
+    std::optional<ngfail::result<ngfail::opensandbox::sandbox_info>> got;
+    std::move(later)([&](ngfail::result<ngfail::opensandbox::sandbox_info> r) { got.emplace(std::move(r)); });
+    io.run();
+    ASSERT_TRUE(got && got->has_value());
+    EXPECT_EQ(got->value().id, id);
+}
+
+TEST(completion_tokens, use_awaitable_and_a_bound_cancellation_slot) {
+    embedded_server server;
+    const std::string id = client({.port = server.port()}).create({}).id;
+    asio::io_context io(1);
+    client c(io.get_executor(), {.port = server.port()});
+    std::optional<bool> pinged;
+    asio::co_spawn(io, [&]() -> asio::awaitable<void> {
+        pinged = (co_await c.complete(c.async_ping(id), asio::use_awaitable)).has_value();
+    }, asio::detached);
+    asio::cancellation_signal cancel;
+    std::optional<ngfail::result<ngfail::opensandbox::exec_result>> long_one;
+    const command sleeper{.command = "sleep 20000"};
+    c.complete(c.async_exec(id, sleeper),
+               asio::bind_cancellation_slot(cancel.slot(), [&](ngfail::result<ngfail::opensandbox::exec_result> r) {
+                   long_one.emplace(std::move(r));
+               }));
+    asio::steady_timer later(io, 300ms);
+    later.async_wait([&](boost::system::error_code) { cancel.emit(asio::cancellation_type::terminal); });
+    const auto start = std::chrono::steady_clock::now();
+    io.run();
+    EXPECT_EQ(pinged, true);
+    ASSERT_TRUE(long_one && long_one->has_error());
+    EXPECT_EQ(long_one->error().code(), kind::cancelled) << long_one->error().what();
+    EXPECT_LT(std::chrono::steady_clock::now() - start, 10s);
 }
 
 TEST(async_face, an_awaitable_made_now_may_be_awaited_later) {

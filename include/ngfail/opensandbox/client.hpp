@@ -45,7 +45,15 @@
 #include <ngfail/transport.hpp>  // the log in call_options; and what code written against it used
 
 #include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/associated_cancellation_slot.hpp>
+#include <boost/asio/associated_executor.hpp>
+#include <boost/asio/async_result.hpp>
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/system/system_error.hpp>
 
 #include <chrono>
@@ -283,9 +291,50 @@ public:
     awaitable<std::string> async_download(std::string_view sandbox_id, std::string_view path,
                                           const call_options& options = {});
 
+    // Any operation of the asynchronous face, completed through an Asio completion token
+    // instead of awaited: a callback taking `result<T>`, `asio::deferred`, `asio::use_future`
+    // or `asio::use_awaitable`:
+    //
+    //   sandboxes.complete(sandboxes.async_exec(id, cmd), [](ngfail::result<exec_result> r) { … });
+    //   std::future<ngfail::result<sandbox_info>> f = sandboxes.complete(sandboxes.async_get(id), asio::use_future);
+    //
+    // The operation runs on the client's executor; the handler is called on its associated
+    // executor (the client's when it has none), once, whatever happens; a cancellation slot
+    // bound to it (`asio::bind_cancellation_slot`) cancels the operation, which then
+    // completes as `cancelled`.
+    template <class T, class CompletionToken>
+    auto complete(awaitable<T> operation, CompletionToken&& token) {
+        return boost::asio::async_initiate<CompletionToken, void(result<T>)>(
+            [this](auto handler, awaitable<T> op) { this->start(std::move(op), std::move(handler)); }, token,
+            std::move(operation));
+    }
+
     struct state;  // shared by the operations; defined with them
 
 private:
+    template <class T, class Handler>
+    void start(awaitable<T> operation, Handler handler) {
+        auto slot = boost::asio::get_associated_cancellation_slot(handler);
+        boost::asio::co_spawn(get_executor(), finish(std::move(operation), std::move(handler), get_executor()),
+                              boost::asio::bind_cancellation_slot(slot, boost::asio::detached));
+    }
+
+    // Awaits the operation, then calls the handler on its own executor with the result.
+    template <class T, class Handler>
+    static boost::asio::awaitable<void> finish(awaitable<T> operation, Handler handler,
+                                              boost::asio::any_io_executor fallback) {
+        std::optional<result<T>> done;
+        try {
+            done.emplace(co_await std::move(operation));
+        } catch (...) {  // the operations catch everything but a failure to allocate
+            done.emplace(failure(kind::transport_local_resource));
+        }
+        auto on = boost::asio::get_associated_executor(handler, fallback);
+        boost::asio::dispatch(on, [handler = std::move(handler), r = std::move(*done)]() mutable {
+            std::move(handler)(std::move(r));
+        });
+    }
+
     std::unique_ptr<state> state_;
 };
 
