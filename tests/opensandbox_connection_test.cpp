@@ -364,6 +364,20 @@ TEST(completion_tokens, a_callback_gets_the_result_once_on_its_executor) {
     EXPECT_EQ(got->value().stdout_text, "token\n");
 }
 
+// The request written inline, as a braced aggregate: safe here (nothing is awaited in the
+// caller's expression), which the ASan build checks; inside a co_await, g++ 12 destroys it twice.
+TEST(completion_tokens, an_inline_request_is_safe_with_a_token) {
+    embedded_server server;
+    const std::string id = client({.port = server.port()}).create({}).id;
+    asio::io_context io(1);
+    client c(io.get_executor(), {.port = server.port()});
+    std::string out;
+    c.complete(c.async_exec(id, {.command = "echo written inline, long enough to live on the heap"}),
+               [&](ngfail::result<ngfail::opensandbox::exec_result> r) { out = r ? r.value().stdout_text : "failed"; });
+    io.run();
+    EXPECT_EQ(out, "written inline, long enough to live on the heap\n");
+}
+
 TEST(completion_tokens, use_future_and_deferred) {
     embedded_server server;
     client c({.port = server.port()});  // runs its own I/O thread: a future may be waited on here
