@@ -275,28 +275,6 @@ TEST(async_face, many_execs_at_once_on_one_thread_every_outcome_accounted_for) {
     EXPECT_EQ(most_threads, threads_before);  // no thread per exec, nor any other
 }
 
-TEST(async_face, cancelled_mid_stream_is_a_cancelled_failure_that_was_delivered) {
-    embedded_server server;
-    const std::string id = client({.port = server.port()}).create({}).id;
-    asio::io_context io(1);
-    client c(io.get_executor(), {.port = server.port()});
-    asio::cancellation_signal cancel;
-    std::optional<ngfail::result<ngfail::opensandbox::exec_result>> out;
-    asio::co_spawn(io, [&]() -> asio::awaitable<void> {
-        const command long_one{.command = "sleep 20000"};
-        out.emplace(co_await c.async_exec(id, long_one));
-    }, asio::bind_cancellation_slot(cancel.slot(), asio::detached));
-    asio::steady_timer later(io, 300ms);
-    later.async_wait([&](boost::system::error_code) { cancel.emit(asio::cancellation_type::terminal); });
-    const auto start = std::chrono::steady_clock::now();
-    io.run();
-    ASSERT_TRUE(out.has_value());
-    ASSERT_TRUE(out->has_error());
-    EXPECT_EQ(out->error().code(), kind::cancelled) << out->error().what();
-    EXPECT_EQ(delivery_of(out->error()), delivery::delivered);  // `init` had named the execution
-    EXPECT_LT(std::chrono::steady_clock::now() - start, 10s);
-}
-
 // Runs `make`'s operation with a client on a fresh io_context and cancels it after `after`.
 template <class Make>
 auto cancelled_after(std::chrono::milliseconds after, const client_options& options, Make make) {
@@ -312,6 +290,19 @@ auto cancelled_after(std::chrono::milliseconds after, const client_options& opti
     later.async_wait([&](boost::system::error_code) { cancel.emit(asio::cancellation_type::terminal); });
     io.run();
     return out;
+}
+
+TEST(async_face, cancelled_mid_stream_is_a_cancelled_failure_that_was_delivered) {
+    embedded_server server;
+    const std::string id = client({.port = server.port()}).create({}).id;
+    const command long_one{.command = "sleep 20000"};
+    const auto start = std::chrono::steady_clock::now();
+    const auto out = cancelled_after(300ms, {.port = server.port()}, [&](client& c) { return c.async_exec(id, long_one); });
+    ASSERT_TRUE(out.has_value());
+    ASSERT_TRUE(out->has_error());
+    EXPECT_EQ(out->error().code(), kind::cancelled) << out->error().what();
+    EXPECT_EQ(delivery_of(out->error()), delivery::delivered);  // `init` had named the execution
+    EXPECT_LT(std::chrono::steady_clock::now() - start, 10s);
 }
 
 TEST(async_face, cancelled_between_retries_is_cancelled_and_not_sent) {

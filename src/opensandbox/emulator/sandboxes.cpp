@@ -180,52 +180,51 @@ void sandbox_store::forget_old_commands(held_sandbox& s) {
     }
 }
 
-sandbox_store::held_command* sandbox_store::held(const std::string& sandbox_id, const std::string& command_id) {
+sandbox_store::found_command sandbox_store::held(const std::string& sandbox_id, const std::string& command_id) {
     held_sandbox* s = live(sandbox_id);
-    if (!s) return nullptr;
+    if (!s) return {};
     const auto it = s->commands.find(command_id);
-    return it == s->commands.end() ? nullptr : &it->second;
+    return it == s->commands.end() ? found_command{} : found_command{s, &it->second};
 }
 
 void sandbox_store::append_output(const std::string& sandbox_id, const std::string& command_id, std::string_view text) {
     const std::lock_guard lock(mutex_);
-    held_command* c = held(sandbox_id, command_id);
+    const auto [s, c] = held(sandbox_id, command_id);
     if (!c) return;
     c->output.append(text);
-    held_sandbox& s = *live(sandbox_id);
-    s.output_bytes += text.size();
-    forget_old_commands(s);
+    s->output_bytes += text.size();
+    forget_old_commands(*s);
 }
 
 void sandbox_store::finish_command(const std::string& sandbox_id, const std::string& command_id, int exit_code,
                                    std::string error) {
     const std::lock_guard lock(mutex_);
-    held_command* c = held(sandbox_id, command_id);
+    const auto [s, c] = held(sandbox_id, command_id);
     if (!c) return;
     c->run.running = false;
     c->run.exit_code = exit_code;
     c->run.error = std::move(error);
     c->run.finished_at = wall_clock::now();
-    forget_old_commands(*live(sandbox_id));
+    forget_old_commands(*s);
 }
 
 std::optional<command_run> sandbox_store::command(const std::string& sandbox_id, const std::string& command_id) {
     const std::lock_guard lock(mutex_);
-    const held_command* c = held(sandbox_id, command_id);
+    const held_command* c = held(sandbox_id, command_id).command;
     return c ? std::optional(c->run) : std::nullopt;
 }
 
 std::optional<command_output> sandbox_store::output(const std::string& sandbox_id, const std::string& command_id,
                                                     std::size_t from) {
     const std::lock_guard lock(mutex_);
-    const held_command* c = held(sandbox_id, command_id);
+    const held_command* c = held(sandbox_id, command_id).command;
     if (!c) return std::nullopt;
     return command_output{.text = c->output.substr(std::min(from, c->output.size())), .end = c->output.size()};
 }
 
 bool sandbox_store::interrupt(const std::string& sandbox_id, const std::string& command_id) {
     const std::lock_guard lock(mutex_);
-    held_command* c = held(sandbox_id, command_id);
+    held_command* c = held(sandbox_id, command_id).command;
     if (!c || !c->run.running) return false;
     c->interrupted = true;
     return true;
@@ -233,15 +232,9 @@ bool sandbox_store::interrupt(const std::string& sandbox_id, const std::string& 
 
 command_fate sandbox_store::fate(const std::string& sandbox_id, const std::string& command_id) {
     const std::lock_guard lock(mutex_);
-    const held_command* c = held(sandbox_id, command_id);
+    const held_command* c = held(sandbox_id, command_id).command;
     if (!c) return command_fate::gone;
     return c->interrupted ? command_fate::interrupted : command_fate::run_on;
-}
-
-std::size_t sandbox_store::command_count(const std::string& sandbox_id) {
-    const std::lock_guard lock(mutex_);
-    const held_sandbox* s = live(sandbox_id);
-    return s ? s->commands.size() : 0;
 }
 
 }  // namespace ngfail::opensandbox::emulator

@@ -121,9 +121,6 @@ public:
     bool interrupt(const std::string& sandbox_id, const std::string& command_id);
     [[nodiscard]] command_fate fate(const std::string& sandbox_id, const std::string& command_id);
 
-    // How many commands a sandbox holds (0 when it does not exist).
-    [[nodiscard]] std::size_t command_count(const std::string& sandbox_id);
-
 private:
     struct held_command {
         command_run run;
@@ -141,7 +138,12 @@ private:
     void settle(sandbox_record& s) const;  // applies the passage of time
     [[nodiscard]] bool expired(const sandbox_record& s) const;
     [[nodiscard]] held_sandbox* live(const std::string& id);  // under the lock; expires and settles
-    [[nodiscard]] held_command* held(const std::string& sandbox_id, const std::string& command_id);
+    // A command and the sandbox holding it, found under the lock; both null when either is gone.
+    struct found_command {
+        held_sandbox* sandbox = nullptr;
+        held_command* command = nullptr;
+    };
+    [[nodiscard]] found_command held(const std::string& sandbox_id, const std::string& command_id);
     void forget_old_commands(held_sandbox& s);
 
     const backend_profile& profile_;
