@@ -102,10 +102,10 @@ TEST(cli, every_command_has_help) {
     }
 }
 
-// ---- classify: one case per evidence row ----------------------------------------------------------
+// ---- classify: one case per evidence-table row ----------------------------------------------------------
 
 struct row_case {
-    int row;
+    std::string rule;
     std::string flags;
     std::string kind;
     std::string delivery;  // "" when not established
@@ -113,38 +113,39 @@ struct row_case {
 
 TEST(cli_classify, one_case_per_evidence_row) {
     const std::vector<row_case> cases{
-        {1, "--operation exec --failure-kind agent_timeout", "agent_timeout", ""},
-        {2, "--operation exec --provider-status-reason OOMKilled --execution-id e1", "provider_oom_killed", "delivered"},
-        {3, "--operation exec --exit-code -1", "provider_command_terminated", "delivered"},
-        {4, "--operation create --http-status 504 --provider-code KUBERNETES::POD_READY_TIMEOUT", "provider_start_failed", ""},
-        {5, "--operation get --http-status 401", "provider_credentials_rejected", "not_sent"},
-        {6, "--operation create --http-status 429 --retry-after 7", "provider_quota_exhausted", "not_sent"},
-        {7, "--operation get --http-status 404 --provider-code DOCKER::SANDBOX_NOT_FOUND", "provider_sandbox_lost", "not_sent"},
-        {8, "--operation endpoint --http-status 404 --provider-code KUBERNETES::POD_IP_NOT_AVAILABLE", "provider_unavailable", "not_sent"},
-        {9, "--operation exec --http-status 502 --provider-code BACKEND_CONNECTION_FAILED", "transport_unreachable", "not_sent"},
-        {10, "--operation renew --http-status 409", "provider_state_conflict", "not_sent"},
-        {11, "--operation create --http-status 400", "provider_request_rejected", "not_sent"},
-        {12, "--operation exec --http-status 500", "provider_unavailable", "possibly_delivered"},
-        {13, "--operation create --transport-error connection_refused --transport-phase connect", "transport_unreachable", "not_sent"},
-        {14, "--operation exec --transport-error too_many_files_open --transport-phase connect", "transport_local_resource", "not_sent"},
-        {15, "--operation get --transport-error malformed_response --transport-phase receive", "protocol_violation", "possibly_delivered"},
-        {16, "--operation exec --transport-error connection_reset --transport-phase receive --execution-id e2", "transport_peer_drop", "delivered"},
-        {17, "--operation get --transport-error timed_out --transport-phase receive", "transport_timeout", "possibly_delivered"},
-        {18, "--operation exec --exit-code 137", "undetermined", ""},
+        {"explicit_kind", "--operation exec --failure-kind agent_timeout", "agent_timeout", ""},
+        {"oom_killed", "--operation exec --provider-status-reason OOMKilled --execution-id e1", "provider_oom_killed", "delivered"},
+        {"killed_by_signal", "--operation exec --exit-code -1", "provider_command_terminated", "delivered"},
+        {"start_failed", "--operation create --http-status 504 --provider-code KUBERNETES::POD_READY_TIMEOUT", "provider_start_failed", ""},
+        {"credentials_rejected", "--operation get --http-status 401", "provider_credentials_rejected", "not_sent"},
+        {"quota_exhausted", "--operation create --http-status 429 --retry-after 7", "provider_quota_exhausted", "not_sent"},
+        {"sandbox_lost", "--operation get --http-status 404 --provider-code DOCKER::SANDBOX_NOT_FOUND", "provider_sandbox_lost", "not_sent"},
+        {"provider_not_ready", "--operation endpoint --http-status 404 --provider-code KUBERNETES::POD_IP_NOT_AVAILABLE", "provider_unavailable", "not_sent"},
+        {"backend_unreachable", "--operation exec --http-status 502 --provider-code BACKEND_CONNECTION_FAILED", "transport_unreachable", "not_sent"},
+        {"state_conflict", "--operation renew --http-status 409", "provider_state_conflict", "not_sent"},
+        {"request_rejected", "--operation create --http-status 400", "provider_request_rejected", "not_sent"},
+        {"server_fault", "--operation exec --http-status 500", "provider_unavailable", "possibly_delivered"},
+        {"unreachable_at_connect", "--operation create --transport-error connection_refused --transport-phase connect", "transport_unreachable", "not_sent"},
+        {"local_resource", "--operation exec --transport-error too_many_files_open --transport-phase connect", "transport_local_resource", "not_sent"},
+        {"malformed_reply", "--operation get --transport-error malformed_response --transport-phase receive", "protocol_violation", "possibly_delivered"},
+        {"peer_dropped", "--operation exec --transport-error connection_reset --transport-phase receive --execution-id e2", "transport_peer_drop", "delivered"},
+        {"timed_out", "--operation get --transport-error timed_out --transport-phase receive", "transport_timeout", "possibly_delivered"},
+        {"nothing_matched", "--operation exec --exit-code 137", "undetermined", ""},
     };
     for (const auto& c : cases) {
         const auto [status, out] = run_cli("classify " + c.flags + " --json");
-        ASSERT_EQ(status, 0) << "row " << c.row;
+        ASSERT_EQ(status, 0) << c.rule;
         const auto record = boost::json::parse(out).as_object();
-        EXPECT_EQ(record.at("failure_kind").as_string(), c.kind) << "row " << c.row;
+        EXPECT_EQ(record.at("failure_kind").as_string(), c.kind) << c.rule;
         const auto& details = record.at("details").as_object();
         EXPECT_EQ(details.at("type").as_string(), "sandbox");
         if (c.delivery.empty()) {
-            EXPECT_FALSE(details.contains("delivery")) << "row " << c.row;
+            EXPECT_FALSE(details.contains("delivery")) << c.rule;
         } else {
-            EXPECT_EQ(details.at("delivery").as_string(), c.delivery) << "row " << c.row;
+            EXPECT_EQ(details.at("delivery").as_string(), c.delivery) << c.rule;
         }
         EXPECT_TRUE(ngfail::parse_event_id(record.at("event_id").as_string()).has_value());
+        EXPECT_THAT(run_cli("classify " + c.flags).out, testing::HasSubstr("rule      " + c.rule)) << c.rule;
     }
 }
 

@@ -8,7 +8,7 @@ failed=0
 while IFS= read -r header; do
     name=${header#"$include"/}
     out=$(printf '#include <%s>\n' "$name" | "$cxx" -std=c++17 -Wfatal-errors -fsyntax-only -x c++ -I "$include" - 2>&1 || true)
-    first_error=$(grep -m1 'error' <<<"$out" || true)
+    first_error=$(grep -m1 'error:' <<<"$out" || true)
     if [[ $first_error != *"ngfail needs C++20"* ]]; then
         echo "$name under C++17: the first error is not the guard's: ${first_error:-none}" >&2
         failed=1

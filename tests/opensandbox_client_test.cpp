@@ -158,7 +158,7 @@ TEST_P(opensandbox_e2e, pings_during_a_long_command_are_skipped) {
 
 // ---- one test per row a fault can produce --------------------------------------------------------
 
-TEST_P(opensandbox_e2e, row_2_an_oom_killed_command) {
+TEST_P(opensandbox_e2e, oom_killed_a_command_killed_for_memory) {
     const auto id = new_sandbox();
     inject_twice(fault::exec(action::signal_exit));
     inject_twice(fault::sandbox_status("get", "Running", "OOMKilled"));
@@ -167,7 +167,7 @@ TEST_P(opensandbox_e2e, row_2_an_oom_killed_command) {
                                                         {kind::provider_oom_killed, delivery::delivered});
 }
 
-TEST_P(opensandbox_e2e, row_3_a_command_killed_by_a_signal) {
+TEST_P(opensandbox_e2e, killed_by_signal_a_command_killed_by_a_signal) {
     const auto id = new_sandbox();
     inject_twice(fault::exec(action::signal_exit));
     expect_both_faces<ngfail::opensandbox::exec_result>([&] { (void)sandboxes.exec(id, {.command = "sleep 10"}); },
@@ -175,7 +175,7 @@ TEST_P(opensandbox_e2e, row_3_a_command_killed_by_a_signal) {
                                                         {kind::provider_command_terminated, delivery::delivered});
 }
 
-TEST_P(opensandbox_e2e, row_4_a_sandbox_that_cannot_start) {
+TEST_P(opensandbox_e2e, start_failed_a_sandbox_that_cannot_start) {
     inject_twice(fault::sandbox_status("create", "Failed", "ImagePullBackOff"));
     expect_both_faces<ngfail::opensandbox::sandbox_info>([&] { (void)sandboxes.create({.image = "nope:latest"}); },
                                                          [&] { return sandboxes.try_create({.image = "nope:latest"}); },
@@ -186,14 +186,14 @@ TEST_P(opensandbox_e2e, row_4_a_sandbox_that_cannot_start) {
                                                          {kind::provider_start_failed, std::nullopt});
 }
 
-TEST_P(opensandbox_e2e, row_5_rejected_credentials) {
+TEST_P(opensandbox_e2e, credentials_rejected_a_wrong_api_key) {
     client wrong_key(options("sk-wrong"));
     expect_both_faces<ngfail::opensandbox::sandbox_info>([&] { (void)wrong_key.create({}); },
                                                          [&] { return wrong_key.try_create({}); },
                                                          {kind::provider_credentials_rejected, delivery::not_sent});
 }
 
-TEST_P(opensandbox_e2e, row_6_quota_with_retry_after) {
+TEST_P(opensandbox_e2e, quota_exhausted_with_retry_after) {
     inject_twice(fault::http_error("create", 429, "KUBERNETES::POOL_CAPACITY_EXHAUSTED", "pool is full", 7));
     expect_both_faces<ngfail::opensandbox::sandbox_info>([&] { (void)sandboxes.create({}); },
                                                          [&] { return sandboxes.try_create({}); },
@@ -207,7 +207,7 @@ TEST_P(opensandbox_e2e, row_6_quota_with_retry_after) {
                                                          {kind::provider_quota_exhausted, delivery::not_sent});
 }
 
-TEST_P(opensandbox_e2e, row_7_a_lost_sandbox) {
+TEST_P(opensandbox_e2e, sandbox_lost_a_deleted_sandbox) {
     expect_both_faces<ngfail::opensandbox::sandbox_info>([&] { (void)sandboxes.get("sbx-missing"); },
                                                          [&] { return sandboxes.try_get("sbx-missing"); },
                                                          {kind::provider_sandbox_lost, delivery::not_sent});
@@ -266,7 +266,7 @@ TEST_P(opensandbox_e2e, a_caller_may_keep_a_failed_sandbox) {
     EXPECT_TRUE(sandboxes.try_get(*sandbox_id)) << "still there";
 }
 
-TEST_P(opensandbox_e2e, row_8_the_provider_is_not_ready) {
+TEST_P(opensandbox_e2e, provider_not_ready_the_pod_has_no_ip_yet) {
     const auto id = new_sandbox();
     inject_twice(fault::http_error("endpoint", 404, "KUBERNETES::POD_IP_NOT_AVAILABLE", "Pod IP is not yet available"));
     expect_both_faces<ngfail::opensandbox::endpoint_info>([&] { (void)sandboxes.endpoint(id); },
@@ -278,14 +278,14 @@ TEST_P(opensandbox_e2e, row_8_the_provider_is_not_ready) {
                                                          {kind::provider_unavailable, delivery::not_sent});
 }
 
-TEST_P(opensandbox_e2e, row_9_the_backend_is_unreachable) {
+TEST_P(opensandbox_e2e, backend_unreachable_the_proxy_cannot_connect) {
     inject_twice(fault::http_error("create", 502, "BACKEND_CONNECTION_FAILED", "Could not connect to the backend"));
     expect_both_faces<ngfail::opensandbox::sandbox_info>([&] { (void)sandboxes.create({}); },
                                                          [&] { return sandboxes.try_create({}); },
                                                          {kind::transport_unreachable, delivery::not_sent});
 }
 
-TEST_P(opensandbox_e2e, row_10_a_state_conflict) {
+TEST_P(opensandbox_e2e, state_conflict_a_second_pause) {
     const auto id = new_sandbox();
     inject_twice(fault::http_error("renew", 409, "DOCKER::INVALID_EXPIRATION", "sandbox has no expiry"));
     expect_both_faces<std::string>([&] { (void)sandboxes.renew(id, "2031-01-01T00:00:00Z"); },
@@ -293,14 +293,14 @@ TEST_P(opensandbox_e2e, row_10_a_state_conflict) {
                                    {kind::provider_state_conflict, delivery::not_sent});
 }
 
-TEST_P(opensandbox_e2e, row_11_a_rejected_request) {
+TEST_P(opensandbox_e2e, request_rejected_a_bad_request) {
     const auto id = new_sandbox();
     expect_both_faces<ngfail::opensandbox::endpoint_info>([&] { (void)sandboxes.endpoint(id, -5); },
                                                           [&] { return sandboxes.try_endpoint(id, -5); },
                                                           {kind::provider_request_rejected, delivery::not_sent});
 }
 
-TEST_P(opensandbox_e2e, row_12_a_server_fault_on_exec) {
+TEST_P(opensandbox_e2e, server_fault_on_exec) {
     const auto id = new_sandbox();
     inject_twice(fault::http_error("exec", 500, "RUNTIME_ERROR", "runtime failed before the first event"));
     expect_both_faces<ngfail::opensandbox::exec_result>([&] { (void)sandboxes.exec(id, {.command = "ls"}); },
@@ -308,7 +308,7 @@ TEST_P(opensandbox_e2e, row_12_a_server_fault_on_exec) {
                                                         {kind::provider_unavailable, delivery::possibly_delivered});
 }
 
-TEST_P(opensandbox_e2e, row_13_a_closed_port) {
+TEST_P(opensandbox_e2e, unreachable_at_connect_a_closed_port) {
     auto closed = std::make_unique<embedded_server>();
     auto to_closed = options(secret, 2s);
     to_closed.base_url = std::string(GetParam().tls ? "https" : "http") + "://127.0.0.1:" + std::to_string(closed->port());
@@ -319,7 +319,7 @@ TEST_P(opensandbox_e2e, row_13_a_closed_port) {
                                                          {kind::transport_unreachable, delivery::not_sent});
 }
 
-TEST_P(opensandbox_e2e, row_15_a_malformed_reply) {
+TEST_P(opensandbox_e2e, malformed_reply_is_a_protocol_violation) {
     const auto id = new_sandbox();
     inject_twice(fault::malformed("get"));
     expect_both_faces<ngfail::opensandbox::sandbox_info>([&] { (void)sandboxes.get(id); },
@@ -327,7 +327,7 @@ TEST_P(opensandbox_e2e, row_15_a_malformed_reply) {
                                                          {kind::protocol_violation, delivery::possibly_delivered});
 }
 
-TEST_P(opensandbox_e2e, row_16_a_stream_dropped_before_init) {
+TEST_P(opensandbox_e2e, peer_dropped_a_stream_before_init) {
     const auto id = new_sandbox();
     inject_twice(fault::exec(action::drop_before_init));
     expect_both_faces<ngfail::opensandbox::exec_result>([&] { (void)sandboxes.exec(id, {.command = "ls"}); },
@@ -335,7 +335,7 @@ TEST_P(opensandbox_e2e, row_16_a_stream_dropped_before_init) {
                                                         {kind::transport_peer_drop, delivery::possibly_delivered});
 }
 
-TEST_P(opensandbox_e2e, row_16_a_stream_dropped_after_init) {
+TEST_P(opensandbox_e2e, peer_dropped_a_stream_after_init) {
     const auto id = new_sandbox();
     inject_twice(fault::exec(action::drop_after_init));
     expect_both_faces<ngfail::opensandbox::exec_result>([&] { (void)sandboxes.exec(id, {.command = "ls"}); },
@@ -343,7 +343,7 @@ TEST_P(opensandbox_e2e, row_16_a_stream_dropped_after_init) {
                                                         {kind::transport_peer_drop, delivery::delivered});
 }
 
-TEST_P(opensandbox_e2e, row_16_a_stream_without_a_terminal_event) {
+TEST_P(opensandbox_e2e, peer_dropped_a_stream_without_a_terminal_event) {
     const auto id = new_sandbox();
     inject_twice(fault::exec(action::no_terminal_event));
     expect_both_faces<ngfail::opensandbox::exec_result>([&] { (void)sandboxes.exec(id, {.command = "ls"}); },
@@ -351,7 +351,7 @@ TEST_P(opensandbox_e2e, row_16_a_stream_without_a_terminal_event) {
                                                         {kind::transport_peer_drop, delivery::delivered});
 }
 
-TEST_P(opensandbox_e2e, row_17_a_stalled_reply_times_out) {
+TEST_P(opensandbox_e2e, timed_out_a_stalled_reply) {
     const auto id = new_sandbox();
     inject_twice(fault::stall("get", 3s));
     const ngfail::opensandbox::call_options quick{.timeout = 300ms};
@@ -891,7 +891,7 @@ TEST_P(operations, ping_list_pause_and_resume) {
     EXPECT_TRUE(sandboxes.list({.states = {"Paused"}}).size() >= 1);
     const auto paused_again = sandboxes.try_pause(id);
     ASSERT_FALSE(paused_again);
-    EXPECT_EQ(paused_again.error().code(), kind::provider_state_conflict) << "row 10: a paused sandbox cannot pause";
+    EXPECT_EQ(paused_again.error().code(), kind::provider_state_conflict) << "state_conflict: a paused sandbox cannot pause";
     EXPECT_EQ(std::get<ngfail::sandbox_details>(paused_again.error().details()).delivery, delivery::not_sent);
     sandboxes.resume(id);
     EXPECT_EQ(sandboxes.get(id).state, "Running");
@@ -936,7 +936,7 @@ TEST_P(operations, upload_and_download_a_file) {
     EXPECT_EQ(sandboxes.exec(id, {.command = "cat /workspace/notes.txt"}).stdout_text, "line one\nline two\n");
     const auto missing = sandboxes.try_download(id, "/workspace/none");
     ASSERT_FALSE(missing);
-    EXPECT_EQ(missing.error().code(), kind::provider_request_rejected) << "row 11: a 404 without a sandbox code";
+    EXPECT_EQ(missing.error().code(), kind::provider_request_rejected) << "request_rejected: a 404 without a sandbox code";
 }
 
 TEST_P(operations, every_new_operation_refuses_bad_arguments_before_sending) {

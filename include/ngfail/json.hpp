@@ -4,8 +4,8 @@
 //   auto back = ngfail::report_from_json(text);      // result<failure_report>, validated
 //
 //   boost::json::value v = boost::json::value_from(report);          // tag_invoke
-//   auto r = boost::json::value_to<ngfail::failure_report>(v);       // throws on bad shape;
-//                                                                     // not validated
+//   auto r = boost::json::value_to<ngfail::failure_report>(v);       // not validated; a bad
+//                                // shape throws boost::system::system_error (code: its kind)
 //
 // An event record: {"event_id", "failure_kind", "failure_reason", "boundary", "stage",
 // "http_status", "cause_id", "details": {"type": "sandbox" | "sdk_error" | "model", …}};

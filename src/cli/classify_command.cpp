@@ -5,7 +5,6 @@
 #include <ngfail/json.hpp>
 #include <ngfail/opensandbox/classify.hpp>
 
-#include <boost/asio/error.hpp>
 
 #include <array>
 #include <ostream>
@@ -15,14 +14,14 @@ namespace {
 
 struct named_error {
     std::string_view name;
-    std::string_view errno_name;  // the same error as errno names it ("" when it has none)
+    std::string_view also_called;  // its errno name, or an older name ("" when it has none)
     std::error_code code;
 };
 
 // The transport errors --transport-error accepts: std::errc names or errno names, and a few
 // that have no errno.
-const std::array<named_error, 17>& transport_errors() {
-    static const std::array<named_error, 17> table{{
+const std::array<named_error, 19>& transport_errors() {
+    static const std::array<named_error, 19> table{{
         {"connection_refused", "ECONNREFUSED", std::make_error_code(std::errc::connection_refused)},
         {"connection_reset", "ECONNRESET", std::make_error_code(std::errc::connection_reset)},
         {"connection_aborted", "ECONNABORTED", std::make_error_code(std::errc::connection_aborted)},
@@ -35,8 +34,10 @@ const std::array<named_error, 17>& transport_errors() {
         {"no_buffer_space", "ENOBUFS", std::make_error_code(std::errc::no_buffer_space)},
         {"not_enough_memory", "ENOMEM", std::make_error_code(std::errc::not_enough_memory)},
         {"address_not_available", "EADDRNOTAVAIL", std::make_error_code(std::errc::address_not_available)},
-        {"eof", "", std::error_code(boost::system::error_code(boost::asio::error::eof))},
-        {"host_not_found", "", std::error_code(boost::system::error_code(boost::asio::error::host_not_found))},
+        {"connection_closed", "eof", make_error_code(opensandbox::errc::connection_closed)},
+        {"host_not_found", "", make_error_code(opensandbox::errc::host_not_found)},
+        {"tls_failed", "", make_error_code(opensandbox::errc::tls_failed)},
+        {"cancelled", "", make_error_code(opensandbox::errc::cancelled)},
         {"stream_incomplete", "", make_error_code(opensandbox::errc::stream_incomplete)},
         {"readiness_timeout", "", make_error_code(opensandbox::errc::readiness_timeout)},
         {"malformed_response", "", make_error_code(opensandbox::errc::malformed_response)},
@@ -50,7 +51,7 @@ std::string transport_error_names() {
     for (const named_error& e : transport_errors()) {
         if (!names.empty()) names += ", ";
         names += e.name;
-        if (!e.errno_name.empty()) names += " (" + std::string(e.errno_name) + ")";
+        if (!e.also_called.empty()) names += " (" + std::string(e.also_called) + ")";
     }
     return names;
 }
@@ -92,7 +93,7 @@ std::variant<opensandbox::observation, std::string> observation_of(const parsed_
     if (const auto name = a.value("transport-error")) {
         const auto& table = transport_errors();
         const auto it = std::find_if(table.begin(), table.end(),
-                                     [&](const auto& e) { return e.name == *name || (!e.errno_name.empty() && e.errno_name == *name); });
+                                     [&](const auto& e) { return e.name == *name || (!e.also_called.empty() && e.also_called == *name); });
         if (it == table.end()) return "unknown --transport-error '" + *name + "'; one of: " + transport_error_names();
         seen.transport_error = it->code;
     }
@@ -104,7 +105,7 @@ std::variant<opensandbox::observation, std::string> observation_of(const parsed_
     return seen;
 }
 
-void print_summary(std::ostream& out, const sandbox_failure& e, const style& s) {
+void print_summary(std::ostream& out, const sandbox_failure& e, std::string_view rule, const style& s) {
     const auto& d = e.sandbox();
     const auto dom = is_kind(e.code()) && e.code().category() == kind_category()
                          ? domain_of(static_cast<kind>(e.code().value()))
@@ -112,6 +113,8 @@ void print_summary(std::ostream& out, const sandbox_failure& e, const style& s) 
     out << "kind      " << s.kind(e.kind_name()) << (dom ? "  (domain " + std::string(name(*dom)) + ")" : "") << '\n';
     out << "delivery  " << (d.delivery ? std::string(name(*d.delivery)) : std::string("not established")) << '\n';
     if (d.retry_after) out << "retry     after " << d.retry_after->count() << " s\n";
+    out << "rule      " << rule
+        << (rule == "nothing_matched" ? "  (no row of the evidence table holds: docs/opensandbox.md)" : "") << '\n';
     out << "event     " << e.what() << '\n';
 }
 
@@ -126,11 +129,12 @@ int run_classify(arguments args, const streams& io) {
         io.err << "ngfail classify: " << *error << '\n';
         return exit_bad_input;
     }
-    const sandbox_failure event = opensandbox::opensandbox_failure(std::get<opensandbox::observation>(seen));
+    const auto& observed = std::get<opensandbox::observation>(seen);
+    const sandbox_failure event = opensandbox::opensandbox_failure(observed);
     if (a.has("json")) {
         io.out << to_json(record_of(failure_of(event))) << '\n';
     } else {
-        print_summary(io.out, event, style::for_stdout());
+        print_summary(io.out, event, opensandbox::matching_rule(observed), style::for_stdout());
     }
     return exit_ok;
 }

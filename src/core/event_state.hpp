@@ -39,9 +39,10 @@ struct event_state : state_header {
                                            event_details&& details);
 
 // A new record with `id` (a fresh one when nil); throws std::bad_alloc when memory runs out.
-// `kind_text` is the kind's wire name as received, kept verbatim (default: the code's name).
+// `kind_text` is the kind's wire name as received, kept verbatim (default: the code's name);
+// `dropped_events` what an outermost record rebuilt from a report says its sender dropped.
 [[nodiscard]] failure make_record(event_info&& info, event_details&& details, const event_id& id = {},
-                                  std::string_view kind_text = {});
+                                  std::string_view kind_text = {}, std::size_t dropped_events = 0);
 
 // The same record with `cause` as its cause (same id): for caught nested events.
 [[nodiscard]] failure with_cause(const failure& f, std::exception_ptr cause);

@@ -26,7 +26,8 @@ event_state* new_event_state(std::string_view kind_name, std::string_view reason
     return state;
 }
 
-failure make_record(event_info&& info, event_details&& details, const event_id& id, std::string_view kind_text) {
+failure make_record(event_info&& info, event_details&& details, const event_id& id, std::string_view kind_text,
+                    std::size_t dropped_events) {
     const std::error_code code = is_kind(info.kind) ? info.kind : make_error_code(kind::undetermined);
     truncate_utf8(info.reason, limits{}.max_reason_bytes);  // a reason is born within the wire's bound
     auto* state = new_event_state(kind_text.empty() ? ngfail::kind_name(code) : kind_text, info.reason,
@@ -38,6 +39,7 @@ failure make_record(event_info&& info, event_details&& details, const event_id& 
     state->stage = info.stage;
     state->http_status = info.http_status;
     state->cause = std::move(info.cause);
+    state->dropped_events = dropped_events;
     return owner;
 }
 

@@ -9,6 +9,7 @@
 #include <boost/json/monotonic_resource.hpp>
 #include <boost/json/serialize.hpp>
 #include <boost/json/value_stack.hpp>
+#include <boost/system/system_error.hpp>
 
 #include <array>
 #include <charconv>
@@ -469,7 +470,11 @@ result<failure_report> accept(result<failure_report> read, const limits& lim) {
 template <class T>
 T from_value_or_throw(const json::value& value, result<T> (*read)(const json::value&, const limits&)) {
     auto read_value = read(value, limits{});
-    if (!read_value) throw std::invalid_argument(std::string(read_value.error().reason()));
+    // As Boost.JSON's own value_to reports a value it cannot convert: a system_error, whose
+    // code here is the reader's kind (protocol_violation, limit_exceeded, …).
+    if (!read_value) {
+        throw boost::system::system_error(read_value.error().code(), std::string(read_value.error().reason()));
+    }
     return std::move(read_value).value();
 }
 

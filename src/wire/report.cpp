@@ -7,6 +7,7 @@
 #include "core/utf8.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <cstdint>
 #include <limits>
 #include <string_view>
@@ -348,10 +349,8 @@ failure rebuild_failure(const failure_report& report) {
                                                .stage = r.stage,
                                                .http_status = r.http_status,
                                                .cause = std::move(inner)},
-                                    event_details(r.details), r.id, r.kind);
-    }
-    if (inner && report.dropped_events != 0) {
-        const_cast<detail::event_state*>(detail::event_access::state(inner))->dropped_events = report.dropped_events;
+                                    event_details(r.details), r.id, r.kind,
+                                    std::next(it) == chain.rend() ? report.dropped_events : 0);
     }
     return inner;
 }

@@ -24,6 +24,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <system_error>
 
 namespace ngfail::opensandbox {
@@ -31,12 +32,17 @@ namespace ngfail::opensandbox {
 // Where a transport error happened: while connecting nothing was sent.
 enum class phase { connect, send, receive };
 
-// Conditions the client observes that have no errno.
+// Transport conditions that have no errno. The classifier reads errno codes (the `generic`
+// and `system` categories) and these, nothing else: a wrapper on Asio, Beast or OpenSSL maps
+// their codes first (`portable_transport_error` in <ngfail/opensandbox/asio_errors.hpp>).
 enum class errc {
     stream_incomplete = 1,  // an SSE stream ended with neither `error` nor `execution_complete`
     readiness_timeout,      // a created sandbox did not become ready in time
     malformed_response,     // a reply the API does not allow (bad JSON, wrong shape)
     cancelled,              // the caller cancelled the operation
+    connection_closed,      // the peer closed the connection mid-exchange (EOF, a partial message)
+    host_not_found,         // the server's name did not resolve
+    tls_failed,             // a TLS handshake, certificate or session failure
 };
 
 // The category of `errc`; `name()` is "ngfail.opensandbox".
@@ -74,6 +80,12 @@ struct classification {
 // allocates nothing unless the observation carries a cause (read by rethrowing it once) or
 // an unknown explicit kind (interned).
 [[nodiscard]] classification classify(const observation& seen) noexcept;
+
+// The name of the evidence-table row that decides `classify(seen)`: what the evidence
+// establishes (`oom_killed`, `sandbox_lost`, `peer_dropped`, …), `explicit_kind` when the
+// observation names its kind, `nothing_matched` for `undetermined`. docs/opensandbox.md
+// lists every row.
+[[nodiscard]] std::string_view matching_rule(const observation& seen) noexcept;
 
 // The event to throw: classified, provider "opensandbox", the established delivery and the
 // observation's facts in its details, the cause as its cause.

@@ -40,6 +40,7 @@
 // scheme, as the official SDKs do.
 #pragma once
 
+#include <ngfail/opensandbox/asio_errors.hpp>
 #include <ngfail/opensandbox/classify.hpp>
 #include <ngfail/result.hpp>
 #include <ngfail/transport.hpp>  // the log in call_options; and what code written against it used

@@ -1,10 +1,9 @@
 #include <ngfail/opensandbox/classify.hpp>
 
-#include <boost/system/system_error.hpp>
+#include <boost/system/system_error.hpp>  // a cause may be one: its code is read
 
 #include <array>
 #include <cerrno>
-#include <cstring>
 #include <string_view>
 #include <utility>
 
@@ -17,14 +16,14 @@ enum class network {
     none,
     refused,            // ECONNREFUSED
     unreachable,        // ENETUNREACH, EHOSTUNREACH
-    host_not_found,     // asio.netdb host_not_found, host_not_found_try_again
-    timed_out,          // ETIMEDOUT, beast timeout
+    host_not_found,     // errc::host_not_found
+    timed_out,          // ETIMEDOUT
     local_resource,     // EMFILE, ENFILE, ENOBUFS, ENOMEM, EADDRNOTAVAIL
-    dropped,            // ECONNRESET, ECONNABORTED, EPIPE, EOF, end of stream, stream_incomplete
+    dropped,            // ECONNRESET, ECONNABORTED, EPIPE, errc::connection_closed, stream_incomplete
     readiness_timeout,  // errc::readiness_timeout
     malformed,          // errc::malformed_response
     cancelled,          // errc::cancelled
-    tls_failed,         // asio.ssl: a handshake or certificate failure
+    tls_failed,         // errc::tls_failed
 };
 
 // The provider codes, status reasons and states the table names, recognised once.
@@ -101,39 +100,23 @@ network network_of_errno(int value) noexcept {
     }
 }
 
-bool category_named(const std::error_code& ec, const char* name) noexcept {
-    return std::strcmp(ec.category().name(), name) == 0;
-}
-
-// Recognised by category and value, so no Asio or Beast header is needed.
+// Only errno codes and the client's own: a third-party category (Asio, Beast, OpenSSL) is
+// mapped to these before classifying (`portable_transport_error`), so no rule here depends
+// on another library's category names or values.
 network network_of(const std::error_code& ec) noexcept {
     if (!ec) return network::none;
     if (ec.category() == std::generic_category() || ec.category() == std::system_category()) {
         return network_of_errno(ec.value());
     }
-    if (ec.category() == error_category()) {
-        switch (static_cast<errc>(ec.value())) {
-            case errc::stream_incomplete: return network::dropped;
-            case errc::readiness_timeout: return network::readiness_timeout;
-            case errc::malformed_response: return network::malformed;
-            case errc::cancelled: return network::cancelled;
-        }
-        return network::none;
-    }
-    constexpr int asio_eof = 2, netdb_host_not_found = 1, netdb_try_again = 2, beast_timeout = 1;
-    constexpr int http_end_of_stream = 1, http_partial_message = 2;
-    if (category_named(ec, "asio.misc") && ec.value() == asio_eof) return network::dropped;
-    constexpr int tls_stream_truncated = 1;  // the peer closed without ending the TLS session
-    if (category_named(ec, "asio.ssl.stream") && ec.value() == tls_stream_truncated) return network::dropped;
-    if (category_named(ec, "asio.ssl") || category_named(ec, "asio.ssl.stream")) return network::tls_failed;
-    if (category_named(ec, "asio.netdb") && (ec.value() == netdb_host_not_found || ec.value() == netdb_try_again)) {
-        return network::host_not_found;
-    }
-    if ((category_named(ec, "boost.beast") || category_named(ec, "beast")) && ec.value() == beast_timeout) {
-        return network::timed_out;
-    }
-    if (category_named(ec, "beast.http") && (ec.value() == http_end_of_stream || ec.value() == http_partial_message)) {
-        return network::dropped;
+    if (ec.category() != error_category()) return network::none;
+    switch (static_cast<errc>(ec.value())) {
+        case errc::stream_incomplete:
+        case errc::connection_closed: return network::dropped;
+        case errc::readiness_timeout: return network::readiness_timeout;
+        case errc::malformed_response: return network::malformed;
+        case errc::cancelled: return network::cancelled;
+        case errc::host_not_found: return network::host_not_found;
+        case errc::tls_failed: return network::tls_failed;
     }
     return network::none;
 }
@@ -237,33 +220,33 @@ std::optional<delivery> by_phase(const evidence& e) noexcept {
 }
 
 struct row {
-    int number;
+    std::string_view name;  // what the evidence establishes
     bool (*matches)(const evidence&) noexcept;
     kind result;
     delivery_rule delivery;
 };
 
-// First matching row wins. Row 1 (an explicit failure_kind) and row 18 (nothing matched)
-// are the edges of `classify` itself.
+// First matching row wins. An explicit failure_kind (`explicit_kind`) and no match
+// (`nothing_matched`) are the edges of `classify` itself.
 constexpr std::array evidence_table{
-    //  #  evidence                 kind                                 delivery
-    row{2, oom_reported,            kind::provider_oom_killed,           delivered_if_execution_known},
-    row{3, killed_by_signal,        kind::provider_command_terminated,   delivered},
-    row{4, start_failed,            kind::provider_start_failed,         delivered_if_effect_known},
-    row{5, credentials_rejected,    kind::provider_credentials_rejected, not_sent},
-    row{6, quota_exhausted,         kind::provider_quota_exhausted,      not_sent},
-    row{7, sandbox_lost,            kind::provider_sandbox_lost,         lost_delivery},
-    row{8, provider_not_ready,      kind::provider_unavailable,          not_sent},
-    row{9, backend_unreachable,     kind::transport_unreachable,         not_sent},
-    row{10, state_conflict,         kind::provider_state_conflict,       not_sent},
-    row{11, other_4xx,              kind::provider_request_rejected,     not_sent},
-    row{12, other_5xx,              kind::provider_unavailable,          possibly_delivered},
-    row{13, unreachable_at_connect, kind::transport_unreachable,         not_sent},
-    row{14, local_resource,         kind::transport_local_resource,      not_sent_if_connecting},
-    row{15, malformed,              kind::protocol_violation,            possibly_delivered},
-    row{16, dropped,                kind::transport_peer_drop,           after_connect},
-    row{17, timed_out_after_connect, kind::transport_timeout,            after_connect},
-    row{19, cancelled_by_caller,    kind::cancelled,                     by_phase},
+    //  name                      evidence                 kind                                 delivery
+    row{"oom_killed",             oom_reported,            kind::provider_oom_killed,           delivered_if_execution_known},
+    row{"killed_by_signal",       killed_by_signal,        kind::provider_command_terminated,   delivered},
+    row{"start_failed",           start_failed,            kind::provider_start_failed,         delivered_if_effect_known},
+    row{"credentials_rejected",   credentials_rejected,    kind::provider_credentials_rejected, not_sent},
+    row{"quota_exhausted",        quota_exhausted,         kind::provider_quota_exhausted,      not_sent},
+    row{"sandbox_lost",           sandbox_lost,            kind::provider_sandbox_lost,         lost_delivery},
+    row{"provider_not_ready",     provider_not_ready,      kind::provider_unavailable,          not_sent},
+    row{"backend_unreachable",    backend_unreachable,     kind::transport_unreachable,         not_sent},
+    row{"state_conflict",         state_conflict,          kind::provider_state_conflict,       not_sent},
+    row{"request_rejected",       other_4xx,               kind::provider_request_rejected,     not_sent},
+    row{"server_fault",           other_5xx,               kind::provider_unavailable,          possibly_delivered},
+    row{"unreachable_at_connect", unreachable_at_connect,  kind::transport_unreachable,         not_sent},
+    row{"local_resource",         local_resource,          kind::transport_local_resource,      not_sent_if_connecting},
+    row{"malformed_reply",        malformed,               kind::protocol_violation,            possibly_delivered},
+    row{"peer_dropped",           dropped,                 kind::transport_peer_drop,           after_connect},
+    row{"timed_out",              timed_out_after_connect, kind::transport_timeout,             after_connect},
+    row{"cancelled",              cancelled_by_caller,     kind::cancelled,                     by_phase},
 };
 
 // The table walked in order; a fold over constant indices lets the compiler call each
@@ -290,6 +273,9 @@ public:
             case errc::readiness_timeout: return "the sandbox did not become ready in time";
             case errc::malformed_response: return "the reply is not what the API allows";
             case errc::cancelled: return "the caller cancelled the operation";
+            case errc::connection_closed: return "the peer closed the connection mid-exchange";
+            case errc::host_not_found: return "the server's name did not resolve";
+            case errc::tls_failed: return "the TLS handshake or session failed";
         }
         return "unknown ngfail.opensandbox error " + std::to_string(value);
     }
@@ -313,11 +299,7 @@ sandbox_facts facts_for(const observation& seen, const classification& c) {
             .retry_after = seen.retry_after};
 }
 
-}  // namespace
-
-const std::error_category& error_category() noexcept { return category_instance; }
-
-classification classify(const observation& seen) noexcept {
+evidence evidence_of(const observation& seen) noexcept {
     const std::string_view state = view(seen.sandbox_state);
     evidence e{.exec = is_exec(seen.operation),
                .create = seen.operation == "create",
@@ -338,6 +320,15 @@ classification classify(const observation& seen) noexcept {
         if (!seen.provider_code && from_cause.code) e.code = code_name_of(*from_cause.code);
         if (!seen.transport_error) e.net = network_of(from_cause.transport);
     }
+    return e;
+}
+
+}  // namespace
+
+const std::error_category& error_category() noexcept { return category_instance; }
+
+classification classify(const observation& seen) noexcept {
+    const evidence e = evidence_of(seen);
     const row* match = first_match(e);
     const std::optional<delivery> established = match ? match->delivery(e) : std::nullopt;
     if (seen.failure_kind) {
@@ -345,6 +336,12 @@ classification classify(const observation& seen) noexcept {
     }
     if (!match) return {make_error_code(kind::undetermined), std::nullopt};
     return {make_error_code(match->result), established};
+}
+
+std::string_view matching_rule(const observation& seen) noexcept {
+    if (seen.failure_kind) return "explicit_kind";
+    const row* match = first_match(evidence_of(seen));
+    return match ? match->name : "nothing_matched";
 }
 
 sandbox_failure opensandbox_failure(const observation& seen) { return sandbox_failure(facts_for(seen, classify(seen))); }

@@ -1,5 +1,7 @@
 #include "call.hpp"
 
+#include <ngfail/opensandbox/asio_errors.hpp>
+
 #include <boost/json.hpp>
 
 #include <variant>
@@ -180,14 +182,13 @@ void describe(observation& seen, const std::exception_ptr& cause) {
         seen.provider_code = e.code();
         seen.retry_after = e.retry_after();
     } catch (const connection_error& e) {
-        seen.transport_error = e.code();
+        seen.transport_error = portable_transport_error(e.code());
         seen.transport_phase = e.at();
     } catch (const std::system_error& e) {
         seen.transport_error = e.code();
         seen.transport_phase = phase::receive;
     } catch (const boost::system::system_error& e) {  // a wait between steps, cancelled
-        seen.transport_error = e.code() == asio::error::operation_aborted ? make_error_code(errc::cancelled)
-                                                                         : std::error_code(e.code());
+        seen.transport_error = portable_transport_error(e.code());
         seen.transport_phase = phase::receive;
     } catch (...) {
     }

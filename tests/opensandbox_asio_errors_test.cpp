@@ -1,0 +1,98 @@
+// Asio, Beast and OpenSSL codes, mapped for the classifier: each gives the kind and delivery
+// it gave when the classifier still read those libraries' categories itself.
+#include <ngfail/opensandbox/asio_errors.hpp>
+
+#include <boost/asio/error.hpp>
+#include <boost/asio/ssl/error.hpp>
+#include <boost/beast/core/error.hpp>
+#include <boost/beast/http/error.hpp>
+#include <gtest/gtest.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+
+#include <optional>
+
+namespace {
+
+using ngfail::delivery;
+using ngfail::kind;
+using ngfail::opensandbox::errc;
+using ngfail::opensandbox::phase;
+using ngfail::opensandbox::portable_transport_error;
+
+struct mapped_case {
+    boost::system::error_code from;
+    std::error_code to;
+};
+
+TEST(portable_transport_error, maps_each_library_code_to_errno_or_errc) {
+    const boost::system::error_code handshake(static_cast<int>(ERR_PACK(ERR_LIB_SSL, 0, SSL_R_CERTIFICATE_VERIFY_FAILED)),
+                                              boost::asio::error::get_ssl_category());
+    const mapped_case cases[] = {
+        {boost::asio::error::eof, errc::connection_closed},
+        {boost::asio::ssl::error::stream_truncated, errc::connection_closed},
+        {boost::beast::http::error::end_of_stream, errc::connection_closed},
+        {boost::beast::http::error::partial_message, errc::connection_closed},
+        {boost::asio::error::host_not_found, errc::host_not_found},
+        {boost::asio::error::host_not_found_try_again, errc::host_not_found},
+        {handshake, errc::tls_failed},
+        {boost::beast::error::timeout, std::make_error_code(std::errc::timed_out)},
+        {boost::asio::error::operation_aborted, errc::cancelled},
+        {boost::asio::error::connection_refused, std::make_error_code(std::errc::connection_refused)},
+        {boost::asio::error::connection_reset, std::make_error_code(std::errc::connection_reset)},
+        {{}, {}},
+    };
+    for (const auto& c : cases) {
+        // errno values keep Asio's category (system); they equal the generic condition.
+        const std::error_code got = portable_transport_error(c.from);
+        EXPECT_TRUE(got == c.to || got == c.to.default_error_condition())
+            << c.from.category().name() << ' ' << c.from.value() << " gave " << got.category().name() << ' '
+            << got.value();
+    }
+}
+
+TEST(portable_transport_error, keeps_the_client_s_own_codes_through_boost) {
+    const boost::system::error_code wrapped(make_error_code(errc::stream_incomplete));
+    EXPECT_EQ(portable_transport_error(wrapped), errc::stream_incomplete);
+}
+
+TEST(portable_transport_error, leaves_an_unknown_code_unchanged) {
+    const boost::system::error_code other = boost::asio::error::already_open;
+    EXPECT_EQ(portable_transport_error(other), std::error_code(other));
+}
+
+struct classified_case {
+    const char* operation;
+    boost::system::error_code error;
+    phase at;
+    std::optional<std::string> execution_id;
+    kind k;
+    std::optional<delivery> d;
+};
+
+TEST(portable_transport_error, the_mapped_codes_classify_as_the_evidence_table_says) {
+    const boost::system::error_code handshake(static_cast<int>(ERR_PACK(ERR_LIB_SSL, 0, SSL_R_CERTIFICATE_VERIFY_FAILED)),
+                                              boost::asio::error::get_ssl_category());
+    const classified_case cases[] = {
+        {"get", boost::asio::error::host_not_found, phase::connect, {}, kind::transport_unreachable, delivery::not_sent},
+        {"create", handshake, phase::connect, {}, kind::transport_unreachable, delivery::not_sent},
+        {"get", handshake, phase::receive, {}, kind::transport_peer_drop, delivery::possibly_delivered},
+        {"exec", boost::asio::ssl::error::stream_truncated, phase::receive, "e-1", kind::transport_peer_drop, delivery::delivered},
+        {"get", boost::asio::error::eof, phase::receive, {}, kind::transport_peer_drop, delivery::possibly_delivered},
+        {"get", boost::beast::http::error::end_of_stream, phase::receive, {}, kind::transport_peer_drop,
+         delivery::possibly_delivered},
+        {"get", boost::beast::http::error::partial_message, phase::receive, {}, kind::transport_peer_drop,
+         delivery::possibly_delivered},
+        {"exec", boost::beast::error::timeout, phase::receive, "ex-9", kind::transport_timeout, delivery::delivered},
+        {"exec", boost::asio::error::operation_aborted, phase::connect, {}, kind::cancelled, delivery::not_sent},
+    };
+    for (const auto& c : cases) {
+        const auto got = ngfail::opensandbox::classify({.operation = c.operation, .execution_id = c.execution_id,
+                                                        .transport_error = portable_transport_error(c.error),
+                                                        .transport_phase = c.at});
+        EXPECT_EQ(got.kind, c.k) << c.error.message();
+        EXPECT_EQ(got.delivery, c.d) << c.error.message();
+    }
+}
+
+}  // namespace
