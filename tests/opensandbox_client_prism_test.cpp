@@ -2,7 +2,7 @@
 // --errors`): every request the client sends passes Prism's validation (an invalid one is
 // answered 422, a missing execd token 401), and the client reads Prism's spec-generated
 // replies, the examples in static mode and generated data in dynamic mode over fixed seeds.
-// Prism and the specs come from tests/conformance (NGFAIL_CONFORMANCE).
+// Prism and the specs come from tests/conformance (or NGFAIL_CONFORMANCE).
 #include "support/raw_server.hpp"
 
 #include <ngfail/opensandbox/client.hpp>
@@ -30,7 +30,7 @@ using ngfail_test::raw_server;
 
 std::string conformance(const std::string& below) {
     const char* dir = std::getenv("NGFAIL_CONFORMANCE");
-    return std::string(dir ? dir : "tests/conformance") + "/" + below;
+    return std::string(dir ? dir : NGFAIL_CONFORMANCE_DIR) + "/" + below;
 }
 
 unsigned short free_port() {
@@ -111,7 +111,7 @@ std::string lifecycle_spec_under_v1() {
     const std::filesystem::path source = conformance("specs/sandbox-lifecycle.yml");
     // One file per process: ctest runs this program's tests in parallel processes.
     const std::filesystem::path copy =
-        std::filesystem::temp_directory_path() / ("ngfail-lifecycle-v1-" + std::to_string(::getpid()) + ".yml");
+        std::filesystem::path(testing::TempDir()) / ("ngfail-lifecycle-v1-" + std::to_string(::getpid()) + ".yml");
     std::ifstream in(source);
     std::ofstream out(copy);
     bool in_paths = false;
