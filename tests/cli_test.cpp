@@ -160,12 +160,20 @@ TEST(cli_classify, prints_a_readable_summary_without_json) {
 TEST(cli_classify, bad_input_is_exit_2_with_a_reason) {
     for (const char* bad : {"classify", "classify --operation get --http-status abc",
                                   "classify --operation get --transport-error no_such_error",
-                                  "classify --operation get --transport-phase sideways", "classify --operation"}) {
+                                  "classify --operation get --transport-phase sideways", "classify --operation",
+                                  "classify --operation exce --exit-code -1"}) {
         const auto quiet = run_cli(bad);
         EXPECT_EQ(quiet.status, 2) << bad;
         EXPECT_EQ(quiet.out, "") << bad;
         EXPECT_THAT(run_cli(bad, true).out, testing::StartsWith("ngfail classify: ")) << bad;
     }
+}
+
+TEST(cli_classify, an_unknown_operation_lists_the_known_ones) {
+    const auto typo = run_cli("classify --operation exce --exit-code -1", true);
+    EXPECT_EQ(typo.status, 2);
+    EXPECT_THAT(typo.out, testing::HasSubstr("unknown --operation 'exce'; one of: create, get, list,"));
+    EXPECT_THAT(typo.out, testing::HasSubstr("exec_status"));
 }
 
 TEST(cli_classify, transport_errors_take_errno_names_and_an_unknown_one_lists_them) {

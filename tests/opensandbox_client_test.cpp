@@ -392,6 +392,38 @@ TEST_P(opensandbox_e2e, a_500_on_exec_is_never_retried) {
     EXPECT_TRUE(log.finish().events.empty()) << "no attempt was retried";
 }
 
+TEST_P(opensandbox_e2e, an_idempotent_get_is_retried_after_a_server_fault_that_may_have_arrived) {
+    auto retrying_options = options();
+    retrying_options.retries = {.max_attempts = 3, .backoff = 1ms};
+    client retrying(retrying_options);
+    const auto id = new_sandbox();
+    server.inject(fault::http_error("get", 500, "RUNTIME_ERROR", "boom"));  // once
+    ngfail::request_failure_log log;
+    const auto r = retrying.try_get(id, {.log = &log});
+    ASSERT_TRUE(r.has_value()) << r.error().what();
+    const auto report = log.finish();
+    ASSERT_FALSE(report.events.empty()) << "the failed attempt is kept";
+    const auto attempt = std::find_if(report.events.begin(), report.events.end(),
+                                      [](const auto& e) { return e.second.kind == "provider_unavailable"; });
+    ASSERT_NE(attempt, report.events.end());
+    EXPECT_EQ(std::get<ngfail::sandbox_details>(attempt->second.details).delivery, delivery::possibly_delivered);
+}
+
+TEST_P(opensandbox_e2e, an_answer_is_not_retried_even_for_an_idempotent_get) {
+    auto retrying_options = options();
+    retrying_options.retries = {.max_attempts = 3, .backoff = 1ms};
+    client retrying(retrying_options);
+    const auto id = new_sandbox();
+    const auto run = retrying.try_exec(id, {.command = "sleep 5", .background = true});
+    ASSERT_TRUE(run.has_value()) << run.error().what();
+    server.inject({.operation = "exec_status", .what = action::signal_exit, .times = 3});
+    const std::size_t before = server.requests();
+    const auto status = retrying.try_exec_status(id, run.value().execution_id);
+    ASSERT_TRUE(status.has_error());
+    EXPECT_EQ(status.error().code(), kind::provider_command_terminated);
+    EXPECT_EQ(server.requests() - before, 1u) << "a command killed by a signal stays killed: no second ask";
+}
+
 TEST_P(opensandbox_e2e, retries_are_off_by_default) {
     server.inject(fault::http_error("create", 502, "BACKEND_CONNECTION_FAILED", "once"));
     EXPECT_TRUE(sandboxes.try_create({}).has_error());

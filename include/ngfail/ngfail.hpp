@@ -13,6 +13,7 @@
 #include <ngfail/kind_extension.hpp>
 #include <ngfail/limits.hpp>
 #include <ngfail/opensandbox.hpp>
+#include <ngfail/replay.hpp>
 #include <ngfail/report.hpp>
 #include <ngfail/request_failure_log.hpp>
 #include <ngfail/result.hpp>

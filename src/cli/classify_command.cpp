@@ -56,6 +56,16 @@ std::string transport_error_names() {
     return names;
 }
 
+// "create, get, …, download": what --operation takes.
+std::string operation_names() {
+    std::string names;
+    for (const opensandbox::operation op : opensandbox::all_operations()) {
+        if (!names.empty()) names += ", ";
+        names += opensandbox::name(op);
+    }
+    return names;
+}
+
 constexpr std::array<std::pair<std::string_view, opensandbox::phase>, 3> phases{{
     {"connect", opensandbox::phase::connect},
     {"send", opensandbox::phase::send},
@@ -72,6 +82,7 @@ std::variant<opensandbox::observation, std::string> observation_of(const parsed_
     opensandbox::observation seen;
     const auto op = a.value("operation");
     if (!op || op->empty()) return std::string("--operation is required");
+    if (!opensandbox::parse_operation(*op)) return "unknown --operation '" + *op + "'; one of: " + operation_names();
     seen.operation = *op;
     seen.sandbox_id = a.value("sandbox-id");
     seen.provider_code = a.value("provider-code");
@@ -150,7 +161,7 @@ std::string classify_usage() {
            "the kind and delivery it establishes (docs/opensandbox.md has the table). With --json,\n"
            "prints the event record as it travels on the wire.\n"
            "\n"
-           "OP: create, get, kill, renew, endpoint, exec, exec_status, ...\n"
+           "OP: " + operation_names() + "\n"
            "NAME: " + transport_error_names() + "\n";
 }
 

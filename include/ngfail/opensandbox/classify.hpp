@@ -16,6 +16,7 @@
 #pragma once
 
 #include <ngfail/kind.hpp>
+#include <ngfail/opensandbox/operation.hpp>
 #include <ngfail/result.hpp>
 #include <ngfail/sandbox.hpp>
 
@@ -53,7 +54,7 @@ enum class errc {
 
 // What an SDK wrapper saw of one failed operation. Designated initialisers follow this order.
 struct observation {
-    std::string operation{};  // create, get, kill, renew, endpoint, exec, exec_status, …
+    std::string operation{};  // an operation's wire name (operation.hpp): create, get, exec, …
     std::optional<std::string> sandbox_id{};
     std::exception_ptr cause{};                 // read structurally: api_error, system_error
     std::optional<std::string> failure_kind{};  // an explicit kind decided elsewhere

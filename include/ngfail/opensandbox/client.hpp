@@ -16,7 +16,8 @@
 // Every call has a timeout, and nothing a call does (status probes, clean-up) outlives it,
 // except an exec's event stream, bounded by silence instead (`command::idle_timeout`);
 // durations saturate (`milliseconds::max()` means no deadline). Retries are off; when
-// enabled they happen only for failures whose delivery is `not_sent`, and each failed
+// enabled, a failure proven `not_sent` is retried, and one that may have arrived only for
+// an idempotent operation (operation.hpp) after a transport or server fault; each failed
 // attempt goes to `call_options::log`. Arguments are checked before anything is sent: an
 // empty id, or a value with CR, LF or NUL, is a `provider_request_rejected` failure (delivery
 // `not_sent`); path parameters are percent-encoded. The API key travels only in the

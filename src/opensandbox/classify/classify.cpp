@@ -147,7 +147,12 @@ cause_facts facts_of(const std::exception_ptr& cause) noexcept {
     }
 }
 
-bool is_exec(std::string_view operation) noexcept { return operation == "exec" || operation == "exec_status"; }
+// What the operation's name says about the evidence: unknown names have no exec or create
+// rules.
+const operation_traits* traits_of(std::string_view name) noexcept {
+    const std::optional<operation> op = parse_operation(name);
+    return op ? &traits(*op) : nullptr;
+}
 
 bool oom_reported(const evidence& e) noexcept { return e.reason == status_reason::oom_killed; }
 bool killed_by_signal(const evidence& e) noexcept { return e.exec && e.exit_code == -1; }
@@ -301,8 +306,9 @@ sandbox_facts facts_for(const observation& seen, const classification& c) {
 
 evidence evidence_of(const observation& seen) noexcept {
     const std::string_view state = view(seen.sandbox_state);
-    evidence e{.exec = is_exec(seen.operation),
-               .create = seen.operation == "create",
+    const operation_traits* op = traits_of(seen.operation);
+    evidence e{.exec = op && op->command_evidence,
+               .create = op && op->creates_sandbox,
                .status = seen.http_status,
                .code = seen.provider_code ? code_name_of(*seen.provider_code) : code_name::other,
                .reason = seen.provider_status_reason ? status_reason_of(*seen.provider_status_reason)

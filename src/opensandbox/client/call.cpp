@@ -234,9 +234,11 @@ bool is_cancellation(const std::exception_ptr& error) noexcept {
     return false;
 }
 
-bool may_retry(const failure& f) noexcept {
-    const auto* sandbox = std::get_if<sandbox_details>(&f.details());
-    return sandbox && sandbox->delivery == delivery::not_sent && f.code() != kind::cancelled;
+bool may_retry(const failure& f, operation op) noexcept {
+    if (f.code() == kind::cancelled) return false;
+    const std::optional<delivery> d = delivery_of(f);
+    const bool curable = f.code() == domain::transport || f.code() == kind::provider_unavailable;
+    return replay_allowed(traits(op).replay, d) && (d == delivery::not_sent || curable);
 }
 
 
@@ -253,8 +255,9 @@ std::optional<std::string> refused_argument(const client::state& client, std::in
 }
 
 // A request refused before anything was sent: the caller's arguments cannot be sent.
-failure refused_request(std::string_view operation, std::string_view sandbox_id, const std::string& problem,
+failure refused_request(operation op, std::string_view sandbox_id, const std::string& problem,
                         const redactor& secrets) {
+    const std::string_view operation = name(op);
     std::optional<std::string> id;
     if (!sandbox_id.empty() && !breaks_a_line(sandbox_id)) id = secrets.scrubbed(sandbox_id);
     return make_sandbox_failure({.operation = std::string(operation),

@@ -98,9 +98,10 @@ void scrub(observation& seen, const redactor& secrets);
 
 [[nodiscard]] std::chrono::milliseconds wait_before_retry(const observation& seen, const retry_policy& policy);
 
-// The failure's own classification says nothing was sent and the caller did not cancel:
-// the only case a retry is safe and wanted.
-[[nodiscard]] bool may_retry(const failure& f) noexcept;
+// A retry is safe and may help: the operation's replay policy allows it for the failure's
+// delivery, and either nothing was sent or the failure is one a second try can cure (the
+// connection or the server, not the answer); never after the caller cancelled.
+[[nodiscard]] bool may_retry(const failure& f, operation op) noexcept;
 
 // A value the caller gave that may go on a request line or in a header.
 struct argument {
@@ -114,7 +115,7 @@ struct argument {
                                                           std::initializer_list<argument> arguments);
 
 // A request refused before anything was sent: the caller's arguments cannot be sent.
-[[nodiscard]] failure refused_request(std::string_view operation, std::string_view sandbox_id,
+[[nodiscard]] failure refused_request(operation op, std::string_view sandbox_id,
                                       const std::string& problem, const redactor& secrets);
 
 // The call was cancelled while it waited to repeat an attempt that was not sent (the
@@ -131,15 +132,15 @@ using attempt_result = awaitable<std::optional<T>>;
 
 // Runs `attempt` until it succeeds, fails for good, or may not be retried. Never throws.
 template <class T, class Attempt>
-awaitable<result<T>> call(client::state& client, const call_options& per_call, std::string_view operation,
+awaitable<result<T>> call(client::state& client, const call_options& per_call, operation op,
                           std::string_view sandbox_id, std::optional<std::string> problem, Attempt attempt) {
     try {
         redactor secrets;
         secrets.add(client.options.api_key);
-        if (problem) co_return refused_request(operation, sandbox_id, *problem, secrets);
+        if (problem) co_return refused_request(op, sandbox_id, *problem, secrets);
         const int attempts = std::max(1, client.options.retries.max_attempts);
         for (int n = 1;; ++n) {
-            observation seen{.operation = std::string(operation)};
+            observation seen{.operation = std::string(name(op))};
             if (!sandbox_id.empty()) seen.sandbox_id = std::string(sandbox_id);
             const call_context context{client, client.options,
                                        deadline_after(per_call.timeout.value_or(client.options.timeout)), secrets};
@@ -152,7 +153,7 @@ awaitable<result<T>> call(client::state& client, const call_options& per_call, s
             if (error) describe(seen, error);
             scrub(seen, secrets);
             failure f = to_failure(seen);
-            if (n >= attempts || !may_retry(f)) co_return f;
+            if (n >= attempts || !may_retry(f, op)) co_return f;
             if (per_call.log) per_call.log->observe_failure(f);
             asio::steady_timer pause(client.executor, wait_before_retry(seen, client.options.retries));
             boost::system::error_code cancelled;

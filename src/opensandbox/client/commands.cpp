@@ -122,7 +122,7 @@ bool cancelled(const observation& seen) noexcept { return seen.transport_error =
 awaitable<result<exec_result>> exec_operation(client::state& s, std::string sandbox_id, command cmd,
                                               call_options per_call) {
     auto problem = refused_argument(s, {{"sandbox id", sandbox_id}});
-    co_return co_await call<exec_result>(s, per_call, "exec", sandbox_id,
+    co_return co_await call<exec_result>(s, per_call, operation::exec, sandbox_id,
                                          std::move(problem),
                                          [&](const call_context& c, observation& seen) -> attempt_result<exec_result> {
         const auto exec_end = cmd.total_timeout ? deadline_after(*cmd.total_timeout) : clock::time_point::max();
@@ -154,7 +154,7 @@ awaitable<result<command_status>> exec_status_operation(client::state& s, std::s
                                                         std::string execution_id, call_options per_call) {
     auto problem = refused_argument(s, {{"sandbox id", sandbox_id}, {"execution id", execution_id}});
     co_return co_await call<command_status>(
-        s, per_call, "exec_status", sandbox_id,
+        s, per_call, operation::exec_status, sandbox_id,
         std::move(problem),
         [&](const call_context& c, observation& seen) -> attempt_result<command_status> {
             seen.execution_id = execution_id;
@@ -171,7 +171,7 @@ awaitable<result<command_status>> exec_status_operation(client::state& s, std::s
 
 awaitable<result<void>> ping_operation(client::state& s, std::string sandbox_id, call_options per_call) {
     auto problem = refused_argument(s, {{"sandbox id", sandbox_id}});
-    co_return co_await done(call<bool>(s, per_call, "ping", sandbox_id, std::move(problem),
+    co_return co_await done(call<bool>(s, per_call, operation::ping, sandbox_id, std::move(problem),
                                        [&](const call_context& c, observation&) -> attempt_result<bool> {
         (void)co_await c.execd_call(sandbox_id, verb::get, "/ping");
         co_return true;
@@ -183,7 +183,7 @@ awaitable<result<command_logs>> exec_logs_operation(client::state& s, std::strin
                                                     call_options per_call) {
     auto problem = refused_argument(s, {{"sandbox id", sandbox_id}, {"execution id", execution_id}});
     co_return co_await call<command_logs>(
-        s, per_call, "exec_logs", sandbox_id,
+        s, per_call, operation::exec_logs, sandbox_id,
         std::move(problem),
         [&](const call_context& c, observation& seen) -> attempt_result<command_logs> {
             seen.execution_id = execution_id;
@@ -198,7 +198,7 @@ awaitable<result<void>> interrupt_operation(client::state& s, std::string sandbo
                                             call_options per_call) {
     auto problem = refused_argument(s, {{"sandbox id", sandbox_id}, {"execution id", execution_id}});
     co_return co_await done(call<bool>(
-        s, per_call, "interrupt", sandbox_id,
+        s, per_call, operation::interrupt, sandbox_id,
         std::move(problem),
         [&](const call_context& c, observation& seen) -> attempt_result<bool> {
             seen.execution_id = execution_id;

@@ -29,7 +29,7 @@ std::string multipart_body(std::string_view boundary, std::string_view path, std
 awaitable<result<void>> upload_operation(client::state& s, std::string sandbox_id, std::string path,
                                          std::string content, call_options per_call) {
     auto problem = refused_argument(s, {{"sandbox id", sandbox_id}, {"path", path}});
-    co_return co_await done(call<bool>(s, per_call, "upload", sandbox_id,
+    co_return co_await done(call<bool>(s, per_call, operation::upload, sandbox_id,
                                        std::move(problem),
                                        [&](const call_context& c, observation&) -> attempt_result<bool> {
         const std::string boundary = "ngfail-" + to_string(event_id::generate());
@@ -42,7 +42,7 @@ awaitable<result<void>> upload_operation(client::state& s, std::string sandbox_i
 awaitable<result<std::string>> download_operation(client::state& s, std::string sandbox_id, std::string path,
                                                   call_options per_call) {
     auto problem = refused_argument(s, {{"sandbox id", sandbox_id}, {"path", path}});
-    co_return co_await call<std::string>(s, per_call, "download", sandbox_id,
+    co_return co_await call<std::string>(s, per_call, operation::download, sandbox_id,
                                          std::move(problem),
                                          [&](const call_context& c, observation&) -> attempt_result<std::string> {
         co_return (co_await c.execd_call(sandbox_id, beast_http::verb::get, "/files/download?path=" + path_segment(path)))

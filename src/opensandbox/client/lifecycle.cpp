@@ -39,10 +39,10 @@ std::vector<sandbox_info> sandboxes_of(const json::value& reply) {
 
 // A lifecycle request on one sandbox whose reply carries nothing the caller needs. Its
 // endpoint is forgotten when `moves_endpoint`: the sandbox is gone, or may come back elsewhere.
-awaitable<result<void>> sandbox_action(client::state& s, std::string_view operation, std::string sandbox_id,
+awaitable<result<void>> sandbox_action(client::state& s, operation op, std::string sandbox_id,
                                        call_options per_call, verb method, std::string_view suffix) {
     auto problem = refused_argument(s, {{"sandbox id", sandbox_id}});
-    co_return co_await done(call<bool>(s, per_call, operation, sandbox_id,
+    co_return co_await done(call<bool>(s, per_call, op, sandbox_id,
                                        std::move(problem),
                                        [&](const call_context& c, observation&) -> attempt_result<bool> {
         s.endpoints.forget(sandbox_id);
@@ -55,7 +55,7 @@ awaitable<result<void>> sandbox_action(client::state& s, std::string_view operat
 
 awaitable<result<sandbox_info>> create_operation(client::state& s, create_request request, call_options per_call) {
     auto problem = refused_argument(s, {});
-    co_return co_await call<sandbox_info>(s, per_call, "create", "", std::move(problem),
+    co_return co_await call<sandbox_info>(s, per_call, operation::create, "", std::move(problem),
                                           [&](const call_context& c, observation& seen) -> attempt_result<sandbox_info> {
         const json::value body = create_body(request);
         sandbox_info info = sandbox_of(co_await c.lifecycle(verb::post, "/sandboxes", &body));
@@ -70,7 +70,7 @@ awaitable<result<sandbox_info>> create_operation(client::state& s, create_reques
 
 awaitable<result<sandbox_info>> get_operation(client::state& s, std::string sandbox_id, call_options per_call) {
     auto problem = refused_argument(s, {{"sandbox id", sandbox_id}});
-    co_return co_await call<sandbox_info>(s, per_call, "get", sandbox_id,
+    co_return co_await call<sandbox_info>(s, per_call, operation::get, sandbox_id,
                                           std::move(problem),
                                           [&](const call_context& c, observation&) -> attempt_result<sandbox_info> {
         co_return sandbox_of(co_await c.lifecycle(verb::get, sandbox_path(sandbox_id), nullptr));
@@ -78,21 +78,21 @@ awaitable<result<sandbox_info>> get_operation(client::state& s, std::string sand
 }
 
 awaitable<result<void>> kill_operation(client::state& s, std::string sandbox_id, call_options per_call) {
-    return sandbox_action(s, "kill", std::move(sandbox_id), std::move(per_call), verb::delete_, "");
+    return sandbox_action(s, operation::kill, std::move(sandbox_id), std::move(per_call), verb::delete_, "");
 }
 
 awaitable<result<void>> pause_operation(client::state& s, std::string sandbox_id, call_options per_call) {
-    return sandbox_action(s, "pause", std::move(sandbox_id), std::move(per_call), verb::post, "/pause");
+    return sandbox_action(s, operation::pause, std::move(sandbox_id), std::move(per_call), verb::post, "/pause");
 }
 
 awaitable<result<void>> resume_operation(client::state& s, std::string sandbox_id, call_options per_call) {
-    return sandbox_action(s, "resume", std::move(sandbox_id), std::move(per_call), verb::post, "/resume");
+    return sandbox_action(s, operation::resume, std::move(sandbox_id), std::move(per_call), verb::post, "/resume");
 }
 
 awaitable<result<std::string>> renew_operation(client::state& s, std::string sandbox_id, std::string expires_at,
                                                call_options per_call) {
     auto problem = refused_argument(s, {{"sandbox id", sandbox_id}});
-    co_return co_await call<std::string>(s, per_call, "renew", sandbox_id,
+    co_return co_await call<std::string>(s, per_call, operation::renew, sandbox_id,
                                          std::move(problem),
                                          [&](const call_context& c, observation&) -> attempt_result<std::string> {
         const json::value body = renew_body(expires_at);
@@ -104,7 +104,7 @@ awaitable<result<std::string>> renew_operation(client::state& s, std::string san
 awaitable<result<endpoint_info>> endpoint_operation(client::state& s, std::string sandbox_id, int port,
                                                     call_options per_call) {
     auto problem = refused_argument(s, {{"sandbox id", sandbox_id}});
-    co_return co_await call<endpoint_info>(s, per_call, "endpoint", sandbox_id,
+    co_return co_await call<endpoint_info>(s, per_call, operation::endpoint, sandbox_id,
                                            std::move(problem),
                                            [&](const call_context& c, observation&) -> attempt_result<endpoint_info> {
         co_return endpoint_of(co_await c.lifecycle(verb::get, c.endpoint_path(sandbox_id, port), nullptr));
@@ -115,7 +115,7 @@ awaitable<result<std::vector<sandbox_info>>> list_operation(client::state& s, li
                                                             call_options per_call) {
     auto problem = refused_argument(s, {});
     co_return co_await call<std::vector<sandbox_info>>(
-        s, per_call, "list", "", std::move(problem),
+        s, per_call, operation::list, "", std::move(problem),
         [&](const call_context& c, observation&) -> attempt_result<std::vector<sandbox_info>> {
             co_return sandboxes_of(co_await c.lifecycle(verb::get, list_path(request), nullptr));
         });

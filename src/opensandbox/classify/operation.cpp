@@ -1,0 +1,49 @@
+#include <ngfail/opensandbox/operation.hpp>
+
+#include <array>
+
+namespace ngfail::opensandbox {
+namespace {
+
+using enum replay_policy;
+
+// Index = enumerator value.
+constexpr std::array<operation_traits, 15> table{{
+    //  name           replay           command  creates
+    {"create",      before_delivery, false,   true},
+    {"get",         idempotent,      false,   false},
+    {"list",        idempotent,      false,   false},
+    {"kill",        before_delivery, false,   false},
+    {"renew",       before_delivery, false,   false},
+    {"pause",       before_delivery, false,   false},
+    {"resume",      before_delivery, false,   false},
+    {"endpoint",    idempotent,      false,   false},
+    {"ping",        idempotent,      false,   false},
+    {"exec",        before_delivery, true,    false},
+    {"exec_status", idempotent,      true,    false},
+    {"exec_logs",   idempotent,      false,   false},
+    {"interrupt",   before_delivery, false,   false},
+    {"upload",      before_delivery, false,   false},
+    {"download",    idempotent,      false,   false},
+}};
+
+constexpr auto operations = [] {
+    std::array<operation, table.size()> all{};
+    for (std::size_t i = 0; i < all.size(); ++i) all[i] = static_cast<operation>(i);
+    return all;
+}();
+
+}  // namespace
+
+std::span<const operation> all_operations() noexcept { return operations; }
+
+const operation_traits& traits(operation op) noexcept { return table[static_cast<std::size_t>(op)]; }
+
+std::optional<operation> parse_operation(std::string_view name) noexcept {
+    for (std::size_t i = 0; i < table.size(); ++i) {
+        if (table[i].name == name) return static_cast<operation>(i);
+    }
+    return std::nullopt;
+}
+
+}  // namespace ngfail::opensandbox

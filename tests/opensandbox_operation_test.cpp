@@ -1,0 +1,54 @@
+#include <ngfail/opensandbox/classify.hpp>
+#include <ngfail/opensandbox/operation.hpp>
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+namespace {
+
+using ngfail::replay_policy;
+using ngfail::opensandbox::operation;
+using ngfail::opensandbox::parse_operation;
+using ngfail::opensandbox::traits;
+
+TEST(operation, every_operation_has_one_distinct_name_that_parses_back) {
+    std::set<std::string_view> names;
+    for (const operation op : ngfail::opensandbox::all_operations()) {
+        const auto n = ngfail::opensandbox::name(op);
+        EXPECT_FALSE(n.empty());
+        EXPECT_TRUE(names.insert(n).second) << n << " twice";
+        EXPECT_EQ(parse_operation(n), op) << n;
+    }
+    EXPECT_EQ(names.size(), 15u);
+    EXPECT_FALSE(parse_operation("Exec"));
+    EXPECT_FALSE(parse_operation(""));
+}
+
+TEST(operation, reads_are_idempotent_and_what_starts_or_changes_something_is_not) {
+    for (const operation op : {operation::get, operation::list, operation::endpoint, operation::ping,
+                               operation::exec_status, operation::exec_logs, operation::download}) {
+        EXPECT_EQ(traits(op).replay, replay_policy::idempotent) << traits(op).name;
+    }
+    for (const operation op : {operation::create, operation::exec, operation::kill, operation::renew,
+                               operation::pause, operation::resume, operation::interrupt, operation::upload}) {
+        EXPECT_EQ(traits(op).replay, replay_policy::before_delivery) << traits(op).name;
+    }
+}
+
+TEST(operation, the_table_decides_which_evidence_rules_apply) {
+    using ngfail::opensandbox::classify;
+    const auto signal = [](operation op) {
+        return classify({.operation = std::string(ngfail::opensandbox::name(op)), .exit_code = -1}).kind;
+    };
+    EXPECT_EQ(signal(operation::exec), ngfail::kind::provider_command_terminated);
+    EXPECT_EQ(signal(operation::exec_status), ngfail::kind::provider_command_terminated);
+    EXPECT_EQ(signal(operation::get), ngfail::kind::undetermined);
+    EXPECT_EQ(classify({.operation = "run_in_my_own_sdk", .exit_code = -1}).kind, ngfail::kind::undetermined)
+        << "an operation the table does not know has no exec rules";
+    EXPECT_EQ(classify({.operation = "create", .transport_error = ngfail::opensandbox::errc::readiness_timeout}).kind,
+              ngfail::kind::provider_start_failed);
+}
+
+}  // namespace
