@@ -15,6 +15,7 @@
 #include <ngfail/opensandbox.hpp>
 #include <ngfail/replay.hpp>
 #include <ngfail/report.hpp>
+#include <ngfail/report_tree.hpp>
 #include <ngfail/request_failure_log.hpp>
 #include <ngfail/result.hpp>
 #include <ngfail/sandbox.hpp>

@@ -11,6 +11,7 @@ public:
     // Colours when stdout is a terminal and NO_COLOR is unset.
     static style for_stdout();
 
+    [[nodiscard]] bool enabled() const noexcept { return enabled_; }
     [[nodiscard]] std::string kind(std::string_view text) const { return paint("\x1b[1;31m", text); }
     [[nodiscard]] std::string good(std::string_view text) const { return paint("\x1b[32m", text); }
     [[nodiscard]] std::string dim(std::string_view text) const { return paint("\x1b[2m", text); }

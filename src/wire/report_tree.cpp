@@ -1,11 +1,12 @@
-#include "tree.hpp"
+#include <ngfail/report_tree.hpp>
 
 #include <ngfail/kind.hpp>
+#include <ngfail/sandbox.hpp>
 
 #include <ostream>
 #include <set>
 
-namespace ngfail::cli {
+namespace ngfail {
 namespace {
 
 report_chain chain_from(const failure_report& report, const event_id& start, std::set<event_id>& shown) {
@@ -44,9 +45,23 @@ std::string facts(const event_record& r) {
     return out.empty() ? out : out + "]";
 }
 
-}  // namespace
-
+// The last 12 hex digits of an id: enough to tell events of one report apart.
 std::string short_id(const event_id& id) { return to_string(id).substr(24); }
+
+// ANSI styles when asked for, plain text otherwise.
+struct painter {
+    bool on;
+    [[nodiscard]] std::string paint(std::string_view code, std::string_view text) const {
+        if (!on) return std::string(text);
+        return std::string(code) + std::string(text) + "\x1b[0m";
+    }
+    [[nodiscard]] std::string kind(std::string_view t) const { return paint("\x1b[1;31m", t); }
+    [[nodiscard]] std::string good(std::string_view t) const { return paint("\x1b[32m", t); }
+    [[nodiscard]] std::string dim(std::string_view t) const { return paint("\x1b[2m", t); }
+    [[nodiscard]] std::string bold(std::string_view t) const { return paint("\x1b[1m", t); }
+};
+
+}  // namespace
 
 std::string one_line(std::string_view text, std::size_t max_bytes) {
     constexpr char hex[] = "0123456789abcdef";
@@ -94,7 +109,8 @@ std::vector<report_chain> chains_of(const failure_report& report) {
     return chains;
 }
 
-void print_report_tree(std::ostream& out, const failure_report& report, const style& s) {
+void print_tree(std::ostream& out, const failure_report& report, const tree_options& options) {
+    const painter s{options.color};
     const auto chains = chains_of(report);
     if (chains.empty()) out << s.good("success") << ": no failures\n";
     for (const auto& chain : chains) {
@@ -106,7 +122,7 @@ void print_report_tree(std::ostream& out, const failure_report& report, const st
         for (std::size_t depth = 0; depth < chain.levels.size(); ++depth) {
             const event_record& r = *chain.levels[depth];
             out << indent(depth) << s.dim(short_id(r.id)) << "  " << s.kind(one_line(r.kind, 64)) << "  " << facts(r);
-            if (!r.reason.empty()) out << "  " << one_line(r.reason);
+            if (!r.reason.empty()) out << "  " << one_line(r.reason, options.max_reason_bytes);
             out << '\n';
         }
         if (chain.joins) {
@@ -116,4 +132,8 @@ void print_report_tree(std::ostream& out, const failure_report& report, const st
     if (report.dropped_events != 0) out << s.dim(std::to_string(report.dropped_events) + " event(s) dropped by the sender") << '\n';
 }
 
-}  // namespace ngfail::cli
+void print_tree(std::ostream& out, const failure& f, const tree_options& options) {
+    print_tree(out, report_for(f), options);
+}
+
+}  // namespace ngfail
