@@ -511,3 +511,80 @@ TEST(stranger, expect_100_continue_is_answered_before_the_body) {
     http::read(socket, buffer, res);
     EXPECT_EQ(res.result_int(), 202u);
 }
+
+// ---- what the official SDKs call: list filters, files and directories --------------------------
+
+TEST(embedded_server, a_list_takes_several_states_in_any_case_and_requires_every_metadata_pair) {
+    embedded_server s;
+    const std::string a = create(s, R"(,"metadata":{"team":"a","tier":"gpu"})");
+    const std::string b = create(s, R"(,"metadata":{"team":"b"})");
+    ASSERT_EQ(call(s.port(), http::verb::post, "/v1/sandboxes/" + b + "/pause").status, 202u);
+    const auto ids = [&](const std::string& query) {
+        const reply r = call(s.port(), http::verb::get, "/v1/sandboxes?" + query);
+        EXPECT_EQ(r.status, 200u) << query << ": " << r.body;
+        std::vector<std::string> out;
+        const json::object page = r.object();
+        for (const auto& item : page.at("items").as_array()) out.emplace_back(item.at("id").as_string());
+        std::sort(out.begin(), out.end());
+        return out;
+    };
+    std::vector<std::string> both{a, b};
+    std::sort(both.begin(), both.end());
+    EXPECT_EQ(ids("state=Paused&state=running"), both) << "OR-ed, case-insensitive";
+    EXPECT_EQ(ids("state=PAUSED"), std::vector<std::string>{b});
+    EXPECT_EQ(ids("metadata=team%3Da"), std::vector<std::string>{a});
+    EXPECT_EQ(ids("metadata=team%3Da%26tier%3Dgpu"), std::vector<std::string>{a});
+    EXPECT_EQ(ids("metadata=team%3Da%26tier%3Dcpu"), std::vector<std::string>{});
+    EXPECT_EQ(ids("metadata=team%3Db&state=Running"), std::vector<std::string>{}) << "every filter holds";
+    const reply bad = call(s.port(), http::verb::get, "/v1/sandboxes?metadata=team%3Da%26broken");
+    EXPECT_EQ(bad.status, 400u);
+    EXPECT_EQ(bad.object().at("code").as_string(), "INVALID_METADATA_FORMAT");
+}
+
+TEST(embedded_server, directories_and_files_answer_as_execd_does) {
+    embedded_server s;
+    const std::string id = create(s);
+    const std::string execd = "/sandboxes/" + id + "/proxy/44772";
+    const auto get = [&](const std::string& target) { return call(s.port(), http::verb::get, execd + target); };
+    EXPECT_EQ(call(s.port(), http::verb::post, execd + "/directories", R"({"/w/p/src":{"mode":700}})").status, 200u);
+    EXPECT_EQ(stranger::upload(s, id, "/w/p/README.md", "hello").status, 200u);
+
+    const reply listed = get("/directories/list?path=/w/p");
+    ASSERT_EQ(listed.status, 200u) << listed.body;
+    const auto entries = json::parse(listed.body).as_array();
+    ASSERT_EQ(entries.size(), 2u);
+    EXPECT_EQ(entries[0].at("path").as_string(), "/w/p/README.md");
+    EXPECT_EQ(entries[0].at("type").as_string(), "file");
+    EXPECT_EQ(entries[0].at("size").as_int64(), 5);
+    for (const char* field : {"modified_at", "created_at", "owner", "group", "mode"}) {
+        EXPECT_TRUE(entries[0].as_object().contains(field)) << field;
+    }
+    EXPECT_EQ(entries[1].at("type").as_string(), "directory");
+    EXPECT_EQ(entries[1].at("mode").as_int64(), 700);
+    EXPECT_EQ(json::parse(get("/directories/list?path=/w&depth=3").body).as_array().size(), 3u);
+
+    const reply info = get("/files/info?path=/w/p/README.md&path=/w");
+    ASSERT_EQ(info.status, 200u);
+    EXPECT_EQ(info.object().size(), 2u) << "one entry per path asked";
+
+    const std::pair<std::string, std::pair<unsigned, std::string>> refusals[] = {
+        {"/directories/list", {400u, "MISSING_QUERY"}},
+        {"/directories/list?path=/w&depth=-1", {400u, "INVALID_REQUEST_BODY"}},
+        {"/directories/list?path=/w/p/README.md", {400u, "INVALID_REQUEST_BODY"}},
+        {"/directories/list?path=/nope", {404u, "FILE_NOT_FOUND"}},
+        {"/files/info?path=/nope", {404u, "FILE_NOT_FOUND"}},
+    };
+    for (const auto& [target, want] : refusals) {
+        const reply r = get(target);
+        EXPECT_EQ(r.status, want.first) << target;
+        EXPECT_EQ(r.object().at("code").as_string(), want.second) << target;
+    }
+
+    const reply on_a_directory = call(s.port(), http::verb::delete_, execd + "/files?path=/w/p");
+    EXPECT_EQ(on_a_directory.status, 500u) << "RemoveFiles refuses a directory";
+    EXPECT_EQ(call(s.port(), http::verb::delete_, execd + "/files?path=/w/p/README.md&path=/missing").status, 200u);
+    EXPECT_EQ(get("/files/download?path=/w/p/README.md").status, 404u);
+    EXPECT_EQ(call(s.port(), http::verb::delete_, execd + "/directories?path=/w").status, 200u);
+    EXPECT_EQ(get("/directories/list?path=/w").status, 404u) << "rm -rf";
+    EXPECT_EQ(call(s.port(), http::verb::post, execd + "/directories", R"(["/x"])").status, 400u);
+}

@@ -143,6 +143,10 @@ test("every lifecycle route, as the spec describes it", async () => {
   const id = JSON.parse(created.body).id;
   assert.equal((await checked(lifecycle, `/sandboxes/${id}`, { headers: key })).status, 200);
   assert.equal((await checked(lifecycle, "/sandboxes?page=1&pageSize=10", { headers: key })).status, 200);
+  const filtered = await checked(lifecycle, "/sandboxes?state=running&state=Paused&metadata=team%3Drl", { headers: key });
+  assert.deepEqual(JSON.parse(filtered.body).items.map((s) => s.id), [id]);
+  const none = await checked(lifecycle, "/sandboxes?metadata=team%3Drl%26stage%3Dnone", { headers: key });
+  assert.deepEqual(JSON.parse(none.body).items, []);
   assert.equal((await checked(lifecycle, `/sandboxes/${id}/endpoints/44772`, { headers: key })).status, 200);
   assert.equal((await checked(lifecycle, `/sandboxes/${id}/endpoints/8080?use_server_proxy=true`, { headers: key })).status, 200);
   assert.equal((await checked(lifecycle, `/sandboxes/${id}/metadata`, { method: "PATCH", headers: { ...key, ...json },
@@ -196,6 +200,16 @@ test("every execd route, as the spec describes it", async () => {
   assert.equal((await checked(execd, "/files/upload", { method: "POST", body: form })).status, 200);
   const file = await checked(execd, "/files/download?path=/tmp/a.txt");
   assert.equal(file.body, "content");
+  const json = { "Content-Type": "application/json" };
+  assert.equal((await checked(execd, "/directories", { method: "POST", headers: json,
+                                                        body: JSON.stringify({ "/tmp/d/e": { mode: 755 } }) })).status, 200);
+  const listed = JSON.parse((await checked(execd, "/directories/list?path=/tmp&depth=2")).body);
+  assert.deepEqual(listed.map((e) => e.path), ["/tmp/a.txt", "/tmp/d", "/tmp/d/e"]);
+  const info = JSON.parse((await checked(execd, "/files/info?path=/tmp/a.txt&path=/tmp/d")).body);
+  assert.deepEqual(Object.keys(info).sort(), ["/tmp/a.txt", "/tmp/d"]);
+  assert.equal((await checked(execd, "/files?path=/tmp/a.txt", { method: "DELETE" })).status, 200);
+  assert.equal((await checked(execd, "/directories?path=/tmp/d", { method: "DELETE" })).status, 200);
+  assert.equal((await checked(execd, "/directories/list?path=/tmp/d")).status, 404);
   assert.equal((await checked(execd, "/metrics")).status, 200);
   const longId = (await command({ command: "sleep 30", background: true })).events[0].text;
   assert.equal((await checked(execd, `/command?id=${longId}`, { method: "DELETE" })).status, 200);

@@ -67,12 +67,18 @@ struct route {
 
 std::span<const route> lifecycle_routes() noexcept;
 std::span<const route> execd_routes() noexcept;
+std::span<const route> filesystem_routes() noexcept;  // execd's files and directories
 
 // The whole request, routed: the one handler the HTTP server calls.
 boost::asio::awaitable<void> dispatch(context& c, exchange& x);
 
-// A query parameter's value, percent-decoded.
+// `%XX` escapes decoded, `+` read as a space (a query's form encoding).
+[[nodiscard]] std::string percent_decode(std::string_view text);
+
+// A query parameter's value, percent-decoded (the first, when it is given several times).
 [[nodiscard]] std::optional<std::string> query_value(std::string_view target, std::string_view name);
+// Every value of a query parameter given several times (`path=a&path=b`), in order.
+[[nodiscard]] std::vector<std::string> query_values(std::string_view target, std::string_view name);
 
 // A whole-number query parameter within [lo, hi]: an empty inner optional when absent,
 // std::nullopt when it is malformed or out of range (the route answers 400).

@@ -1,5 +1,6 @@
 // execd inside a simulated sandbox: health, commands (streamed, background, status, logs,
-// interrupt), files and metrics. One handler per route, and the route table.
+// interrupt) and metrics. One handler per route, and the route table (files and
+// directories are in filesystem_routes.cpp).
 #include "context.hpp"
 #include "simulated_shell.hpp"
 
@@ -82,31 +83,6 @@ std::optional<std::optional<std::chrono::milliseconds>> exec_timeout(const json:
     if (!t->is_int64()) return std::nullopt;
     if (t->as_int64() <= 0) return std::optional<std::chrono::milliseconds>();
     return std::optional(std::min(std::chrono::milliseconds(t->as_int64()), longest_wait));
-}
-
-// RFC 6266 with RFC 8187: an ASCII fallback with quotes and backslashes escaped and every
-// other byte that is not printable ASCII replaced, and the exact name percent-encoded, so
-// that no name (CR, LF, NUL, quotes) can end the header or add a parameter.
-std::string attachment_disposition(std::string_view name) {
-    std::string fallback;
-    std::string exact;
-    constexpr std::string_view attr_char = "!#$&+-.^_`|~";
-    constexpr std::string_view hex = "0123456789ABCDEF";
-    for (const char ch : name) {
-        const auto b = static_cast<unsigned char>(ch);
-        if (ch == '"' || ch == '\\') fallback += '\\';
-        fallback += b >= 0x20 && b < 0x7f ? ch : '_';
-        if (std::isalnum(b) != 0 && b < 0x80) {
-            exact += ch;
-        } else if (attr_char.find(ch) != std::string_view::npos) {
-            exact += ch;
-        } else {
-            exact += '%';
-            exact += hex[b >> 4];
-            exact += hex[b & 0xf];
-        }
-    }
-    return "attachment; filename=\"" + fallback + "\"; filename*=UTF-8''" + exact;
 }
 
 enum class ending { completed, killed, terminated, gone };
@@ -330,75 +306,6 @@ awaitable<void> logs(context& c, exchange& x, call& k) {
     co_await x.reply(std::move(res));
 }
 
-// multipart/form-data: pairs of a `metadata` part (JSON with the path) and a `file` part.
-struct part {
-    std::string name;
-    std::string_view content;
-};
-
-std::vector<part> multipart_parts(std::string_view content_type, std::string_view body) {
-    std::vector<part> parts;
-    const auto at = content_type.find("boundary=");
-    if (at == std::string_view::npos) return parts;
-    std::string_view boundary_value = content_type.substr(at + 9);
-    boundary_value = boundary_value.substr(0, boundary_value.find(';'));
-    if (boundary_value.size() >= 2 && boundary_value.front() == '"') boundary_value = boundary_value.substr(1, boundary_value.size() - 2);
-    const std::string delimiter = "--" + std::string(boundary_value);
-    for (auto start = body.find(delimiter); start != std::string_view::npos;) {
-        start += delimiter.size();
-        if (body.substr(start, 2) == "--") break;  // the closing delimiter
-        const auto head_end = body.find("\r\n\r\n", start);
-        const auto next = body.find("\r\n" + delimiter, start);
-        if (head_end == std::string_view::npos || next == std::string_view::npos || head_end > next) break;
-        const std::string_view head = body.substr(start, head_end - start);
-        std::string name;
-        if (const auto n = head.find("name=\""); n != std::string_view::npos) {
-            name = std::string(head.substr(n + 6, head.find('"', n + 6) - (n + 6)));
-        }
-        parts.push_back({std::move(name), body.substr(head_end + 4, next - (head_end + 4))});
-        start = next + 2;
-    }
-    return parts;
-}
-
-awaitable<void> upload(context& c, exchange& x, call& k) {
-    const auto parts = multipart_parts(x.req()[http::field::content_type], x.req().body());
-    std::optional<std::string> path;
-    std::vector<std::pair<std::string, std::string>> files;
-    for (const part& p : parts) {
-        if (p.name == "metadata") {
-            json::error_code ec;
-            const json::value meta = json::parse(p.content, ec);
-            const json::value* at = !ec && meta.is_object() ? meta.as_object().if_contains("path") : nullptr;
-            path = at && at->is_string() ? std::optional<std::string>(at->as_string()) : std::nullopt;
-        } else if (p.name == "file" && path) {
-            files.emplace_back(*path, std::string(p.content));
-            path.reset();
-        }
-    }
-    if (files.empty()) {
-        co_await x.reply(c.error_reply(x, 400, "INVALID_FILE_METADATA", "expected a metadata part with a path, then a file part"));
-        co_return;
-    }
-    if (!c.sandboxes.put_files(k.sandbox_id, std::move(files))) {
-        co_await x.reply(c.not_found(x, k.sandbox_id));
-        co_return;
-    }
-    co_await x.reply(c.empty_reply(x, 200));
-}
-
-awaitable<void> download(context& c, exchange& x, call& k) {
-    const auto path = query_value(x.req().target(), "path");
-    const auto file = path ? c.sandboxes.file(k.sandbox_id, *path) : std::nullopt;
-    if (!file) {
-        co_await x.reply(c.error_reply(x, 404, "FILE_NOT_FOUND", "file not found: " + path.value_or("")));
-        co_return;
-    }
-    response res = c.text_reply(x, 200, *file->content, "application/octet-stream");
-    res.set(http::field::content_disposition, attachment_disposition(path->substr(path->rfind('/') + 1)));
-    co_await x.reply(std::move(res));
-}
-
 json::object simulated_metrics() {
     return {{"cpu_count", 2.0}, {"cpu_used_pct", 1.5}, {"mem_total_mib", 512.0}, {"mem_used_mib", 64.0},
             {"timestamp", now_ms()}};
@@ -413,8 +320,6 @@ constexpr std::array routes{
     route{v::delete_, "/command", "interrupt", interrupt},
     route{v::get, "/command/status/{param}", "exec_status", status},
     route{v::get, "/command/{param}/logs", "exec_logs", logs},
-    route{v::post, "/files/upload", "upload", upload},
-    route{v::get, "/files/download", "download", download},
     route{v::get, "/metrics", "metrics", metrics},
 };
 

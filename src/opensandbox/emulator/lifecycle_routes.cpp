@@ -3,7 +3,9 @@
 
 #include <boost/json/parse.hpp>
 
+#include <algorithm>
 #include <array>
+#include <cctype>
 #include <charconv>
 #include <limits>
 
@@ -20,6 +22,29 @@ const json::object* body_object(const exchange& x, json::value& holder) {
     json::error_code ec;
     holder = json::parse(x.req().body(), ec);
     return ec ? nullptr : holder.if_object();
+}
+
+std::string lower(std::string_view text) {
+    std::string out(text);
+    for (char& ch : out) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    return out;
+}
+
+// The `metadata` query value as the server reads it (Python's parse_qsl, strict): pairs
+// `k=v` joined by `&`, each percent-decoded; a segment without `=` is malformed.
+std::optional<std::vector<std::pair<std::string, std::string>>> metadata_filter(std::string_view text) {
+    std::vector<std::pair<std::string, std::string>> pairs;
+    if (text.empty()) return pairs;
+    for (std::string_view rest = text;;) {
+        const auto amp = rest.find('&');
+        const std::string_view segment = rest.substr(0, amp);
+        const auto eq = segment.find('=');
+        if (eq == std::string_view::npos) return std::nullopt;
+        pairs.emplace_back(percent_decode(segment.substr(0, eq)), percent_decode(segment.substr(eq + 1)));
+        if (amp == std::string_view::npos) break;
+        rest = rest.substr(amp + 1);
+    }
+    return pairs;
 }
 
 json::object status_json(const sandbox_record& s) {
@@ -127,10 +152,24 @@ awaitable<void> list(context& c, exchange& x, call&) {
     }
     const std::int64_t page = page_param->value_or(1);
     const std::int64_t page_size = page_size_param->value_or(20);
-    std::vector<sandbox_record> all = c.sandboxes.all();
-    if (const auto wanted = query_value(x.req().target(), "state")) {
-        std::erase_if(all, [&](const sandbox_record& s) { return s.state != *wanted; });
+    const auto wanted_metadata = metadata_filter(query_value(x.req().target(), "metadata").value_or(""));
+    if (!wanted_metadata) {
+        co_await x.reply(c.error_reply(x, 400, "INVALID_METADATA_FORMAT",
+                                       "Invalid metadata format: expected key=value pairs joined by &"));
+        co_return;
     }
+    std::vector<std::string> wanted_states = query_values(x.req().target(), "state");
+    for (std::string& state : wanted_states) state = lower(state);
+    std::vector<sandbox_record> all = c.sandboxes.all();
+    // As the server's matches_filter: any of the states (case-insensitive), every pair.
+    std::erase_if(all, [&](const sandbox_record& s) {
+        const bool state_ok = wanted_states.empty() || std::ranges::count(wanted_states, lower(s.state)) != 0;
+        const bool metadata_ok = std::ranges::all_of(*wanted_metadata, [&](const auto& pair) {
+            const json::value* v = s.metadata.if_contains(pair.first);
+            return v && v->is_string() && v->as_string() == pair.second;
+        });
+        return !state_ok || !metadata_ok;
+    });
     json::array items;
     // Without a product that could overflow: a page past the last is empty.
     const auto total = static_cast<std::int64_t>(all.size());

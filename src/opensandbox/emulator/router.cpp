@@ -25,19 +25,6 @@ int hex_value(char c) noexcept {
     return -1;
 }
 
-std::string percent_decode(std::string_view text) {
-    std::string out;
-    for (std::size_t i = 0; i < text.size(); ++i) {
-        if (text[i] == '%' && i + 2 < text.size() && hex_value(text[i + 1]) >= 0 && hex_value(text[i + 2]) >= 0) {
-            out += static_cast<char>(hex_value(text[i + 1]) * 16 + hex_value(text[i + 2]));
-            i += 2;
-        } else {
-            out += text[i] == '+' ? ' ' : text[i];
-        }
-    }
-    return out;
-}
-
 std::vector<std::string> segments_of(std::string_view target) {
     target = target.substr(0, target.find('?'));
     std::vector<std::string> parts;
@@ -186,6 +173,7 @@ awaitable<void> to_execd(context& c, exchange& x, const std::vector<std::string>
     }
     call k;
     const route* r = find_route(execd_routes(), x.req().method(), segments, rest_at, k);
+    if (!r) r = find_route(filesystem_routes(), x.req().method(), segments, rest_at, k);
     k.sandbox_id = sandbox_id;
     if (!r) {
         co_await x.reply(c.text_reply(x, 404, "404 page not found", "text/plain"));
@@ -238,19 +226,39 @@ response context::not_found(const exchange& x, std::string_view sandbox_id) cons
 
 std::string context::backend_code(std::string_view name) const { return std::string(profile.code_prefix) + std::string(name); }
 
-std::optional<std::string> query_value(std::string_view target, std::string_view name) {
+std::string percent_decode(std::string_view text) {
+    std::string out;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        if (text[i] == '%' && i + 2 < text.size() && hex_value(text[i + 1]) >= 0 && hex_value(text[i + 2]) >= 0) {
+            out += static_cast<char>(hex_value(text[i + 1]) * 16 + hex_value(text[i + 2]));
+            i += 2;
+        } else {
+            out += text[i] == '+' ? ' ' : text[i];
+        }
+    }
+    return out;
+}
+
+std::vector<std::string> query_values(std::string_view target, std::string_view name) {
+    std::vector<std::string> values;
     const auto q = target.find('?');
-    if (q == std::string_view::npos) return std::nullopt;
+    if (q == std::string_view::npos) return values;
     for (std::string_view rest = target.substr(q + 1); !rest.empty();) {
         const auto amp = rest.find('&');
         const std::string_view pair = rest.substr(0, amp);
         rest = amp == std::string_view::npos ? std::string_view{} : rest.substr(amp + 1);
         const auto eq = pair.find('=');
         if (percent_decode(pair.substr(0, eq)) == name) {
-            return eq == std::string_view::npos ? std::string() : percent_decode(pair.substr(eq + 1));
+            values.push_back(eq == std::string_view::npos ? std::string() : percent_decode(pair.substr(eq + 1)));
         }
     }
-    return std::nullopt;
+    return values;
+}
+
+std::optional<std::string> query_value(std::string_view target, std::string_view name) {
+    auto values = query_values(target, name);
+    if (values.empty()) return std::nullopt;
+    return std::move(values.front());
 }
 
 std::optional<std::optional<std::int64_t>> number_query(const exchange& x, std::string_view name, std::int64_t lo,

@@ -121,23 +121,9 @@ std::vector<sandbox_record> sandbox_store::all() {
     return found;
 }
 
-bool sandbox_store::put_files(const std::string& sandbox_id, std::vector<std::pair<std::string, std::string>> files) {
-    const std::lock_guard lock(mutex_);
-    held_sandbox* s = live(sandbox_id);
-    if (!s) return false;
-    for (auto& [path, content] : files) {
-        s->files[path] = file_entry{.content = std::make_shared<const std::string>(std::move(content)),
-                                    .modified_at = wall_clock::now()};
-    }
-    return true;
-}
-
 std::optional<file_entry> sandbox_store::file(const std::string& sandbox_id, const std::string& path) {
-    const std::lock_guard lock(mutex_);
-    const held_sandbox* s = live(sandbox_id);
-    if (!s) return std::nullopt;
-    const auto it = s->files.find(path);
-    return it == s->files.end() ? std::nullopt : std::optional(it->second);
+    auto found = with_files(sandbox_id, [&](const file_tree& files) { return files.file(path); });
+    return found ? *found : std::nullopt;
 }
 
 std::variant<command_run, sandbox_store::refused_start> sandbox_store::start_command(const std::string& sandbox_id,

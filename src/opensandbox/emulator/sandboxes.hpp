@@ -5,6 +5,7 @@
 #pragma once
 
 #include "backends.hpp"
+#include "file_tree.hpp"
 
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
@@ -50,12 +51,6 @@ struct command_output {
     std::size_t end = 0;  // the byte offset after the whole output so far
 };
 
-struct file_entry {
-    std::shared_ptr<const std::string> content{};
-    int mode = 644;
-    wall_clock::time_point modified_at{};
-};
-
 // How much command history one sandbox keeps: past either bound the oldest finished
 // commands are forgotten (execd's own logs live in the pod, which a delete removes too).
 struct history_limits {
@@ -99,8 +94,15 @@ public:
 
     [[nodiscard]] std::vector<sandbox_record> all();
 
-    // Files of one sandbox; false / none when the sandbox does not exist.
-    bool put_files(const std::string& sandbox_id, std::vector<std::pair<std::string, std::string>> files);
+    // Runs `use` on the sandbox's file system under the lock and returns what it returns;
+    // none when the sandbox does not exist.
+    template <class Use>
+    auto with_files(const std::string& sandbox_id, Use use) -> std::optional<decltype(use(std::declval<file_tree&>()))> {
+        const std::lock_guard lock(mutex_);
+        held_sandbox* s = live(sandbox_id);
+        if (!s) return std::nullopt;
+        return use(s->files);
+    }
     [[nodiscard]] std::optional<file_entry> file(const std::string& sandbox_id, const std::string& path);
 
     // Commands of one sandbox: each is found only through the sandbox that ran it. A start
@@ -129,7 +131,7 @@ private:
     };
     struct held_sandbox {
         sandbox_record record;
-        std::map<std::string, file_entry> files{};
+        file_tree files{};
         std::map<std::string, held_command> commands{};
         std::vector<std::string> started{};  // command ids, oldest first
         std::size_t output_bytes = 0;

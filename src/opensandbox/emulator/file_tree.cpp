@@ -1,0 +1,160 @@
+#include "file_tree.hpp"
+
+#include <algorithm>
+
+namespace ngfail::opensandbox::emulator {
+namespace {
+
+using wall_clock = std::chrono::system_clock;
+
+// What a fresh container has: a root and the directories a shell user expects.
+constexpr std::pair<std::string_view, int> initial_directories[] = {{"/", 755}, {"/home", 755}, {"/root", 700}, {"/tmp", 777}};
+
+std::string parent_of(const std::string& path) {
+    const auto slash = path.rfind('/');
+    return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+std::string_view name_of(const std::string& path) { return std::string_view(path).substr(path.rfind('/') + 1); }
+
+// Every ancestor of an absolute normal path, root first, the path itself excluded.
+std::vector<std::string> ancestors(const std::string& path) {
+    std::vector<std::string> out;
+    for (std::string p = path; p != "/";) {
+        p = parent_of(p);
+        out.push_back(p);
+    }
+    std::reverse(out.begin(), out.end());
+    return out;
+}
+
+bool is_below(const std::string& path, const std::string& dir) {
+    return dir == "/" ? path != "/" : path.size() > dir.size() && path.starts_with(dir) && path[dir.size()] == '/';
+}
+
+template <class T>
+fs_result<T> failed(fs_error e, std::string path) {
+    return {std::nullopt, e, std::move(path)};
+}
+
+}  // namespace
+
+file_tree::file_tree() {
+    for (const auto& [path, mode] : initial_directories) directories_[std::string(path)] = {mode, wall_clock::now()};
+}
+
+std::string file_tree::normal(std::string_view path) {
+    std::vector<std::string_view> parts;
+    for (std::size_t at = 0; at <= path.size();) {
+        const auto slash = std::min(path.find('/', at), path.size());
+        const std::string_view part = path.substr(at, slash - at);
+        if (part == "..") {
+            if (!parts.empty()) parts.pop_back();
+        } else if (!part.empty() && part != ".") {
+            parts.push_back(part);
+        }
+        at = slash + 1;
+    }
+    std::string out;
+    for (const std::string_view p : parts) {
+        out += '/';
+        out += p;
+    }
+    return out.empty() ? "/" : out;
+}
+
+fs_result<bool> file_tree::put(std::string_view raw, std::string content) {
+    const std::string path = normal(raw);
+    if (is_directory(path)) return failed<bool>(fs_error::is_directory, path);
+    if (auto made = make_directories(parent_of(path), 755); !made.value) return made;
+    files_[path] = file_entry{.content = std::make_shared<const std::string>(std::move(content)),
+                              .modified_at = wall_clock::now()};
+    return {true};
+}
+
+std::optional<file_entry> file_tree::file(std::string_view raw) const {
+    const auto it = files_.find(normal(raw));
+    return it == files_.end() ? std::nullopt : std::optional(it->second);
+}
+
+fs_result<bool> file_tree::remove_files(const std::vector<std::string>& raw) {
+    for (const std::string& r : raw) {
+        const std::string path = normal(r);
+        if (is_directory(path)) return failed<bool>(fs_error::is_directory, path);
+        files_.erase(path);
+    }
+    return {true};
+}
+
+fs_result<bool> file_tree::make_directories(std::string_view raw, int mode) {
+    const std::string path = normal(raw);
+    std::vector<std::string> chain = ancestors(path);
+    chain.push_back(path);
+    for (const std::string& p : chain) {
+        if (files_.contains(p)) return failed<bool>(fs_error::not_directory, p);
+    }
+    for (const std::string& p : chain) {
+        directories_.try_emplace(p, directory_entry{p == path ? mode : 755, wall_clock::now()});
+    }
+    return {true};
+}
+
+void file_tree::remove_directories(const std::vector<std::string>& raw) {
+    for (const std::string& r : raw) {
+        const std::string dir = normal(r);
+        if (files_.contains(dir)) {  // RemoveAll removes a file too
+            files_.erase(dir);
+            continue;
+        }
+        std::erase_if(files_, [&](const auto& f) { return is_below(f.first, dir); });
+        std::erase_if(directories_, [&](const auto& d) { return is_below(d.first, dir); });
+        if (dir != "/") directories_.erase(dir);
+    }
+}
+
+fs_result<std::vector<entry_info>> file_tree::list(std::string_view raw, int depth) const {
+    const std::string path = normal(raw);
+    if (files_.contains(path)) return failed<std::vector<entry_info>>(fs_error::not_directory, path);
+    if (!is_directory(path)) return failed<std::vector<entry_info>>(fs_error::not_found, path);
+    std::vector<entry_info> out;
+    if (depth > 0) list_into(path, depth, out);
+    return {std::move(out)};
+}
+
+void file_tree::list_into(const std::string& dir, int depth, std::vector<entry_info>& out) const {
+    // The direct children, by name: a map's order is by the whole path, which puts
+    // "/a/b.txt" before "/a/b/c" ('.' < '/'), not by name alone.
+    std::vector<std::string> children;
+    const std::string prefix = dir == "/" ? dir : dir + "/";
+    const auto collect = [&](const auto& entries) {
+        for (auto it = entries.lower_bound(prefix); it != entries.end() && it->first.starts_with(prefix); ++it) {
+            if (it->first != dir && parent_of(it->first) == dir) children.push_back(it->first);
+        }
+    };
+    collect(directories_);
+    collect(files_);
+    std::sort(children.begin(), children.end(),
+              [](const std::string& a, const std::string& b) { return name_of(a) < name_of(b); });
+    for (const std::string& child : children) {
+        out.push_back(info_of(child));
+        if (depth > 1 && is_directory(child)) list_into(child, depth - 1, out);
+    }
+}
+
+fs_result<entry_info> file_tree::info(std::string_view raw) const {
+    const std::string path = normal(raw);
+    if (!is_directory(path) && !files_.contains(path)) return failed<entry_info>(fs_error::not_found, path);
+    return {info_of(path)};
+}
+
+entry_info file_tree::info_of(const std::string& path) const {
+    if (const auto d = directories_.find(path); d != directories_.end()) {
+        return {.path = path, .directory = true, .size = 4096, .mode = d->second.mode,
+                .modified_at = d->second.created_at, .created_at = d->second.created_at};
+    }
+    const file_entry& f = files_.at(path);
+    return {.path = path, .directory = false, .size = f.content ? f.content->size() : 0, .mode = f.mode,
+            .modified_at = f.modified_at, .created_at = f.modified_at};
+}
+
+}  // namespace ngfail::opensandbox::emulator

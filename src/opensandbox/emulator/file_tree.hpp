@@ -1,0 +1,82 @@
+// One sandbox's in-memory file system, as execd's filesystem routes see a pod's: files and
+// directories with mode, owner and times. Not thread-safe: the sandbox store holds it under
+// its lock. File contents are shared, never copied, so a download holds no lock.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ngfail::opensandbox::emulator {
+
+struct file_entry {
+    std::shared_ptr<const std::string> content{};
+    int mode = 644;
+    std::chrono::system_clock::time_point modified_at{};
+};
+
+// What execd's FileInfo says of an entry.
+struct entry_info {
+    std::string path{};
+    bool directory = false;
+    std::uint64_t size = 0;
+    int mode = 644;  // octal digits as a decimal number, as execd writes them (755)
+    std::chrono::system_clock::time_point modified_at{};
+    std::chrono::system_clock::time_point created_at{};
+};
+
+// Why an operation did not happen, in execd's terms.
+enum class fs_error {
+    not_found,      // 404 FILE_NOT_FOUND
+    is_directory,   // 500 RUNTIME_ERROR: a file operation on a directory
+    not_directory,  // a path component or the listed path is a file
+};
+
+template <class T>
+struct fs_result {
+    std::optional<T> value;
+    fs_error error = fs_error::not_found;
+    std::string path{};  // the path the error is about
+};
+
+class file_tree {
+public:
+    file_tree();
+
+    // `path` made absolute ("/" for relative ones, as execd's working directory) and
+    // lexically normal: no "//", ".", ".." or trailing "/".
+    [[nodiscard]] static std::string normal(std::string_view path);
+
+    // Writes a file, creating its parent directories (as execd's upload does).
+    fs_result<bool> put(std::string_view path, std::string content);
+    [[nodiscard]] std::optional<file_entry> file(std::string_view path) const;
+
+    // Deletes files; a missing one is no error, a directory is.
+    fs_result<bool> remove_files(const std::vector<std::string>& paths);
+    // mkdir -p; `mode` applies to the directories it creates.
+    fs_result<bool> make_directories(std::string_view path, int mode);
+    // rm -rf; a missing one is no error.
+    void remove_directories(const std::vector<std::string>& paths);
+    // The entries under a directory, `depth` levels down, lexical by name within each
+    // directory, each directory's descendants right after it.
+    fs_result<std::vector<entry_info>> list(std::string_view path, int depth) const;
+    fs_result<entry_info> info(std::string_view path) const;
+
+private:
+    struct directory_entry {
+        int mode = 755;
+        std::chrono::system_clock::time_point created_at{};
+    };
+    [[nodiscard]] bool is_directory(const std::string& path) const { return directories_.contains(path); }
+    void list_into(const std::string& dir, int depth, std::vector<entry_info>& out) const;
+    [[nodiscard]] entry_info info_of(const std::string& path) const;
+
+    std::map<std::string, file_entry> files_;
+    std::map<std::string, directory_entry> directories_;
+};
+
+}  // namespace ngfail::opensandbox::emulator

@@ -1,0 +1,88 @@
+// The emulator's in-memory file system, as execd's filesystem controller behaves on a pod.
+#include "opensandbox/emulator/file_tree.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace {
+
+using ngfail::opensandbox::emulator::entry_info;
+using ngfail::opensandbox::emulator::file_tree;
+using ngfail::opensandbox::emulator::fs_error;
+
+std::vector<std::string> paths_of(const std::vector<entry_info>& entries) {
+    std::vector<std::string> out;
+    for (const auto& e : entries) out.push_back(e.path);
+    return out;
+}
+
+TEST(file_tree, paths_are_made_absolute_and_lexically_normal) {
+    EXPECT_EQ(file_tree::normal("/a//b/./c/"), "/a/b/c");
+    EXPECT_EQ(file_tree::normal("a/b"), "/a/b");
+    EXPECT_EQ(file_tree::normal("/a/../../b"), "/b");
+    EXPECT_EQ(file_tree::normal(""), "/");
+    EXPECT_EQ(file_tree::normal("/.."), "/");
+}
+
+TEST(file_tree, a_file_is_written_with_its_parent_directories_and_read_back) {
+    file_tree t;
+    ASSERT_TRUE(t.put("/w/p/readme.md", "hi").value);
+    ASSERT_TRUE(t.file("/w/p/readme.md"));
+    EXPECT_EQ(*t.file("/w//p/readme.md")->content, "hi");
+    const auto dir = t.info("/w/p");
+    ASSERT_TRUE(dir.value);
+    EXPECT_TRUE(dir.value->directory);
+    EXPECT_EQ(dir.value->mode, 755);
+    const auto file = t.info("/w/p/readme.md");
+    ASSERT_TRUE(file.value);
+    EXPECT_EQ(file.value->size, 2u);
+    EXPECT_EQ(file.value->mode, 644);
+}
+
+TEST(file_tree, a_listing_is_lexical_by_name_with_descendants_after_their_parent) {
+    file_tree t;
+    ASSERT_TRUE(t.put("/p/b.txt", "").value);
+    ASSERT_TRUE(t.put("/p/b/c.txt", "").value);
+    ASSERT_TRUE(t.put("/p/a.txt", "").value);
+    ASSERT_TRUE(t.put("/p-other/x", "").value);  // '-' sorts before '/': not under /p
+    EXPECT_EQ(paths_of(*t.list("/p", 1).value), (std::vector<std::string>{"/p/a.txt", "/p/b", "/p/b.txt"}));
+    EXPECT_EQ(paths_of(*t.list("/p", 2).value),
+              (std::vector<std::string>{"/p/a.txt", "/p/b", "/p/b/c.txt", "/p/b.txt"}));
+    EXPECT_TRUE(t.list("/p", 0).value->empty());
+    EXPECT_EQ(t.list("/nope", 1).error, fs_error::not_found);
+    EXPECT_EQ(t.list("/p/a.txt", 1).error, fs_error::not_directory);
+    const auto root = paths_of(*t.list("/", 1).value);
+    EXPECT_EQ(root, (std::vector<std::string>{"/home", "/p", "/p-other", "/root", "/tmp"})) << "the root is not its own child";
+}
+
+TEST(file_tree, deleting_files_skips_missing_ones_and_refuses_directories) {
+    file_tree t;
+    ASSERT_TRUE(t.put("/d/f", "x").value);
+    EXPECT_TRUE(t.remove_files({"/d/f", "/d/missing"}).value);
+    EXPECT_FALSE(t.file("/d/f"));
+    const auto dir = t.remove_files({"/d"});
+    EXPECT_FALSE(dir.value);
+    EXPECT_EQ(dir.error, fs_error::is_directory);
+    EXPECT_EQ(dir.path, "/d");
+}
+
+TEST(file_tree, directories_are_made_like_mkdir_p_and_removed_like_rm_rf) {
+    file_tree t;
+    ASSERT_TRUE(t.make_directories("/a/b/c", 700).value);
+    EXPECT_EQ(t.info("/a/b/c").value->mode, 700);
+    EXPECT_EQ(t.info("/a/b").value->mode, 755) << "parents get the default mode";
+    ASSERT_TRUE(t.make_directories("/a/b/c", 711).value) << "an existing directory is no error";
+    EXPECT_EQ(t.info("/a/b/c").value->mode, 700) << "and keeps its mode";
+    ASSERT_TRUE(t.put("/a/b/c/f", "x").value);
+    ASSERT_TRUE(t.put("/a/file", "x").value);
+    EXPECT_EQ(t.make_directories("/a/file/sub", 755).error, fs_error::not_directory);
+    EXPECT_EQ(t.put("/a/b", "x").error, fs_error::is_directory);
+    t.remove_directories({"/a/b", "/never"});
+    EXPECT_EQ(t.info("/a/b").error, fs_error::not_found);
+    EXPECT_FALSE(t.file("/a/b/c/f"));
+    EXPECT_TRUE(t.file("/a/file"));
+}
+
+}  // namespace
