@@ -137,7 +137,7 @@ void every_lifecycle_operation(unsigned short port) {
     const auto created = c.try_create({.wait_until_ready = false});
     EXPECT_TRUE(created) << outcome(created);
     EXPECT_TRUE(c.try_get("sbx-1")) << outcome(c.try_get("sbx-1"));
-    const auto listed = c.try_list({.states = {"Running"}});
+    const auto listed = c.try_list({.states = {"Running", "Paused"}, .metadata = {{"team", "rl"}, {"run", "7"}}});
     EXPECT_TRUE(listed) << outcome(listed);
     const auto renewed = c.try_renew("sbx-1", "2030-01-01T00:00:00Z");
     EXPECT_TRUE(renewed) << outcome(renewed);
@@ -176,6 +176,15 @@ void every_execd_operation(unsigned short execd_port) {
     EXPECT_TRUE(uploaded) << outcome(uploaded);
     const auto downloaded = c.try_download("sbx-1", "/tmp/a.txt");
     EXPECT_TRUE(downloaded) << outcome(downloaded);
+    const auto info = c.try_file_info("sbx-1", {"/tmp/a.txt", "/tmp"});
+    EXPECT_TRUE(info) << outcome(info);
+    EXPECT_TRUE(c.try_delete_files("sbx-1", {"/tmp/a.txt"})) << outcome(c.try_delete_files("sbx-1", {"/tmp/a.txt"}));
+    const auto listed = c.try_list_directory("sbx-1", "/tmp", 2);
+    EXPECT_TRUE(listed) << outcome(listed);
+    const auto made = c.try_create_directories("sbx-1", {"/tmp/d/e"}, 755);
+    EXPECT_TRUE(made) << outcome(made);
+    const auto removed = c.try_delete_directories("sbx-1", {"/tmp/d"});
+    EXPECT_TRUE(removed) << outcome(removed);
     for (const bool background : {false, true}) {
         const command cmd{.command = "ls -la", .cwd = "/tmp", .timeout = 5s, .envs = {{"A", "1"}},
                           .background = background};

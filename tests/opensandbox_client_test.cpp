@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <set>
 
 namespace {
 
@@ -979,6 +980,64 @@ TEST_P(operations, every_new_operation_refuses_bad_arguments_before_sending) {
     EXPECT_EQ(sandboxes.try_interrupt("sbx", "a\rb").error().code(), kind::provider_request_rejected);
     EXPECT_EQ(sandboxes.try_upload("sbx", "", "x").error().code(), kind::provider_request_rejected);
     EXPECT_EQ(sandboxes.try_download("", "/x").error().code(), kind::provider_request_rejected);
+    EXPECT_EQ(server.requests(), before);
+}
+
+TEST_P(operations, list_with_several_states_and_metadata) {
+    const auto a = sandboxes.create({.metadata = {{"team", "a"}, {"tier", "gpu x&y=z"}}}).id;
+    const auto b = sandboxes.create({.metadata = {{"team", "b"}}}).id;
+    sandboxes.pause(b);
+    const auto ids = [&](const ngfail::opensandbox::list_request& request) {
+        std::set<std::string> out;
+        for (const auto& s : sandboxes.list(request)) out.insert(s.id);
+        return out;
+    };
+    const auto both = ids({.states = {"running", "Paused"}, .page_size = 200});
+    EXPECT_TRUE(both.contains(a) && both.contains(b)) << "OR-ed, in any case";
+    EXPECT_EQ(ids({.metadata = {{"team", "a"}}}), std::set<std::string>{a});
+    EXPECT_EQ(ids({.metadata = {{"team", "a"}, {"tier", "gpu x&y=z"}}}), std::set<std::string>{a})
+        << "a value with '&', '=' and a space survives the encoding";
+    EXPECT_EQ(ids({.states = {"Running"}, .metadata = {{"team", "b"}}}), std::set<std::string>{});
+}
+
+TEST_P(operations, directories_and_files_listed_described_and_deleted) {
+    const auto id = new_sandbox();
+    sandboxes.create_directories(id, {"/w/p/src", "/w/logs"}, 700);
+    sandboxes.upload(id, "/w/p/README.md", "hello");
+    const auto listed = sandboxes.list_directory(id, "/w", 2);
+    std::vector<std::string> paths;
+    for (const auto& e : listed) paths.push_back(e.path);
+    EXPECT_EQ(paths, (std::vector<std::string>{"/w/logs", "/w/p", "/w/p/README.md", "/w/p/src"}));
+    EXPECT_EQ(listed[0].type, "directory");
+    EXPECT_EQ(listed[0].mode, 700);
+    EXPECT_FALSE(listed[0].modified_at.empty());
+    const auto info = sandboxes.file_info(id, {"/w/p/README.md"});
+    ASSERT_EQ(info.size(), 1u);
+    EXPECT_EQ(info.at("/w/p/README.md").size, 5u);
+    EXPECT_EQ(info.at("/w/p/README.md").type, "file");
+
+    const auto on_a_directory = sandboxes.try_delete_files(id, {"/w/p"});
+    ASSERT_FALSE(on_a_directory) << "execd deletes files only";
+    EXPECT_EQ(on_a_directory.error().code(), kind::provider_unavailable) << "server_fault: execd's 500";
+    sandboxes.delete_files(id, {"/w/p/README.md", "/w/never-was"});
+    EXPECT_EQ(sandboxes.try_file_info(id, {"/w/p/README.md"}).error().code(), kind::provider_request_rejected)
+        << "a 404 FILE_NOT_FOUND";
+    sandboxes.delete_directories(id, {"/w"});
+    const auto gone = sandboxes.try_list_directory(id, "/w");
+    ASSERT_FALSE(gone);
+    EXPECT_EQ(gone.error().code(), kind::provider_request_rejected);
+    EXPECT_EQ(ngfail::delivery_of(gone.error()), delivery::not_sent);
+    EXPECT_EQ(ngfail::opensandbox::name(ngfail::opensandbox::operation::list_directory),
+              std::get<ngfail::sandbox_details>(gone.error().details()).operation);
+}
+
+TEST_P(operations, the_file_operations_refuse_bad_arguments_before_sending) {
+    const std::size_t before = server.requests();
+    EXPECT_EQ(sandboxes.try_file_info("sbx", {"/ok", "bad\npath"}).error().code(), kind::provider_request_rejected);
+    EXPECT_EQ(sandboxes.try_delete_files("", {"/x"}).error().code(), kind::provider_request_rejected);
+    EXPECT_EQ(sandboxes.try_list_directory("sbx", "/x", -1).error().code(), kind::provider_request_rejected);
+    EXPECT_EQ(sandboxes.try_create_directories("sbx", {"/x"}, 8888).error().code(), kind::provider_request_rejected);
+    EXPECT_EQ(sandboxes.try_delete_directories("sbx", {"a\rb"}).error().code(), kind::provider_request_rejected);
     EXPECT_EQ(server.requests(), before);
 }
 

@@ -22,19 +22,28 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const auto& res = parser.get();
     ngfail::opensandbox::detail::redactor secrets;
     secrets.add("sk-fuzz");
-    try {
-        if (res.result_int() >= 300) {
-            const auto e = ngfail::opensandbox::detail::api_error_of(res.base(), res.body(), secrets);
+    // Each reader either reads the value or says it is malformed, never anything else.
+    const auto reads_or_refuses = [](auto read) {
+        try {
+            read();
+        } catch (const std::system_error& e) {
+            if (e.code() != ngfail::opensandbox::errc::malformed_response) std::abort();
+        }
+    };
+    namespace detail = ngfail::opensandbox::detail;
+    if (res.result_int() >= 300) {
+        reads_or_refuses([&] {
+            const auto e = detail::api_error_of(res.base(), res.body(), secrets);
             if (e.status() != static_cast<int>(res.result_int())) std::abort();
             if (std::string_view(e.what()).find("sk-fuzz") != std::string_view::npos) std::abort();  // scrubbed
-        } else {
-            boost::json::error_code jec;
-            const auto v = boost::json::parse(res.body(), jec);
-            if (!jec) (void)ngfail::opensandbox::detail::sandbox_of(v);
-            if (!jec) (void)ngfail::opensandbox::detail::endpoint_of(v);
-        }
-    } catch (const std::system_error& e) {
-        if (e.code() != ngfail::opensandbox::errc::malformed_response) std::abort();
+        });
+        return 0;
     }
+    boost::json::error_code jec;
+    const auto v = boost::json::parse(res.body(), jec);
+    if (jec) return 0;
+    reads_or_refuses([&] { (void)detail::sandbox_of(v); });
+    reads_or_refuses([&] { (void)detail::endpoint_of(v); });
+    reads_or_refuses([&] { (void)detail::entry_of(v); });
     return 0;
 }

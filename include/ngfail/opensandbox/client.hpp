@@ -59,6 +59,7 @@
 #include <boost/system/system_error.hpp>
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <map>
@@ -180,9 +181,22 @@ struct command_logs {
 };
 
 struct list_request {
-    std::vector<std::string> states{};  // any of these (none: every state)
+    std::vector<std::string> states{};  // any of these, in any case (none: every state)
+    std::map<std::string, std::string> metadata{};  // every pair must match
     int page = 1;
     int page_size = 20;
+};
+
+// A file or directory as execd describes it (its FileInfo).
+struct entry_info {
+    std::string path{};
+    std::string type{};  // file, directory, symlink, other
+    std::int64_t size = 0;
+    std::int64_t mode = 0;  // octal digits read as decimal, as execd writes them: 755
+    std::string owner{};
+    std::string group{};
+    std::string modified_at{};  // RFC 3339
+    std::string created_at{};
 };
 
 struct command_status {
@@ -235,6 +249,20 @@ public:
     void upload(std::string_view sandbox_id, std::string_view path, std::string_view content,
                 const call_options& options = {});
     std::string download(std::string_view sandbox_id, std::string_view path, const call_options& options = {});
+    // Files and directories, as execd's filesystem API has them: info per path (a missing one
+    // fails the call), delete files (a missing one is no error, a directory is), list a
+    // directory `depth` levels down, create directories (mkdir -p, with `mode` for the ones
+    // it creates) and delete them with everything in them.
+    std::map<std::string, entry_info> file_info(std::string_view sandbox_id, const std::vector<std::string>& paths,
+                                                const call_options& options = {});
+    void delete_files(std::string_view sandbox_id, const std::vector<std::string>& paths,
+                      const call_options& options = {});
+    std::vector<entry_info> list_directory(std::string_view sandbox_id, std::string_view path, int depth = 1,
+                                           const call_options& options = {});
+    void create_directories(std::string_view sandbox_id, const std::vector<std::string>& paths, int mode = 755,
+                            const call_options& options = {});
+    void delete_directories(std::string_view sandbox_id, const std::vector<std::string>& paths,
+                            const call_options& options = {});
 
     result<sandbox_info> try_create(const create_request& request, const call_options& options = {}) noexcept;
     result<sandbox_info> try_get(std::string_view sandbox_id, const call_options& options = {}) noexcept;
@@ -260,6 +288,17 @@ public:
                             const call_options& options = {}) noexcept;
     result<std::string> try_download(std::string_view sandbox_id, std::string_view path,
                                      const call_options& options = {}) noexcept;
+    result<std::map<std::string, entry_info>> try_file_info(std::string_view sandbox_id,
+                                                            const std::vector<std::string>& paths,
+                                                            const call_options& options = {}) noexcept;
+    result<void> try_delete_files(std::string_view sandbox_id, const std::vector<std::string>& paths,
+                                  const call_options& options = {}) noexcept;
+    result<std::vector<entry_info>> try_list_directory(std::string_view sandbox_id, std::string_view path, int depth = 1,
+                                                       const call_options& options = {}) noexcept;
+    result<void> try_create_directories(std::string_view sandbox_id, const std::vector<std::string>& paths,
+                                        int mode = 755, const call_options& options = {}) noexcept;
+    result<void> try_delete_directories(std::string_view sandbox_id, const std::vector<std::string>& paths,
+                                        const call_options& options = {}) noexcept;
 
     // The asynchronous face: the same calls as awaitables. Arguments are copied into the
     // operation when it is made, so the awaitable may be stored and awaited later. With
@@ -292,6 +331,17 @@ public:
                                  const call_options& options = {});
     awaitable<std::string> async_download(std::string_view sandbox_id, std::string_view path,
                                           const call_options& options = {});
+    awaitable<std::map<std::string, entry_info>> async_file_info(std::string_view sandbox_id,
+                                                                 const std::vector<std::string>& paths,
+                                                                 const call_options& options = {});
+    awaitable<void> async_delete_files(std::string_view sandbox_id, const std::vector<std::string>& paths,
+                                       const call_options& options = {});
+    awaitable<std::vector<entry_info>> async_list_directory(std::string_view sandbox_id, std::string_view path,
+                                                            int depth = 1, const call_options& options = {});
+    awaitable<void> async_create_directories(std::string_view sandbox_id, const std::vector<std::string>& paths,
+                                             int mode = 755, const call_options& options = {});
+    awaitable<void> async_delete_directories(std::string_view sandbox_id, const std::vector<std::string>& paths,
+                                             const call_options& options = {});
 
     // Any operation of the asynchronous face, completed through an Asio completion token
     // instead of awaited: a callback taking `result<T>`, `asio::deferred`, `asio::use_future`

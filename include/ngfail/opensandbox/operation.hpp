@@ -27,6 +27,7 @@ enum class operation : int {
     create, get, list, kill, renew, pause, resume, endpoint,
     // execd
     ping, exec, exec_status, exec_logs, interrupt, upload, download,
+    file_info, delete_files, list_directory, create_directories, delete_directories,
 };
 
 struct operation_traits {

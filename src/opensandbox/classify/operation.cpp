@@ -8,7 +8,7 @@ namespace {
 using enum replay_policy;
 
 // Index = enumerator value.
-constexpr std::array<operation_traits, 15> table{{
+constexpr std::array<operation_traits, 20> table{{
     //  name           replay           command  creates
     {"create",      before_delivery, false,   true},
     {"get",         idempotent,      false,   false},
@@ -25,6 +25,13 @@ constexpr std::array<operation_traits, 15> table{{
     {"interrupt",   before_delivery, false,   false},
     {"upload",      before_delivery, false,   false},
     {"download",    idempotent,      false,   false},
+    // execd makes these safe to repeat: a missing file or directory is no error to delete,
+    // an existing one none to create (mkdir -p).
+    {"file_info",          idempotent, false, false},
+    {"delete_files",       idempotent, false, false},
+    {"list_directory",     idempotent, false, false},
+    {"create_directories", idempotent, false, false},
+    {"delete_directories", idempotent, false, false},
 }};
 
 constexpr auto operations = [] {

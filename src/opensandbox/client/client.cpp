@@ -70,6 +70,29 @@ client::awaitable<std::string> client::async_download(std::string_view sandbox_i
                                                       const call_options& options) {
     return download_operation(*state_, std::string(sandbox_id), std::string(path), options);
 }
+client::awaitable<std::map<std::string, entry_info>> client::async_file_info(std::string_view sandbox_id,
+                                                                             const std::vector<std::string>& paths,
+                                                                             const call_options& options) {
+    return file_info_operation(*state_, std::string(sandbox_id), paths, options);
+}
+client::awaitable<void> client::async_delete_files(std::string_view sandbox_id, const std::vector<std::string>& paths,
+                                                   const call_options& options) {
+    return delete_files_operation(*state_, std::string(sandbox_id), paths, options);
+}
+client::awaitable<std::vector<entry_info>> client::async_list_directory(std::string_view sandbox_id, std::string_view path,
+                                                                        int depth, const call_options& options) {
+    return list_directory_operation(*state_, std::string(sandbox_id), std::string(path), depth, options);
+}
+client::awaitable<void> client::async_create_directories(std::string_view sandbox_id,
+                                                         const std::vector<std::string>& paths, int mode,
+                                                         const call_options& options) {
+    return create_directories_operation(*state_, std::string(sandbox_id), paths, mode, options);
+}
+client::awaitable<void> client::async_delete_directories(std::string_view sandbox_id,
+                                                         const std::vector<std::string>& paths,
+                                                         const call_options& options) {
+    return delete_directories_operation(*state_, std::string(sandbox_id), paths, options);
+}
 
 // ---- noexcept: the asynchronous operation, waited for ------------------------------------------------
 
@@ -125,6 +148,27 @@ result<std::string> client::try_download(std::string_view sandbox_id, std::strin
                                          const call_options& options) noexcept {
     return run_blocking(*state_, [&] { return async_download(sandbox_id, path, options); });
 }
+result<std::map<std::string, entry_info>> client::try_file_info(std::string_view sandbox_id,
+                                                                const std::vector<std::string>& paths,
+                                                                const call_options& options) noexcept {
+    return run_blocking(*state_, [&] { return async_file_info(sandbox_id, paths, options); });
+}
+result<void> client::try_delete_files(std::string_view sandbox_id, const std::vector<std::string>& paths,
+                                      const call_options& options) noexcept {
+    return run_blocking(*state_, [&] { return async_delete_files(sandbox_id, paths, options); });
+}
+result<std::vector<entry_info>> client::try_list_directory(std::string_view sandbox_id, std::string_view path, int depth,
+                                                           const call_options& options) noexcept {
+    return run_blocking(*state_, [&] { return async_list_directory(sandbox_id, path, depth, options); });
+}
+result<void> client::try_create_directories(std::string_view sandbox_id, const std::vector<std::string>& paths,
+                                            int mode, const call_options& options) noexcept {
+    return run_blocking(*state_, [&] { return async_create_directories(sandbox_id, paths, mode, options); });
+}
+result<void> client::try_delete_directories(std::string_view sandbox_id, const std::vector<std::string>& paths,
+                                            const call_options& options) noexcept {
+    return run_blocking(*state_, [&] { return async_delete_directories(sandbox_id, paths, options); });
+}
 
 // ---- throwing: the same calls, raised with their causes nested ------------------------------
 
@@ -167,6 +211,26 @@ void client::upload(std::string_view sandbox_id, std::string_view path, std::str
 }
 std::string client::download(std::string_view sandbox_id, std::string_view path, const call_options& options) {
     return try_download(sandbox_id, path, options).value();
+}
+std::map<std::string, entry_info> client::file_info(std::string_view sandbox_id, const std::vector<std::string>& paths,
+                                                    const call_options& options) {
+    return try_file_info(sandbox_id, paths, options).value();
+}
+void client::delete_files(std::string_view sandbox_id, const std::vector<std::string>& paths,
+                          const call_options& options) {
+    try_delete_files(sandbox_id, paths, options).value();
+}
+std::vector<entry_info> client::list_directory(std::string_view sandbox_id, std::string_view path, int depth,
+                                               const call_options& options) {
+    return try_list_directory(sandbox_id, path, depth, options).value();
+}
+void client::create_directories(std::string_view sandbox_id, const std::vector<std::string>& paths, int mode,
+                                const call_options& options) {
+    try_create_directories(sandbox_id, paths, mode, options).value();
+}
+void client::delete_directories(std::string_view sandbox_id, const std::vector<std::string>& paths,
+                                const call_options& options) {
+    try_delete_directories(sandbox_id, paths, options).value();
 }
 
 }  // namespace ngfail::opensandbox

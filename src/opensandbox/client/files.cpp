@@ -1,4 +1,5 @@
-// The file operations: upload (multipart, as execd reads it) and download, byte for byte.
+// The file operations: upload (multipart, as execd reads it) and download, byte for byte;
+// file info and delete; directories listed, created and deleted.
 #include "operations.hpp"
 
 #include <ngfail/event_id.hpp>
@@ -22,6 +23,34 @@ std::string multipart_body(std::string_view boundary, std::string_view path, std
     body.append(content);
     body += "\r\n--" + std::string(boundary) + "--\r\n";
     return body;
+}
+
+// The sandbox id and every path, checked as any argument is.
+std::optional<std::string> refused_paths(const client::state& s, std::string_view sandbox_id,
+                                         const std::vector<std::string>& paths) {
+    if (auto problem = refused_argument(s, {{"sandbox id", sandbox_id}})) return problem;
+    for (const std::string& p : paths) {
+        if (auto problem = refused_argument(s, {{"path", p}})) return problem;
+    }
+    return std::nullopt;
+}
+
+// `path=a&path=b`, as execd reads a repeated parameter.
+std::string path_query(const std::vector<std::string>& paths) {
+    std::string query;
+    for (const std::string& p : paths) query += (query.empty() ? "?path=" : "&path=") + path_segment(p);
+    return query;
+}
+
+// An execd request whose reply carries nothing the caller needs.
+awaitable<result<void>> execd_action(client::state& s, operation op, std::string sandbox_id,
+                                     std::optional<std::string> problem, call_options per_call, beast_http::verb verb,
+                                     std::string target, std::string body = {}) {
+    co_return co_await done(call<bool>(s, per_call, op, sandbox_id, std::move(problem),
+                                       [&](const call_context& c, observation&) -> attempt_result<bool> {
+        (void)co_await c.execd_call(sandbox_id, verb, target, body, body.empty() ? "" : "application/json");
+        co_return true;
+    }));
 }
 
 }  // namespace
@@ -48,6 +77,65 @@ awaitable<result<std::string>> download_operation(client::state& s, std::string 
         co_return (co_await c.execd_call(sandbox_id, beast_http::verb::get, "/files/download?path=" + path_segment(path)))
             .body();
     });
+}
+
+awaitable<result<std::map<std::string, entry_info>>> file_info_operation(client::state& s, std::string sandbox_id,
+                                                                         std::vector<std::string> paths,
+                                                                         call_options per_call) {
+    auto problem = refused_paths(s, sandbox_id, paths);
+    co_return co_await call<std::map<std::string, entry_info>>(
+        s, per_call, operation::file_info, sandbox_id, std::move(problem),
+        [&](const call_context& c, observation&) -> attempt_result<std::map<std::string, entry_info>> {
+            const json::value reply = json_of(
+                co_await c.execd_call(sandbox_id, beast_http::verb::get, "/files/info" + path_query(paths)),
+                "the file info is not JSON");
+            std::map<std::string, entry_info> found;
+            for (const auto& [path, entry] : as_object(reply)) found.emplace(path, entry_of(entry));
+            co_return found;
+        });
+}
+
+awaitable<result<void>> delete_files_operation(client::state& s, std::string sandbox_id,
+                                               std::vector<std::string> paths, call_options per_call) {
+    auto problem = refused_paths(s, sandbox_id, paths);
+    co_return co_await execd_action(s, operation::delete_files, std::move(sandbox_id), std::move(problem),
+                                    std::move(per_call), beast_http::verb::delete_, "/files" + path_query(paths));
+}
+
+awaitable<result<std::vector<entry_info>>> list_directory_operation(client::state& s, std::string sandbox_id,
+                                                                    std::string path, int depth,
+                                                                    call_options per_call) {
+    auto problem = refused_paths(s, sandbox_id, std::vector<std::string>{path});
+    if (!problem && depth < 0) problem = "the depth is negative";
+    co_return co_await call<std::vector<entry_info>>(
+        s, per_call, operation::list_directory, sandbox_id, std::move(problem),
+        [&](const call_context& c, observation&) -> attempt_result<std::vector<entry_info>> {
+            const std::string target = "/directories/list?path=" + path_segment(path) + "&depth=" + std::to_string(depth);
+            const json::value reply = json_of(co_await c.execd_call(sandbox_id, beast_http::verb::get, target),
+                                              "the directory listing is not JSON");
+            if (!reply.is_array()) malformed("the directory listing is not an array");
+            std::vector<entry_info> entries;
+            for (const json::value& entry : reply.as_array()) entries.push_back(entry_of(entry));
+            co_return entries;
+        });
+}
+
+awaitable<result<void>> create_directories_operation(client::state& s, std::string sandbox_id,
+                                                     std::vector<std::string> paths, int mode, call_options per_call) {
+    auto problem = refused_paths(s, sandbox_id, paths);
+    if (!problem && (mode < 0 || mode > 7777)) problem = "the mode is not an octal permission such as 755";
+    json::object wanted;
+    for (const std::string& p : paths) wanted[p] = json::object{{"mode", mode}};
+    co_return co_await execd_action(s, operation::create_directories, std::move(sandbox_id), std::move(problem),
+                                    std::move(per_call), beast_http::verb::post, "/directories",
+                                    json::serialize(wanted));
+}
+
+awaitable<result<void>> delete_directories_operation(client::state& s, std::string sandbox_id,
+                                                     std::vector<std::string> paths, call_options per_call) {
+    auto problem = refused_paths(s, sandbox_id, paths);
+    co_return co_await execd_action(s, operation::delete_directories, std::move(sandbox_id), std::move(problem),
+                                    std::move(per_call), beast_http::verb::delete_, "/directories" + path_query(paths));
 }
 
 }  // namespace ngfail::opensandbox::detail

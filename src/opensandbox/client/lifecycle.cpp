@@ -26,6 +26,12 @@ std::string list_path(const list_request& request) {
     std::string query = "?page=" + std::to_string(std::max(1, request.page)) +
                         "&pageSize=" + std::to_string(std::max(1, request.page_size));
     for (const std::string& state : request.states) query += "&state=" + path_segment(state);
+    // One parameter holding `k=v&k2=v2`, each part encoded, as the server parses it.
+    std::string metadata;
+    for (const auto& [key, value] : request.metadata) {
+        metadata += (metadata.empty() ? "" : "&") + path_segment(key) + "=" + path_segment(value);
+    }
+    if (!metadata.empty()) query += "&metadata=" + path_segment(metadata);
     return "/sandboxes" + query;
 }
 

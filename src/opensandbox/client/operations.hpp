@@ -37,5 +37,16 @@ awaitable<result<void>> upload_operation(client::state& s, std::string sandbox_i
                                          std::string content, call_options per_call);
 awaitable<result<std::string>> download_operation(client::state& s, std::string sandbox_id, std::string path,
                                                   call_options per_call);
+awaitable<result<std::map<std::string, entry_info>>> file_info_operation(client::state& s, std::string sandbox_id,
+                                                                         std::vector<std::string> paths,
+                                                                         call_options per_call);
+awaitable<result<void>> delete_files_operation(client::state& s, std::string sandbox_id,
+                                               std::vector<std::string> paths, call_options per_call);
+awaitable<result<std::vector<entry_info>>> list_directory_operation(client::state& s, std::string sandbox_id,
+                                                                    std::string path, int depth, call_options per_call);
+awaitable<result<void>> create_directories_operation(client::state& s, std::string sandbox_id,
+                                                     std::vector<std::string> paths, int mode, call_options per_call);
+awaitable<result<void>> delete_directories_operation(client::state& s, std::string sandbox_id,
+                                                     std::vector<std::string> paths, call_options per_call);
 
 }  // namespace ngfail::opensandbox::detail

@@ -115,6 +115,23 @@ std::optional<std::string> optional_string(const json::object& o, std::string_vi
     return v && v->is_string() ? std::optional(std::string(v->as_string())) : std::nullopt;
 }
 
+entry_info entry_of(const json::value& v) {
+    const auto& o = as_object(v);
+    const auto whole = [&](std::string_view key) -> std::int64_t {
+        const json::value* n = o.if_contains(key);
+        if (!n || !n->is_int64()) malformed("a file entry's size or mode is not a whole number");
+        return n->as_int64();
+    };
+    return {.path = required_string(o, "path"),
+            .type = optional_string(o, "type").value_or(""),
+            .size = whole("size"),
+            .mode = whole("mode"),
+            .owner = optional_string(o, "owner").value_or(""),
+            .group = optional_string(o, "group").value_or(""),
+            .modified_at = optional_string(o, "modified_at").value_or(""),
+            .created_at = optional_string(o, "created_at").value_or("")};
+}
+
 sandbox_info sandbox_of(const json::value& v) {
     const auto& o = as_object(v);
     sandbox_info info{.id = required_string(o, "id"), .expires_at = optional_string(o, "expiresAt")};

@@ -53,5 +53,8 @@ struct target : origin {
 [[nodiscard]] std::string required_string(const boost::json::object& o, std::string_view key);
 [[nodiscard]] std::optional<std::string> optional_string(const boost::json::object& o, std::string_view key);
 [[nodiscard]] sandbox_info sandbox_of(const boost::json::value& v);
+// A FileInfo: a path, and a size and mode that are whole numbers (any the spec's integer
+// allows); the rest as given.
+[[nodiscard]] entry_info entry_of(const boost::json::value& v);
 
 }  // namespace ngfail::opensandbox::detail
