@@ -43,7 +43,10 @@ TEST(limits, json_document_size) {
 
 TEST(limits, json_depth) {
     EXPECT_TRUE(ngfail::report_from_json(report_nested(16)));
-    expect_violation(ngfail::report_from_json(report_nested(17)), "JSON");
+    expect_violation(ngfail::report_from_json(report_nested(17)), "nests deeper than 16 levels");
+    const ngfail::limits shallow{.max_json_depth = 4};
+    EXPECT_TRUE(ngfail::report_from_json(report_nested(4), shallow));
+    expect_violation(ngfail::report_from_json(report_nested(5), shallow), "nests deeper than 4 levels");
 }
 
 TEST(limits, json_string_length) {

@@ -69,9 +69,13 @@ template <class Handler>
         return protocol_violation("JSON: trailing bytes after the document at byte " + std::to_string(consumed));
     }
     if (ec) {
-        const std::string& problem = parser.handler().json_problem();
-        return protocol_violation("JSON: " + (problem.empty() ? ec.message() : problem) + " at byte " +
-                                  std::to_string(consumed));
+        std::string problem = parser.handler().json_problem();
+        if (problem.empty()) {
+            problem = ec == boost::json::error::too_deep
+                          ? "it nests deeper than " + std::to_string(lim.max_json_depth) + " levels"
+                          : ec.message();
+        }
+        return protocol_violation("JSON: " + problem + " at byte " + std::to_string(consumed));
     }
     return boost::outcome_v2::success();
 }
