@@ -39,6 +39,8 @@ TEST(file_tree, a_file_is_written_with_its_parent_directories_and_read_back) {
     ASSERT_TRUE(file.value);
     EXPECT_EQ(file.value->size, 2u);
     EXPECT_EQ(file.value->mode, 644);
+    ASSERT_TRUE(t.put("/w/run.sh", "#!/bin/sh", 755).value);
+    EXPECT_EQ(t.info("/w/run.sh").value->mode, 755) << "the mode the upload's metadata asks for";
 }
 
 TEST(file_tree, a_listing_is_lexical_by_name_with_descendants_after_their_parent) {

@@ -63,11 +63,12 @@ std::string file_tree::normal(std::string_view path) {
     return out.empty() ? "/" : out;
 }
 
-fs_result<bool> file_tree::put(std::string_view raw, std::string content) {
+fs_result<bool> file_tree::put(std::string_view raw, std::string content, int mode) {
     const std::string path = normal(raw);
     if (is_directory(path)) return failed<bool>(fs_error::is_directory, path);
     if (auto made = make_directories(parent_of(path), 755); !made.value) return made;
     files_[path] = file_entry{.content = std::make_shared<const std::string>(std::move(content)),
+                              .mode = mode,
                               .modified_at = wall_clock::now()};
     return {true};
 }

@@ -51,8 +51,8 @@ public:
     // lexically normal: no "//", ".", ".." or trailing "/".
     [[nodiscard]] static std::string normal(std::string_view path);
 
-    // Writes a file, creating its parent directories (as execd's upload does).
-    fs_result<bool> put(std::string_view path, std::string content);
+    // Writes a file with `mode`, creating its parent directories (as execd's upload does).
+    fs_result<bool> put(std::string_view path, std::string content, int mode = 644);
     [[nodiscard]] std::optional<file_entry> file(std::string_view path) const;
 
     // Deletes files; a missing one is no error, a directory is.

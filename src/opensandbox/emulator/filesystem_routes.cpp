@@ -102,19 +102,36 @@ std::vector<part> multipart_parts(std::string_view content_type, std::string_vie
     return parts;
 }
 
+// What a metadata part asks for: the file's path and, when not 0, its mode (FileMetadata).
+struct upload_target {
+    std::string path;
+    int mode = 644;
+};
+
+std::optional<upload_target> upload_target_of(std::string_view metadata) {
+    json::error_code ec;
+    const json::value meta = json::parse(metadata, ec);
+    const json::object* o = ec ? nullptr : meta.if_object();
+    const json::value* path = o ? o->if_contains("path") : nullptr;
+    if (!path || !path->is_string()) return std::nullopt;
+    upload_target t{.path = std::string(path->as_string())};
+    if (const json::value* mode = o->if_contains("mode"); mode && mode->is_int64() && mode->as_int64() > 0 &&
+                                                            mode->as_int64() <= 7777) {
+        t.mode = static_cast<int>(mode->as_int64());
+    }
+    return t;
+}
+
 awaitable<void> upload(context& c, exchange& x, call& k) {
     const auto parts = multipart_parts(x.req()[http::field::content_type], x.req().body());
-    std::optional<std::string> path;
-    std::vector<std::pair<std::string, std::string>> files;
+    std::optional<upload_target> target;
+    std::vector<std::pair<upload_target, std::string>> files;
     for (const part& p : parts) {
         if (p.name == "metadata") {
-            json::error_code ec;
-            const json::value meta = json::parse(p.content, ec);
-            const json::value* at = !ec && meta.is_object() ? meta.as_object().if_contains("path") : nullptr;
-            path = at && at->is_string() ? std::optional<std::string>(at->as_string()) : std::nullopt;
-        } else if (p.name == "file" && path) {
-            files.emplace_back(*path, std::string(p.content));
-            path.reset();
+            target = upload_target_of(p.content);
+        } else if (p.name == "file" && target) {
+            files.emplace_back(std::move(*target), std::string(p.content));
+            target.reset();
         }
     }
     if (files.empty()) {
@@ -122,8 +139,8 @@ awaitable<void> upload(context& c, exchange& x, call& k) {
         co_return;
     }
     const auto written = c.sandboxes.with_files(k.sandbox_id, [&](file_tree& tree) {
-        for (auto& [path, content] : files) {
-            if (auto put = tree.put(path, std::move(content)); !put.value) return put;
+        for (auto& [to, content] : files) {
+            if (auto put = tree.put(to.path, std::move(content), to.mode); !put.value) return put;
         }
         return fs_result<bool>{true};
     });
