@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <map>
 #include <regex>
 #include <set>
@@ -399,6 +400,26 @@ TEST(validate_kind_name, a_throwing_sink_does_not_escape) {
     auto previous = ngfail::set_warning_sink([](std::string_view) { throw std::runtime_error("sink"); });
     EXPECT_EQ(ngfail::validate_kind_name("throwing_sink_kind"), "throwing_sink_kind");
     ngfail::set_warning_sink(previous);
+}
+
+// The header teaches each kind with a one-line comment; `description` must say the same,
+// so the two cannot drift.
+TEST(kind, each_description_is_its_declarations_comment) {
+    std::ifstream header(NGFAIL_INCLUDE_DIR "/ngfail/kind.hpp");
+    ASSERT_TRUE(header) << "cannot read kind.hpp";
+    const std::regex declaration(R"(^\s+(\w+)(?: = 1)?,\s+// (.*)$)");
+    std::map<std::string, std::string> commented;
+    bool in_enum = false;
+    for (std::string line; std::getline(header, line);) {
+        if (line.starts_with("enum class kind")) in_enum = true;
+        if (in_enum && line.starts_with("};")) break;
+        std::smatch m;
+        if (in_enum && std::regex_match(line, m, declaration)) commented[m[1]] = m[2];
+    }
+    ASSERT_EQ(commented.size(), ngfail::all_kinds().size());
+    for (const ngfail::kind k : ngfail::all_kinds()) {
+        EXPECT_EQ(commented[std::string(ngfail::name(k))], ngfail::description(k)) << ngfail::name(k);
+    }
 }
 
 }  // namespace

@@ -70,6 +70,10 @@
 
 namespace ngfail::opensandbox {
 
+namespace detail {
+struct client_state;  // what the operations share; defined with them
+}  // namespace detail
+
 struct retry_policy {
     int max_attempts = 1;                          // 1: no retries
     std::chrono::milliseconds backoff{50};         // between attempts, unless Retry-After says more
@@ -361,8 +365,6 @@ public:
             std::move(operation));
     }
 
-    struct state;  // shared by the operations; defined with them
-
 private:
     template <class T, class Handler>
     void start(awaitable<T> operation, Handler handler) {
@@ -387,7 +389,7 @@ private:
         });
     }
 
-    std::unique_ptr<state> state_;
+    std::unique_ptr<detail::client_state> state_;
 };
 
 }  // namespace ngfail::opensandbox

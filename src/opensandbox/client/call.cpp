@@ -43,11 +43,8 @@ std::variant<target, std::string> lifecycle_target(const client_options& options
 }
 
 }  // namespace
-}  // namespace ngfail::opensandbox::detail
 
-namespace ngfail::opensandbox {
-
-client::state::state(boost::asio::any_io_executor on, client_options o)
+client_state::client_state(boost::asio::any_io_executor on, client_options o)
     : options(std::move(o)),
       executor(std::move(on)),
       pool(options.max_idle_connections, options.max_kept_connections, options.max_idle_time),
@@ -60,14 +57,14 @@ client::state::state(boost::asio::any_io_executor on, client_options o)
     }
 }
 
-client::state::state(client_options o) : state(boost::asio::any_io_executor(), std::move(o)) {
+client_state::client_state(client_options o) : client_state(boost::asio::any_io_executor(), std::move(o)) {
     own_io = std::make_unique<boost::asio::io_context>(1);
     executor = own_io->get_executor();
     keep_running.emplace(own_io->get_executor());
     io_thread = std::thread([io = own_io.get()] { io->run(); });
 }
 
-client::state::~state() {
+client_state::~client_state() {
     if (!own_io) return;
     keep_running.reset();
     own_io->stop();
@@ -78,7 +75,7 @@ client::state::~state() {
     own_io.reset();
 }
 
-boost::asio::ssl::context& client::state::tls() {
+boost::asio::ssl::context& client_state::tls() {
     std::call_once(tls_made, [this] {
         try {
             tls_context = detail::make_tls_context(options.tls);
@@ -88,10 +85,6 @@ boost::asio::ssl::context& client::state::tls() {
     });
     return *tls_context;
 }
-
-}  // namespace ngfail::opensandbox
-
-namespace ngfail::opensandbox::detail {
 
 std::optional<call_context> call_context::within(std::chrono::milliseconds most) const {
     if (clock::now() >= deadline) return std::nullopt;
@@ -244,7 +237,7 @@ bool may_retry(const failure& f, operation op) noexcept {
 
 // What is wrong with the caller's arguments, said without repeating them (one may be a
 // secret); nothing when they can be sent.
-std::optional<std::string> refused_argument(const client::state& client, std::initializer_list<argument> arguments) {
+std::optional<std::string> refused_argument(const client_state& client, std::initializer_list<argument> arguments) {
     if (client.configuration_problem) return client.configuration_problem;
     if (breaks_a_line(client.options.api_key)) return "the API key holds CR, LF or NUL";
     for (const argument& a : arguments) {

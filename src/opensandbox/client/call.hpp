@@ -23,12 +23,13 @@
 #include <map>
 #include <thread>
 
-namespace ngfail::opensandbox {
+namespace ngfail::opensandbox::detail {
 
-struct client::state {
-    state(boost::asio::any_io_executor on, client_options o);
-    explicit state(client_options o);
-    ~state();
+// What the operations of one client share; the client owns it.
+struct client_state {
+    client_state(boost::asio::any_io_executor on, client_options o);
+    explicit client_state(client_options o);
+    ~client_state();
 
     // The TLS context, made when the first https connection needs it.
     boost::asio::ssl::context& tls();
@@ -46,16 +47,12 @@ struct client::state {
     std::thread io_thread;
 };
 
-}  // namespace ngfail::opensandbox
-
-namespace ngfail::opensandbox::detail {
-
 inline constexpr std::string_view api_key_header = "OPEN-SANDBOX-API-KEY";
 inline constexpr auto status_probe_timeout = std::chrono::milliseconds(2000);
 inline constexpr int execd_port = 44772;
 
 struct call_context {
-    client::state& shared;  // the client's executor, pool and endpoint cache
+    client_state& shared;  // the client's executor, pool and endpoint cache
     const client_options& options;
     clock::time_point deadline;
     redactor& secrets;  // what the request carried; scrubbed from everything recorded
@@ -111,7 +108,7 @@ struct argument {
 
 // What is wrong with the client's configuration or the caller's arguments, said without
 // repeating them (one may be a secret); nothing when they can be sent.
-[[nodiscard]] std::optional<std::string> refused_argument(const client::state& client,
+[[nodiscard]] std::optional<std::string> refused_argument(const client_state& client,
                                                           std::initializer_list<argument> arguments);
 
 // A request refused before anything was sent: the caller's arguments cannot be sent.
@@ -132,7 +129,7 @@ using attempt_result = awaitable<std::optional<T>>;
 
 // Runs `attempt` until it succeeds, fails for good, or may not be retried. Never throws.
 template <class T, class Attempt>
-awaitable<result<T>> call(client::state& client, const call_options& per_call, operation op,
+awaitable<result<T>> call(client_state& client, const call_options& per_call, operation op,
                           std::string_view sandbox_id, std::optional<std::string> problem, Attempt attempt) {
     try {
         redactor secrets;
@@ -175,7 +172,7 @@ inline awaitable<result<void>> done(awaitable<result<bool>> r) { co_return done(
 // Runs the operation `make` makes on the client's executor and waits for it: the blocking
 // faces. Must not be called from a thread running that executor.
 template <class Make, class T = typename std::invoke_result_t<Make>::value_type::value_type>
-result<T> run_blocking(client::state& client, Make make) noexcept {
+result<T> run_blocking(client_state& client, Make make) noexcept {
     try {
         auto operation = make();
         std::optional<result<T>> out;

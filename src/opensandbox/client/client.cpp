@@ -7,9 +7,9 @@ namespace ngfail::opensandbox {
 
 using namespace detail;
 
-client::client(client_options options) : state_(std::make_unique<state>(options)) {}
+client::client(client_options options) : state_(std::make_unique<client_state>(options)) {}
 client::client(boost::asio::any_io_executor executor, client_options options)
-    : state_(std::make_unique<state>(std::move(executor), options)) {}
+    : state_(std::make_unique<client_state>(std::move(executor), options)) {}
 client::~client() = default;
 client::client(client&&) noexcept = default;
 client& client::operator=(client&&) noexcept = default;

@@ -119,7 +119,7 @@ bool cancelled(const observation& seen) noexcept { return seen.transport_error =
 
 }  // namespace
 
-awaitable<result<exec_result>> exec_operation(client::state& s, std::string sandbox_id, command cmd,
+awaitable<result<exec_result>> exec_operation(client_state& s, std::string sandbox_id, command cmd,
                                               call_options per_call) {
     auto problem = refused_argument(s, {{"sandbox id", sandbox_id}});
     co_return co_await call<exec_result>(s, per_call, operation::exec, sandbox_id,
@@ -150,7 +150,7 @@ awaitable<result<exec_result>> exec_operation(client::state& s, std::string sand
     });
 }
 
-awaitable<result<command_status>> exec_status_operation(client::state& s, std::string sandbox_id,
+awaitable<result<command_status>> exec_status_operation(client_state& s, std::string sandbox_id,
                                                         std::string execution_id, call_options per_call) {
     auto problem = refused_argument(s, {{"sandbox id", sandbox_id}, {"execution id", execution_id}});
     co_return co_await call<command_status>(
@@ -169,7 +169,7 @@ awaitable<result<command_status>> exec_status_operation(client::state& s, std::s
         });
 }
 
-awaitable<result<void>> ping_operation(client::state& s, std::string sandbox_id, call_options per_call) {
+awaitable<result<void>> ping_operation(client_state& s, std::string sandbox_id, call_options per_call) {
     auto problem = refused_argument(s, {{"sandbox id", sandbox_id}});
     co_return co_await done(call<bool>(s, per_call, operation::ping, sandbox_id, std::move(problem),
                                        [&](const call_context& c, observation&) -> attempt_result<bool> {
@@ -178,7 +178,7 @@ awaitable<result<void>> ping_operation(client::state& s, std::string sandbox_id,
     }));
 }
 
-awaitable<result<command_logs>> exec_logs_operation(client::state& s, std::string sandbox_id,
+awaitable<result<command_logs>> exec_logs_operation(client_state& s, std::string sandbox_id,
                                                     std::string execution_id, std::size_t cursor,
                                                     call_options per_call) {
     auto problem = refused_argument(s, {{"sandbox id", sandbox_id}, {"execution id", execution_id}});
@@ -194,7 +194,7 @@ awaitable<result<command_logs>> exec_logs_operation(client::state& s, std::strin
         });
 }
 
-awaitable<result<void>> interrupt_operation(client::state& s, std::string sandbox_id, std::string execution_id,
+awaitable<result<void>> interrupt_operation(client_state& s, std::string sandbox_id, std::string execution_id,
                                             call_options per_call) {
     auto problem = refused_argument(s, {{"sandbox id", sandbox_id}, {"execution id", execution_id}});
     co_return co_await done(call<bool>(

@@ -26,7 +26,7 @@ std::string multipart_body(std::string_view boundary, std::string_view path, std
 }
 
 // The sandbox id and every path, checked as any argument is.
-std::optional<std::string> refused_paths(const client::state& s, std::string_view sandbox_id,
+std::optional<std::string> refused_paths(const client_state& s, std::string_view sandbox_id,
                                          const std::vector<std::string>& paths) {
     if (auto problem = refused_argument(s, {{"sandbox id", sandbox_id}})) return problem;
     for (const std::string& p : paths) {
@@ -43,7 +43,7 @@ std::string path_query(const std::vector<std::string>& paths) {
 }
 
 // An execd request whose reply carries nothing the caller needs.
-awaitable<result<void>> execd_action(client::state& s, operation op, std::string sandbox_id,
+awaitable<result<void>> execd_action(client_state& s, operation op, std::string sandbox_id,
                                      std::optional<std::string> problem, call_options per_call, beast_http::verb verb,
                                      std::string target, std::string body = {}) {
     co_return co_await done(call<bool>(s, per_call, op, sandbox_id, std::move(problem),
@@ -55,7 +55,7 @@ awaitable<result<void>> execd_action(client::state& s, operation op, std::string
 
 }  // namespace
 
-awaitable<result<void>> upload_operation(client::state& s, std::string sandbox_id, std::string path,
+awaitable<result<void>> upload_operation(client_state& s, std::string sandbox_id, std::string path,
                                          std::string content, call_options per_call) {
     auto problem = refused_argument(s, {{"sandbox id", sandbox_id}, {"path", path}});
     co_return co_await done(call<bool>(s, per_call, operation::upload, sandbox_id,
@@ -68,7 +68,7 @@ awaitable<result<void>> upload_operation(client::state& s, std::string sandbox_i
     }));
 }
 
-awaitable<result<std::string>> download_operation(client::state& s, std::string sandbox_id, std::string path,
+awaitable<result<std::string>> download_operation(client_state& s, std::string sandbox_id, std::string path,
                                                   call_options per_call) {
     auto problem = refused_argument(s, {{"sandbox id", sandbox_id}, {"path", path}});
     co_return co_await call<std::string>(s, per_call, operation::download, sandbox_id,
@@ -79,7 +79,7 @@ awaitable<result<std::string>> download_operation(client::state& s, std::string 
     });
 }
 
-awaitable<result<std::map<std::string, entry_info>>> file_info_operation(client::state& s, std::string sandbox_id,
+awaitable<result<std::map<std::string, entry_info>>> file_info_operation(client_state& s, std::string sandbox_id,
                                                                          std::vector<std::string> paths,
                                                                          call_options per_call) {
     auto problem = refused_paths(s, sandbox_id, paths);
@@ -95,14 +95,14 @@ awaitable<result<std::map<std::string, entry_info>>> file_info_operation(client:
         });
 }
 
-awaitable<result<void>> delete_files_operation(client::state& s, std::string sandbox_id,
+awaitable<result<void>> delete_files_operation(client_state& s, std::string sandbox_id,
                                                std::vector<std::string> paths, call_options per_call) {
     auto problem = refused_paths(s, sandbox_id, paths);
     co_return co_await execd_action(s, operation::delete_files, std::move(sandbox_id), std::move(problem),
                                     std::move(per_call), beast_http::verb::delete_, "/files" + path_query(paths));
 }
 
-awaitable<result<std::vector<entry_info>>> list_directory_operation(client::state& s, std::string sandbox_id,
+awaitable<result<std::vector<entry_info>>> list_directory_operation(client_state& s, std::string sandbox_id,
                                                                     std::string path, int depth,
                                                                     call_options per_call) {
     auto problem = refused_paths(s, sandbox_id, std::vector<std::string>{path});
@@ -120,7 +120,7 @@ awaitable<result<std::vector<entry_info>>> list_directory_operation(client::stat
         });
 }
 
-awaitable<result<void>> create_directories_operation(client::state& s, std::string sandbox_id,
+awaitable<result<void>> create_directories_operation(client_state& s, std::string sandbox_id,
                                                      std::vector<std::string> paths, int mode, call_options per_call) {
     auto problem = refused_paths(s, sandbox_id, paths);
     if (!problem && (mode < 0 || mode > 7777)) problem = "the mode is not an octal permission such as 755";
@@ -131,7 +131,7 @@ awaitable<result<void>> create_directories_operation(client::state& s, std::stri
                                     json::serialize(wanted));
 }
 
-awaitable<result<void>> delete_directories_operation(client::state& s, std::string sandbox_id,
+awaitable<result<void>> delete_directories_operation(client_state& s, std::string sandbox_id,
                                                      std::vector<std::string> paths, call_options per_call) {
     auto problem = refused_paths(s, sandbox_id, paths);
     co_return co_await execd_action(s, operation::delete_directories, std::move(sandbox_id), std::move(problem),

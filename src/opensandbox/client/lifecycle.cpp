@@ -45,7 +45,7 @@ std::vector<sandbox_info> sandboxes_of(const json::value& reply) {
 
 // A lifecycle request on one sandbox whose reply carries nothing the caller needs. Its
 // endpoint is forgotten when `moves_endpoint`: the sandbox is gone, or may come back elsewhere.
-awaitable<result<void>> sandbox_action(client::state& s, operation op, std::string sandbox_id,
+awaitable<result<void>> sandbox_action(client_state& s, operation op, std::string sandbox_id,
                                        call_options per_call, verb method, std::string_view suffix) {
     auto problem = refused_argument(s, {{"sandbox id", sandbox_id}});
     co_return co_await done(call<bool>(s, per_call, op, sandbox_id,
@@ -59,7 +59,7 @@ awaitable<result<void>> sandbox_action(client::state& s, operation op, std::stri
 
 }  // namespace
 
-awaitable<result<sandbox_info>> create_operation(client::state& s, create_request request, call_options per_call) {
+awaitable<result<sandbox_info>> create_operation(client_state& s, create_request request, call_options per_call) {
     auto problem = refused_argument(s, {});
     co_return co_await call<sandbox_info>(s, per_call, operation::create, "", std::move(problem),
                                           [&](const call_context& c, observation& seen) -> attempt_result<sandbox_info> {
@@ -74,7 +74,7 @@ awaitable<result<sandbox_info>> create_operation(client::state& s, create_reques
     });
 }
 
-awaitable<result<sandbox_info>> get_operation(client::state& s, std::string sandbox_id, call_options per_call) {
+awaitable<result<sandbox_info>> get_operation(client_state& s, std::string sandbox_id, call_options per_call) {
     auto problem = refused_argument(s, {{"sandbox id", sandbox_id}});
     co_return co_await call<sandbox_info>(s, per_call, operation::get, sandbox_id,
                                           std::move(problem),
@@ -83,19 +83,19 @@ awaitable<result<sandbox_info>> get_operation(client::state& s, std::string sand
     });
 }
 
-awaitable<result<void>> kill_operation(client::state& s, std::string sandbox_id, call_options per_call) {
+awaitable<result<void>> kill_operation(client_state& s, std::string sandbox_id, call_options per_call) {
     return sandbox_action(s, operation::kill, std::move(sandbox_id), std::move(per_call), verb::delete_, "");
 }
 
-awaitable<result<void>> pause_operation(client::state& s, std::string sandbox_id, call_options per_call) {
+awaitable<result<void>> pause_operation(client_state& s, std::string sandbox_id, call_options per_call) {
     return sandbox_action(s, operation::pause, std::move(sandbox_id), std::move(per_call), verb::post, "/pause");
 }
 
-awaitable<result<void>> resume_operation(client::state& s, std::string sandbox_id, call_options per_call) {
+awaitable<result<void>> resume_operation(client_state& s, std::string sandbox_id, call_options per_call) {
     return sandbox_action(s, operation::resume, std::move(sandbox_id), std::move(per_call), verb::post, "/resume");
 }
 
-awaitable<result<std::string>> renew_operation(client::state& s, std::string sandbox_id, std::string expires_at,
+awaitable<result<std::string>> renew_operation(client_state& s, std::string sandbox_id, std::string expires_at,
                                                call_options per_call) {
     auto problem = refused_argument(s, {{"sandbox id", sandbox_id}});
     co_return co_await call<std::string>(s, per_call, operation::renew, sandbox_id,
@@ -107,7 +107,7 @@ awaitable<result<std::string>> renew_operation(client::state& s, std::string san
     });
 }
 
-awaitable<result<endpoint_info>> endpoint_operation(client::state& s, std::string sandbox_id, int port,
+awaitable<result<endpoint_info>> endpoint_operation(client_state& s, std::string sandbox_id, int port,
                                                     call_options per_call) {
     auto problem = refused_argument(s, {{"sandbox id", sandbox_id}});
     co_return co_await call<endpoint_info>(s, per_call, operation::endpoint, sandbox_id,
@@ -117,7 +117,7 @@ awaitable<result<endpoint_info>> endpoint_operation(client::state& s, std::strin
     });
 }
 
-awaitable<result<std::vector<sandbox_info>>> list_operation(client::state& s, list_request request,
+awaitable<result<std::vector<sandbox_info>>> list_operation(client_state& s, list_request request,
                                                             call_options per_call) {
     auto problem = refused_argument(s, {});
     co_return co_await call<std::vector<sandbox_info>>(

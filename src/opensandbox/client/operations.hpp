@@ -8,45 +8,45 @@
 namespace ngfail::opensandbox::detail {
 
 // lifecycle.cpp
-awaitable<result<sandbox_info>> create_operation(client::state& s, create_request request, call_options per_call);
-awaitable<result<sandbox_info>> get_operation(client::state& s, std::string sandbox_id, call_options per_call);
-awaitable<result<void>> kill_operation(client::state& s, std::string sandbox_id, call_options per_call);
-awaitable<result<std::string>> renew_operation(client::state& s, std::string sandbox_id, std::string expires_at,
+awaitable<result<sandbox_info>> create_operation(client_state& s, create_request request, call_options per_call);
+awaitable<result<sandbox_info>> get_operation(client_state& s, std::string sandbox_id, call_options per_call);
+awaitable<result<void>> kill_operation(client_state& s, std::string sandbox_id, call_options per_call);
+awaitable<result<std::string>> renew_operation(client_state& s, std::string sandbox_id, std::string expires_at,
                                                call_options per_call);
-awaitable<result<endpoint_info>> endpoint_operation(client::state& s, std::string sandbox_id, int port,
+awaitable<result<endpoint_info>> endpoint_operation(client_state& s, std::string sandbox_id, int port,
                                                     call_options per_call);
-awaitable<result<std::vector<sandbox_info>>> list_operation(client::state& s, list_request request,
+awaitable<result<std::vector<sandbox_info>>> list_operation(client_state& s, list_request request,
                                                             call_options per_call);
-awaitable<result<void>> pause_operation(client::state& s, std::string sandbox_id, call_options per_call);
-awaitable<result<void>> resume_operation(client::state& s, std::string sandbox_id, call_options per_call);
+awaitable<result<void>> pause_operation(client_state& s, std::string sandbox_id, call_options per_call);
+awaitable<result<void>> resume_operation(client_state& s, std::string sandbox_id, call_options per_call);
 
 // commands.cpp
-awaitable<result<exec_result>> exec_operation(client::state& s, std::string sandbox_id, command cmd,
+awaitable<result<exec_result>> exec_operation(client_state& s, std::string sandbox_id, command cmd,
                                               call_options per_call);
-awaitable<result<command_status>> exec_status_operation(client::state& s, std::string sandbox_id,
+awaitable<result<command_status>> exec_status_operation(client_state& s, std::string sandbox_id,
                                                         std::string execution_id, call_options per_call);
-awaitable<result<void>> ping_operation(client::state& s, std::string sandbox_id, call_options per_call);
-awaitable<result<command_logs>> exec_logs_operation(client::state& s, std::string sandbox_id,
+awaitable<result<void>> ping_operation(client_state& s, std::string sandbox_id, call_options per_call);
+awaitable<result<command_logs>> exec_logs_operation(client_state& s, std::string sandbox_id,
                                                     std::string execution_id, std::size_t cursor,
                                                     call_options per_call);
-awaitable<result<void>> interrupt_operation(client::state& s, std::string sandbox_id, std::string execution_id,
+awaitable<result<void>> interrupt_operation(client_state& s, std::string sandbox_id, std::string execution_id,
                                             call_options per_call);
 
 // files.cpp
-awaitable<result<void>> upload_operation(client::state& s, std::string sandbox_id, std::string path,
+awaitable<result<void>> upload_operation(client_state& s, std::string sandbox_id, std::string path,
                                          std::string content, call_options per_call);
-awaitable<result<std::string>> download_operation(client::state& s, std::string sandbox_id, std::string path,
+awaitable<result<std::string>> download_operation(client_state& s, std::string sandbox_id, std::string path,
                                                   call_options per_call);
-awaitable<result<std::map<std::string, entry_info>>> file_info_operation(client::state& s, std::string sandbox_id,
+awaitable<result<std::map<std::string, entry_info>>> file_info_operation(client_state& s, std::string sandbox_id,
                                                                          std::vector<std::string> paths,
                                                                          call_options per_call);
-awaitable<result<void>> delete_files_operation(client::state& s, std::string sandbox_id,
+awaitable<result<void>> delete_files_operation(client_state& s, std::string sandbox_id,
                                                std::vector<std::string> paths, call_options per_call);
-awaitable<result<std::vector<entry_info>>> list_directory_operation(client::state& s, std::string sandbox_id,
+awaitable<result<std::vector<entry_info>>> list_directory_operation(client_state& s, std::string sandbox_id,
                                                                     std::string path, int depth, call_options per_call);
-awaitable<result<void>> create_directories_operation(client::state& s, std::string sandbox_id,
+awaitable<result<void>> create_directories_operation(client_state& s, std::string sandbox_id,
                                                      std::vector<std::string> paths, int mode, call_options per_call);
-awaitable<result<void>> delete_directories_operation(client::state& s, std::string sandbox_id,
+awaitable<result<void>> delete_directories_operation(client_state& s, std::string sandbox_id,
                                                      std::vector<std::string> paths, call_options per_call);
 
 }  // namespace ngfail::opensandbox::detail
