@@ -1,6 +1,8 @@
 #include <ngfail/json.hpp>
 #include <ngfail/sandbox.hpp>
 
+#include "wire/report_writer.hpp"
+
 #include <boost/json.hpp>
 #include <boost/system/system_error.hpp>
 #include <gmock/gmock.h>
@@ -502,6 +504,23 @@ TEST(json_property, a_thousand_random_chains_survive_the_round_trip) {
         const auto again = ngfail::report_for(rebuilt);
         ASSERT_EQ(again, report) << "chain " << i << " changed: " << text;
         ASSERT_EQ(ngfail::to_json(again), text);
+    }
+}
+
+// The sizes the header's fitting works with are the writer's own count of what it writes.
+TEST(json_property, the_writers_count_is_the_length_of_what_it_writes) {
+    chain_generator generate(20261201);
+    for (int i = 0; i < 300; ++i) {
+        auto report = ngfail::report_for(generate.chain());
+        if (i % 3 == 0) report.dropped_events = static_cast<std::size_t>(i) * 977;
+        if (i % 5 == 0) report.failure_id.reset();
+        const std::string text = ngfail::detail::write_report(report);
+        ASSERT_EQ(ngfail::detail::written_size(report), text.size()) << text;
+        std::size_t members = 0;
+        for (const auto& [id, record] : report.events) members += ngfail::detail::written_event_size(record);
+        const ngfail::failure_report frame{.failure_id = report.failure_id, .dropped_events = report.dropped_events};
+        const std::size_t commas = report.events.empty() ? 0 : report.events.size() - 1;
+        ASSERT_EQ(ngfail::detail::written_size(frame) + members + commas, text.size()) << text;
     }
 }
 

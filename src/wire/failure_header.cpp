@@ -75,8 +75,6 @@ std::size_t longest_string(const failure_report& r) {
     return longest;
 }
 
-std::size_t digits(std::size_t n) { return std::to_string(n).size(); }
-
 // Sixteen bytes at a time in the compiler's vector types (SSE2 on x86-64, NEON on arm64, plain
 // words elsewhere): a byte below 0x20 or above 0x7e is 0x20 or more above 0x7e - 0x20 once
 // 0x20 is subtracted. The position of a bad byte is looked for only on failure.
@@ -100,31 +98,30 @@ bool all_printable_ascii(std::string_view text) noexcept {
 
 // The size of the report's JSON, kept as events are dropped, so that each drop costs O(1)
 // instead of a serialisation: what keeps `encode_header` linear in the number of events.
+// Every size is the writer's own count (`written_size`), so none can drift from the text.
 class size_ledger {
 public:
     explicit size_ledger(const failure_report& r) : report_(r), events_(r.events.size()) {
-        for (const auto& [id, record] : r.events) event_bytes_ += key_bytes + to_json(record).size();
+        for (const auto& [id, record] : r.events) event_bytes_ += detail::written_event_size(record);
     }
     void remove(const event_record& record) {
-        event_bytes_ -= key_bytes + to_json(record).size();
+        event_bytes_ -= detail::written_event_size(record);
         --events_;
     }
-    void unlink(const event_record&) { event_bytes_ -= cause_id_bytes; }
-    [[nodiscard]] bool fits(std::size_t max_bytes) const { return total(events_) <= max_bytes; }
-
-private:
-    // {"failure_id":"<id>","events":{<events, comma-separated>},"dropped_events":N}
-    [[nodiscard]] std::size_t total(std::size_t events) const {
-        return 2 + (report_.failure_id ? failure_id_bytes : 0) + events_frame_bytes + event_bytes_ +
-               (events > 1 ? events - 1 : 0) +
-               (report_.dropped_events ? dropped_frame_bytes + digits(report_.dropped_events) : 0);
+    // `outer` is about to lose its cause_id.
+    void unlink(const event_record& outer) {
+        event_record without = outer;
+        without.cause_id.reset();
+        event_bytes_ -= detail::written_event_size(outer) - detail::written_event_size(without);
+    }
+    // The frame (failure_id, an empty "events", dropped_events as it is now), the events and
+    // the commas between them.
+    [[nodiscard]] bool fits(std::size_t max_bytes) const {
+        const failure_report frame{.failure_id = report_.failure_id, .dropped_events = report_.dropped_events};
+        return detail::written_size(frame) + event_bytes_ + (events_ > 1 ? events_ - 1 : 0) <= max_bytes;
     }
 
-    static constexpr std::size_t key_bytes = 36 + 3;            // "<id>":
-    static constexpr std::size_t cause_id_bytes = 13 + 36 + 1;  // ,"cause_id":"<id>"
-    static constexpr std::size_t failure_id_bytes = 14 + 36 + 2;
-    static constexpr std::size_t events_frame_bytes = 11;       // "events":{ … }
-    static constexpr std::size_t dropped_frame_bytes = 18;      // ,"dropped_events":
+private:
     const failure_report& report_;
     std::size_t events_;
     std::size_t event_bytes_ = 0;

@@ -175,6 +175,46 @@ private:
     bool first_ = true;
 };
 
+// Counts the bytes a text_sink writes, writing nothing: the header's fitting takes its sizes
+// from the writer itself, so they cannot drift from what is written.
+class size_sink {
+public:
+    size_sink() = default;
+    size_sink(const size_sink&) = delete;
+    size_sink& operator=(const size_sink&) = delete;
+
+    void string(std::string_view key, std::string_view value) {
+        if (std::all_of(value.begin(), value.end(), [](char c) { return copied_as_is[static_cast<unsigned char>(c)]; })) {
+            member(key, value.size() + 2);
+            return;
+        }
+        std::string escaped;  // rare: a string with characters to escape is measured by escaping it
+        append_ascii_string(escaped, value);
+        member(key, escaped.size());
+    }
+    void id(std::string_view key, const event_id&) { member(key, 38); }
+    void integer(std::string_view key, std::int64_t value) {
+        std::array<char, 24> buf{};
+        member(key, static_cast<std::size_t>(std::to_chars(buf.data(), buf.data() + buf.size(), value).ptr - buf.data()));
+    }
+    template <class Fill>
+    void object(std::string_view key, Fill&& fill) {
+        size_sink inner;
+        fill(inner);
+        member(key, inner.bytes());
+    }
+    [[nodiscard]] std::size_t bytes() const noexcept { return bytes_; }
+
+private:
+    // `,"key":` and the value, as text_sink::begin lays them out.
+    void member(std::string_view key, std::size_t value_bytes) noexcept {
+        bytes_ += (first_ ? 0 : 1) + key.size() + 3 + value_bytes;
+        first_ = false;
+    }
+    std::size_t bytes_ = 2;  // the braces
+    bool first_ = true;
+};
+
 // Builds a boost::json::object.
 class value_sink {
 public:
@@ -491,6 +531,20 @@ std::string to_json(const event_record& record) { return write_text(record, 384)
 
 std::string detail::write_report(const failure_report& report) {
     return write_text(report, 256 + 384 * report.events.size());
+}
+
+std::size_t detail::written_size(const failure_report& report) {
+    size_sink sink;
+    emit(sink, report);
+    return sink.bytes();
+}
+
+std::size_t detail::written_event_size(const event_record& record) {
+    size_sink events;  // an events object holding this one member
+    std::array<char, 36> key{};
+    format_event_id(record.id, key.data());
+    events.object(std::string_view(key.data(), key.size()), [&](size_sink& inner) { emit(inner, record); });
+    return events.bytes() - 2;  // the member alone, without the object's braces
 }
 
 result<json::value> parse_json(std::string_view text, const limits& lim) {
