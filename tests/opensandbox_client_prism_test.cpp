@@ -185,6 +185,9 @@ void every_execd_operation(unsigned short execd_port) {
     EXPECT_TRUE(made) << outcome(made);
     const auto removed = c.try_delete_directories("sbx-1", {"/tmp/d"});
     EXPECT_TRUE(removed) << outcome(removed);
+    const auto session = c.try_create_session("sbx-1", "/tmp");
+    EXPECT_TRUE(session) << outcome(session);
+    EXPECT_TRUE(c.try_delete_session("sbx-1", "session-1")) << outcome(c.try_delete_session("sbx-1", "session-1"));
     for (const bool background : {false, true}) {
         const command cmd{.command = "ls -la", .cwd = "/tmp", .timeout = 5s, .envs = {{"A", "1"}},
                           .background = background};
@@ -195,6 +198,12 @@ void every_execd_operation(unsigned short execd_port) {
             EXPECT_EQ(ran.error().http_status(), 500) << ran.error().what();
             EXPECT_EQ(ran.error().code(), ngfail::kind::provider_unavailable) << ran.error().what();
         }
+    }
+    // A session run streams as exec does: the same check of its request.
+    const auto in_session = c.try_run_in_session("sbx-1", "session-1", {.command = "ls", .cwd = "/tmp", .timeout = 5s});
+    if (!in_session) {
+        EXPECT_EQ(in_session.error().http_status(), 500) << in_session.error().what();
+        EXPECT_EQ(in_session.error().code(), ngfail::kind::provider_unavailable) << in_session.error().what();
     }
 }
 

@@ -1031,6 +1031,47 @@ TEST_P(operations, directories_and_files_listed_described_and_deleted) {
               std::get<ngfail::sandbox_details>(gone.error().details()).operation);
 }
 
+TEST_P(operations, a_bash_session_keeps_its_directory_and_variables_between_runs) {
+    const auto id = new_sandbox();
+    const std::string session = sandboxes.create_session(id, "/work");
+    const auto first = sandboxes.run_in_session(id, session, {.command = "pwd && export GREETING=hi && cd sub"});
+    EXPECT_EQ(first.stdout_text, "/work\n");
+    EXPECT_EQ(first.exit_code, 0);
+    EXPECT_EQ(first.execution_id, session) << "execd's init names the session";
+    EXPECT_EQ(sandboxes.run_in_session(id, session, {.command = "pwd; echo $GREETING"}).stdout_text, "/work/sub\nhi\n");
+    const auto failed = sandboxes.run_in_session(id, session, {.command = "exit 3"});
+    EXPECT_EQ(failed.exit_code, 3) << "a non-zero exit is a result, as for exec";
+    EXPECT_EQ(sandboxes.file_info(id, {"/work"}).at("/work").type, "directory") << "a session's directory is made";
+    sandboxes.delete_session(id, session);
+    const auto gone = sandboxes.try_run_in_session(id, session, {.command = "pwd"});
+    ASSERT_FALSE(gone);
+    EXPECT_EQ(gone.error().code(), kind::provider_unavailable) << "execd answers 500 for a session it does not know";
+    const auto twice = sandboxes.try_delete_session(id, session);
+    ASSERT_FALSE(twice);
+    EXPECT_EQ(twice.error().code(), kind::provider_request_rejected) << "404 CONTEXT_NOT_FOUND";
+    EXPECT_EQ(ngfail::delivery_of(twice.error()), delivery::not_sent);
+}
+
+TEST_P(operations, a_session_run_is_read_by_execs_rules) {
+    const auto id = new_sandbox();
+    const std::string session = sandboxes.create_session(id);
+    server.inject({.operation = "run_in_session", .what = action::signal_exit});
+    const auto killed = sandboxes.try_run_in_session(id, session, {.command = "sleep 10"});
+    ASSERT_FALSE(killed);
+    EXPECT_EQ(killed.error().code(), kind::provider_command_terminated);
+    EXPECT_EQ(ngfail::delivery_of(killed.error()), delivery::delivered);
+    server.inject({.operation = "run_in_session", .what = action::drop_after_init});
+    const auto dropped = sandboxes.try_run_in_session(id, session, {.command = "ls"});
+    ASSERT_FALSE(dropped);
+    EXPECT_EQ(dropped.error().code(), kind::transport_peer_drop);
+    EXPECT_EQ(ngfail::delivery_of(dropped.error()), delivery::delivered) << "init proves the run started";
+    const std::size_t before = server.requests();
+    EXPECT_EQ(sandboxes.try_run_in_session(id, session, {.command = "ls", .background = true}).error().code(),
+              kind::provider_request_rejected);
+    EXPECT_EQ(sandboxes.try_run_in_session(id, "", {.command = "ls"}).error().code(), kind::provider_request_rejected);
+    EXPECT_EQ(server.requests(), before) << "refused before sending";
+}
+
 TEST_P(operations, the_file_operations_refuse_bad_arguments_before_sending) {
     const std::size_t before = server.requests();
     EXPECT_EQ(sandboxes.try_file_info("sbx", {"/ok", "bad\npath"}).error().code(), kind::provider_request_rejected);

@@ -210,6 +210,14 @@ test("every execd route, as the spec describes it", async () => {
   assert.equal((await checked(execd, "/files?path=/tmp/a.txt", { method: "DELETE" })).status, 200);
   assert.equal((await checked(execd, "/directories?path=/tmp/d", { method: "DELETE" })).status, 200);
   assert.equal((await checked(execd, "/directories/list?path=/tmp/d")).status, 404);
+  const session = JSON.parse((await checked(execd, "/session", { method: "POST", headers: json,
+                                                                body: JSON.stringify({ cwd: "/tmp" }) })).body).session_id;
+  const inSession = await checked(streams, `/session/${session}/run`, { method: "POST", headers: json, stream: true,
+                                                                     body: JSON.stringify({ command: "pwd", timeout: 5000 }) });
+  assert.equal(inSession.status, 200);
+  assert.match(inSession.body, /"text":"\/tmp\\n"/);
+  assert.equal((await checked(execd, `/session/${session}`, { method: "DELETE" })).status, 200);
+  assert.equal((await checked(execd, `/session/${session}`, { method: "DELETE" })).status, 404);
   assert.equal((await checked(execd, "/metrics")).status, 200);
   const longId = (await command({ command: "sleep 30", background: true })).events[0].text;
   assert.equal((await checked(execd, `/command?id=${longId}`, { method: "DELETE" })).status, 200);

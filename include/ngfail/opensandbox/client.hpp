@@ -244,6 +244,15 @@ public:
     command_status exec_status(std::string_view sandbox_id, std::string_view execution_id,
                                const call_options& options = {});
     void ping(std::string_view sandbox_id, const call_options& options = {});
+    // Bash sessions: a shell whose working directory and exported variables stay from one
+    // run to the next (`cd`, `export`). A run streams as `exec` does (the result's
+    // execution_id is the session's id) and is never in the background; `cmd.envs` is
+    // refused (export them in the session).
+    std::string create_session(std::string_view sandbox_id, std::optional<std::string> cwd = std::nullopt,
+                               const call_options& options = {});
+    exec_result run_in_session(std::string_view sandbox_id, std::string_view session_id, const command& cmd,
+                               const call_options& options = {});
+    void delete_session(std::string_view sandbox_id, std::string_view session_id, const call_options& options = {});
     std::vector<sandbox_info> list(const list_request& request = {}, const call_options& options = {});
     void pause(std::string_view sandbox_id, const call_options& options = {});
     void resume(std::string_view sandbox_id, const call_options& options = {});
@@ -280,6 +289,12 @@ public:
     result<command_status> try_exec_status(std::string_view sandbox_id, std::string_view execution_id,
                                            const call_options& options = {}) noexcept;
     result<void> try_ping(std::string_view sandbox_id, const call_options& options = {}) noexcept;
+    result<std::string> try_create_session(std::string_view sandbox_id, std::optional<std::string> cwd = std::nullopt,
+                                           const call_options& options = {}) noexcept;
+    result<exec_result> try_run_in_session(std::string_view sandbox_id, std::string_view session_id,
+                                           const command& cmd, const call_options& options = {}) noexcept;
+    result<void> try_delete_session(std::string_view sandbox_id, std::string_view session_id,
+                                    const call_options& options = {}) noexcept;
     result<std::vector<sandbox_info>> try_list(const list_request& request = {},
                                                const call_options& options = {}) noexcept;
     result<void> try_pause(std::string_view sandbox_id, const call_options& options = {}) noexcept;
@@ -323,6 +338,13 @@ public:
     awaitable<command_status> async_exec_status(std::string_view sandbox_id, std::string_view execution_id,
                                                 const call_options& options = {});
     awaitable<void> async_ping(std::string_view sandbox_id, const call_options& options = {});
+    awaitable<std::string> async_create_session(std::string_view sandbox_id,
+                                                std::optional<std::string> cwd = std::nullopt,
+                                                const call_options& options = {});
+    awaitable<exec_result> async_run_in_session(std::string_view sandbox_id, std::string_view session_id,
+                                                const command& cmd, const call_options& options = {});
+    awaitable<void> async_delete_session(std::string_view sandbox_id, std::string_view session_id,
+                                         const call_options& options = {});
     awaitable<std::vector<sandbox_info>> async_list(const list_request& request = {},
                                                     const call_options& options = {});
     awaitable<void> async_pause(std::string_view sandbox_id, const call_options& options = {});

@@ -28,6 +28,7 @@ enum class operation : int {
     // execd
     ping, exec, exec_status, exec_logs, interrupt, upload, download,
     file_info, delete_files, list_directory, create_directories, delete_directories,
+    create_session, run_in_session, delete_session,
 };
 
 struct operation_traits {

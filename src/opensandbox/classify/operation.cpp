@@ -8,7 +8,7 @@ namespace {
 using enum replay_policy;
 
 // Index = enumerator value.
-constexpr std::array<operation_traits, 20> table{{
+constexpr std::array<operation_traits, 23> table{{
     //  name           replay           command  creates
     {"create",      before_delivery, false,   true},
     {"get",         idempotent,      false,   false},
@@ -32,6 +32,10 @@ constexpr std::array<operation_traits, 20> table{{
     {"list_directory",     idempotent, false, false},
     {"create_directories", idempotent, false, false},
     {"delete_directories", idempotent, false, false},
+    // A bash session's run streams as exec does and is read by exec's rules.
+    {"create_session",     before_delivery, false, false},
+    {"run_in_session",     before_delivery, true,  false},
+    {"delete_session",     before_delivery, false, false},
 }};
 
 constexpr auto operations = [] {

@@ -93,6 +93,19 @@ client::awaitable<void> client::async_delete_directories(std::string_view sandbo
                                                          const call_options& options) {
     return delete_directories_operation(*state_, std::string(sandbox_id), paths, options);
 }
+client::awaitable<std::string> client::async_create_session(std::string_view sandbox_id,
+                                                            std::optional<std::string> cwd,
+                                                            const call_options& options) {
+    return create_session_operation(*state_, std::string(sandbox_id), std::move(cwd), options);
+}
+client::awaitable<exec_result> client::async_run_in_session(std::string_view sandbox_id, std::string_view session_id,
+                                                            const command& cmd, const call_options& options) {
+    return run_in_session_operation(*state_, std::string(sandbox_id), std::string(session_id), cmd, options);
+}
+client::awaitable<void> client::async_delete_session(std::string_view sandbox_id, std::string_view session_id,
+                                                     const call_options& options) {
+    return delete_session_operation(*state_, std::string(sandbox_id), std::string(session_id), options);
+}
 
 // ---- noexcept: the asynchronous operation, waited for ------------------------------------------------
 
@@ -169,6 +182,18 @@ result<void> client::try_delete_directories(std::string_view sandbox_id, const s
                                             const call_options& options) noexcept {
     return run_blocking(*state_, [&] { return async_delete_directories(sandbox_id, paths, options); });
 }
+result<std::string> client::try_create_session(std::string_view sandbox_id, std::optional<std::string> cwd,
+                                               const call_options& options) noexcept {
+    return run_blocking(*state_, [&] { return async_create_session(sandbox_id, cwd, options); });
+}
+result<exec_result> client::try_run_in_session(std::string_view sandbox_id, std::string_view session_id,
+                                               const command& cmd, const call_options& options) noexcept {
+    return run_blocking(*state_, [&] { return async_run_in_session(sandbox_id, session_id, cmd, options); });
+}
+result<void> client::try_delete_session(std::string_view sandbox_id, std::string_view session_id,
+                                        const call_options& options) noexcept {
+    return run_blocking(*state_, [&] { return async_delete_session(sandbox_id, session_id, options); });
+}
 
 // ---- throwing: the same calls, raised with their causes nested ------------------------------
 
@@ -231,6 +256,17 @@ void client::create_directories(std::string_view sandbox_id, const std::vector<s
 void client::delete_directories(std::string_view sandbox_id, const std::vector<std::string>& paths,
                                 const call_options& options) {
     try_delete_directories(sandbox_id, paths, options).value();
+}
+std::string client::create_session(std::string_view sandbox_id, std::optional<std::string> cwd,
+                                   const call_options& options) {
+    return try_create_session(sandbox_id, std::move(cwd), options).value();
+}
+exec_result client::run_in_session(std::string_view sandbox_id, std::string_view session_id, const command& cmd,
+                                   const call_options& options) {
+    return try_run_in_session(sandbox_id, session_id, cmd, options).value();
+}
+void client::delete_session(std::string_view sandbox_id, std::string_view session_id, const call_options& options) {
+    try_delete_session(sandbox_id, session_id, options).value();
 }
 
 }  // namespace ngfail::opensandbox

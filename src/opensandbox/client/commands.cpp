@@ -1,4 +1,5 @@
-// The execd operations: commands (streamed, background, status, logs, interrupt) and ping.
+// The execd operations: commands (streamed, background, status, logs, interrupt), bash
+// sessions (create, run, delete) and ping.
 #include "execd_stream.hpp"
 #include "operations.hpp"
 
@@ -39,16 +40,24 @@ json::value command_body(const command& cmd) {
     return body;
 }
 
-// POST /command and read its event stream, quiet for at most the command's idle timeout.
-// An error reply becomes an api_error; a stream that ends without a terminal event, a
-// connection_error (stream_incomplete).
+// A session run's body: the command, and its directory and timeout when given.
+json::value session_run_body(const command& cmd) {
+    json::object body{{"command", cmd.command}};
+    if (cmd.cwd) body["cwd"] = *cmd.cwd;
+    if (cmd.timeout) body["timeout"] = cmd.timeout->count();
+    return body;
+}
+
+// POST `path` (/command, /session/{id}/run) and read its event stream, quiet for at most
+// the command's idle timeout. An error reply becomes an api_error; a stream that ends
+// without a terminal event, a connection_error (stream_incomplete).
 awaitable<exec_result> run_command(const call_context& context, std::string_view sandbox_id,
-                                   const execd_route& route, const command& cmd, clock::time_point exec_end,
-                                   observation& seen) {
-    auto req = execd_request<beast_http::string_body>(verb::post, route.where, route.endpoint, "/command");
+                                   const execd_route& route, const std::string& path, const json::value& body,
+                                   const command& cmd, clock::time_point exec_end, observation& seen) {
+    auto req = execd_request<beast_http::string_body>(verb::post, route.where, route.endpoint, path);
     req.set(beast_http::field::content_type, "application/json");
     req.set(beast_http::field::accept, "text/event-stream");
-    req.body() = json::serialize(command_body(cmd));
+    req.body() = json::serialize(body);
 
     const lease on = co_await context.connect_to_execd(sandbox_id, route.where);
     co_await on->send(req, context.deadline);
@@ -117,20 +126,19 @@ command_logs logs_of(const string_response& res, std::size_t cursor) {
 
 bool cancelled(const observation& seen) noexcept { return seen.transport_error == errc::cancelled; }
 
-}  // namespace
-
-awaitable<result<exec_result>> exec_operation(client_state& s, std::string sandbox_id, command cmd,
-                                              call_options per_call) {
-    auto problem = refused_argument(s, {{"sandbox id", sandbox_id}});
-    co_return co_await call<exec_result>(s, per_call, operation::exec, sandbox_id,
-                                         std::move(problem),
+// A streamed run (an exec, a session run) as one operation: a signal exit and a broken
+// stream are failures, with the sandbox's own status as further evidence.
+awaitable<result<exec_result>> streamed_run(client_state& s, operation op, std::string sandbox_id, std::string path,
+                                            json::value body, command cmd, std::optional<std::string> problem,
+                                            call_options per_call) {
+    co_return co_await call<exec_result>(s, per_call, op, sandbox_id, std::move(problem),
                                          [&](const call_context& c, observation& seen) -> attempt_result<exec_result> {
         const auto exec_end = cmd.total_timeout ? deadline_after(*cmd.total_timeout) : clock::time_point::max();
         const shared_route route = co_await c.execd_endpoint(sandbox_id);
         exec_result ran;
         std::exception_ptr failed;
         try {
-            ran = co_await run_command(c, sandbox_id, *route, cmd, exec_end, seen);
+            ran = co_await run_command(c, sandbox_id, *route, path, body, cmd, exec_end, seen);
         } catch (const api_error&) {
             throw;  // the reply says what happened; the sandbox's status adds nothing
         } catch (...) {
@@ -144,10 +152,57 @@ awaitable<result<exec_result>> exec_operation(client_state& s, std::string sandb
         if (ran.exit_code != -1) co_return ran;  // any other exit is the command's own result
         seen.exit_code = -1;
         seen.execution_id = ran.execution_id;
-        seen.reason = "exec: the command was killed by a signal (exit -1)";
+        seen.reason = std::string(name(op)) + ": the command was killed by a signal (exit -1)";
         co_await add_sandbox_status(c, exec_end, seen);
         co_return std::nullopt;
     });
+}
+
+}  // namespace
+
+awaitable<result<exec_result>> exec_operation(client_state& s, std::string sandbox_id, command cmd,
+                                              call_options per_call) {
+    auto problem = refused_argument(s, {{"sandbox id", sandbox_id}});
+    json::value body = command_body(cmd);
+    co_return co_await streamed_run(s, operation::exec, std::move(sandbox_id), "/command", std::move(body),
+                                    std::move(cmd), std::move(problem), std::move(per_call));
+}
+
+awaitable<result<std::string>> create_session_operation(client_state& s, std::string sandbox_id,
+                                                        std::optional<std::string> cwd, call_options per_call) {
+    auto problem = refused_argument(s, {{"sandbox id", sandbox_id}});
+    if (!problem && cwd) problem = refused_argument(s, {{"working directory", *cwd}});
+    co_return co_await call<std::string>(s, per_call, operation::create_session, sandbox_id, std::move(problem),
+                                         [&](const call_context& c, observation&) -> attempt_result<std::string> {
+        json::object body;
+        if (cwd) body["cwd"] = *cwd;
+        const json::value reply = json_of(
+            co_await c.execd_call(sandbox_id, verb::post, "/session", json::serialize(body), "application/json"),
+            "the session reply is not JSON");
+        co_return required_string(as_object(reply), "session_id");
+    });
+}
+
+awaitable<result<exec_result>> run_in_session_operation(client_state& s, std::string sandbox_id,
+                                                        std::string session_id, command cmd, call_options per_call) {
+    auto problem = refused_argument(s, {{"sandbox id", sandbox_id}, {"session id", session_id}});
+    if (!problem && (cmd.background || !cmd.envs.empty())) {
+        problem = "a session run is never in the background and takes no envs (export them in the session)";
+    }
+    json::value body = session_run_body(cmd);
+    std::string path = "/session/" + path_segment(session_id) + "/run";
+    co_return co_await streamed_run(s, operation::run_in_session, std::move(sandbox_id), std::move(path),
+                                    std::move(body), std::move(cmd), std::move(problem), std::move(per_call));
+}
+
+awaitable<result<void>> delete_session_operation(client_state& s, std::string sandbox_id, std::string session_id,
+                                                 call_options per_call) {
+    auto problem = refused_argument(s, {{"sandbox id", sandbox_id}, {"session id", session_id}});
+    co_return co_await done(call<bool>(s, per_call, operation::delete_session, sandbox_id, std::move(problem),
+                                       [&](const call_context& c, observation&) -> attempt_result<bool> {
+        (void)co_await c.execd_call(sandbox_id, verb::delete_, "/session/" + path_segment(session_id));
+        co_return true;
+    }));
 }
 
 awaitable<result<command_status>> exec_status_operation(client_state& s, std::string sandbox_id,

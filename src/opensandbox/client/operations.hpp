@@ -25,6 +25,12 @@ awaitable<result<exec_result>> exec_operation(client_state& s, std::string sandb
                                               call_options per_call);
 awaitable<result<command_status>> exec_status_operation(client_state& s, std::string sandbox_id,
                                                         std::string execution_id, call_options per_call);
+awaitable<result<std::string>> create_session_operation(client_state& s, std::string sandbox_id,
+                                                        std::optional<std::string> cwd, call_options per_call);
+awaitable<result<exec_result>> run_in_session_operation(client_state& s, std::string sandbox_id,
+                                                        std::string session_id, command cmd, call_options per_call);
+awaitable<result<void>> delete_session_operation(client_state& s, std::string sandbox_id, std::string session_id,
+                                                 call_options per_call);
 awaitable<result<void>> ping_operation(client_state& s, std::string sandbox_id, call_options per_call);
 awaitable<result<command_logs>> exec_logs_operation(client_state& s, std::string sandbox_id,
                                                     std::string execution_id, std::size_t cursor,

@@ -1,8 +1,10 @@
 // execd inside a simulated sandbox: health, commands (streamed, background, status, logs,
-// interrupt) and metrics. One handler per route, and the route table (files and
+// interrupt), bash sessions and metrics. One handler per route, and the route table (files and
 // directories are in filesystem_routes.cpp).
 #include "context.hpp"
 #include "simulated_shell.hpp"
+
+#include <ngfail/event_id.hpp>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -153,36 +155,14 @@ void fail_sandbox(context& c, const std::string& sandbox_id, const status_shape&
 
 awaitable<void> ping(context& c, exchange& x, call&) { co_await x.reply(c.empty_reply(x, 200)); }
 
-awaitable<void> exec(context& c, exchange& x, call& k) {
-    json::error_code ec;
-    const json::value body = json::parse(x.req().body(), ec);
-    const json::object* o = ec ? nullptr : body.if_object();
-    const json::value* command = o ? o->if_contains("command") : nullptr;
-    if (!command || !command->is_string() || command->as_string().empty()) {
-        co_await x.reply(invalid_request(c, x, "error parsing request, MAYBE invalid body format. command is required"));
-        co_return;
-    }
-    const json::value* background_field = o->if_contains("background");
-    const bool background = background_field && background_field->is_bool() && background_field->as_bool();
-    const auto timeout = exec_timeout(*o);
-    if (!timeout) {
-        co_await x.reply(invalid_request(c, x, "timeout must be a whole number of milliseconds"));
-        co_return;
-    }
+// A started run, streamed as execd streams it: `init` (the run's id, or the session's),
+// a `ping`, then the output and `execution_complete` or `error`; a background run ends the
+// stream after `init` and runs on. Faults act at the points their names say.
+awaitable<void> stream_run(context& c, exchange& x, call& k, const command_run& run, std::string_view init_text,
+                           const std::function<simulated_run()>& plan_run, bool background,
+                           std::optional<std::chrono::milliseconds> timeout) {
     using action = fault::action;
     const std::optional<action> misbehave = k.active_fault ? std::optional(k.active_fault->what) : std::nullopt;
-    const std::string text(command->as_string());
-    const auto started_run = c.sandboxes.start_command(k.sandbox_id, text, background);
-    if (const auto* refused = std::get_if<sandbox_store::refused_start>(&started_run)) {
-        // Named, not built inside the co_await: g++ 12 destroys such a temporary twice.
-        response res = *refused == sandbox_store::refused_start::no_sandbox
-                           ? c.not_found(x, k.sandbox_id)
-                           : c.error_reply(x, 429, "RUNTIME_ERROR", "too many commands running in this sandbox");
-        co_await x.reply(std::move(res));
-        co_return;
-    }
-    const command_run& run = std::get<command_run>(started_run);
-
     http::response<http::empty_body> head(http::status::ok, x.req().version());
     head.set(http::field::content_type, "text/event-stream");
     head.set(http::field::cache_control, "no-cache");
@@ -192,7 +172,7 @@ awaitable<void> exec(context& c, exchange& x, call& k) {
         x.close_connection();
         co_return;
     }
-    co_await x.chunk(text_frame("init", run.id));
+    co_await x.chunk(text_frame("init", std::string(init_text)));
     co_await x.chunk(ping_frame());  // execd's pinger fires at once
     if (misbehave == action::drop_after_init || misbehave == action::crash) {
         if (misbehave == action::crash) fail_sandbox(c, k.sandbox_id, c.profile.crashed);
@@ -207,18 +187,15 @@ awaitable<void> exec(context& c, exchange& x, call& k) {
         co_await x.end_stream();
         co_return;
     }
-    simulated_run plan = simulate(text, [&](const std::string& path) {
-        const auto f = c.sandboxes.file(k.sandbox_id, path);
-        return f ? f->content : nullptr;
-    });
+    simulated_run plan = plan_run();
     if (background) {
         co_await x.end_stream();
         asio::co_spawn(co_await asio::this_coro::executor,
-                       run_in_background(c, k.sandbox_id, run.id, std::move(plan), *timeout), asio::detached);
+                       run_in_background(c, k.sandbox_id, run.id, std::move(plan), timeout), asio::detached);
         co_return;
     }
     const auto started = mono_clock::now();
-    const ending how = co_await run_for(c, x, k, run.id, plan.runs_for, *timeout);
+    const ending how = co_await run_for(c, x, k, run.id, plan.runs_for, timeout);
     if (how == ending::gone) co_return;
     if (how != ending::completed) {
         const std::string_view signal = how == ending::killed ? "signal: killed" : "signal: terminated";
@@ -241,6 +218,148 @@ awaitable<void> exec(context& c, exchange& x, call& k) {
         co_await x.chunk(error_frame(std::to_string(plan.exit_code), error));
     }
     co_await x.end_stream();
+}
+
+file_reader files_of(context& c, const call& k) {
+    return [&c, id = k.sandbox_id](const std::string& path) {
+        const auto f = c.sandboxes.file(id, path);
+        return f ? f->content : nullptr;
+    };
+}
+
+// A run's command and timeout from its body; a one-line reason when they are not there.
+struct run_request {
+    std::string command;
+    std::optional<std::chrono::milliseconds> timeout;
+    const json::object* body = nullptr;
+};
+
+std::variant<run_request, std::string> run_request_of(const json::value& body) {
+    const json::object* o = body.if_object();
+    const json::value* command = o ? o->if_contains("command") : nullptr;
+    if (!command || !command->is_string() || command->as_string().empty()) {
+        return std::string("error parsing request, MAYBE invalid body format. command is required");
+    }
+    const auto timeout = exec_timeout(*o);
+    if (!timeout) return std::string("timeout must be a whole number of milliseconds");
+    return run_request{std::string(command->as_string()), *timeout, o};
+}
+
+// Starts a run of `text`; answers the refusal itself (no sandbox, too many running) and
+// gives none.
+awaitable<std::optional<command_run>> start_run(context& c, exchange& x, const call& k, const std::string& text,
+                                                bool background) {
+    auto started = c.sandboxes.start_command(k.sandbox_id, text, background);
+    if (const auto* refused = std::get_if<sandbox_store::refused_start>(&started)) {
+        response res = *refused == sandbox_store::refused_start::no_sandbox
+                           ? c.not_found(x, k.sandbox_id)
+                           : c.error_reply(x, 429, "RUNTIME_ERROR", "too many commands running in this sandbox");
+        co_await x.reply(std::move(res));
+        co_return std::nullopt;
+    }
+    co_return std::get<command_run>(std::move(started));
+}
+
+awaitable<void> exec(context& c, exchange& x, call& k) {
+    json::error_code ec;
+    const json::value body = json::parse(x.req().body(), ec);
+    auto request = run_request_of(body);
+    if (const auto* why = std::get_if<std::string>(&request)) {
+        co_await x.reply(invalid_request(c, x, *why));
+        co_return;
+    }
+    const run_request& r = std::get<run_request>(request);
+    const json::value* background_field = r.body->if_contains("background");
+    const bool background = background_field && background_field->is_bool() && background_field->as_bool();
+    const std::optional<command_run> run = co_await start_run(c, x, k, r.command, background);
+    if (!run) co_return;
+    const file_reader files = files_of(c, k);
+    const std::function<simulated_run()> plan = [&] { return simulate(r.command, files); };
+    co_await stream_run(c, x, k, *run, run->id, plan, background, r.timeout);
+}
+
+// ---- bash sessions: a shell's working directory and variables kept between runs -----------------
+
+// POST /session {"cwd"}: the body may be empty; the directory is made, as execd makes it.
+awaitable<void> create_session(context& c, exchange& x, call& k) {
+    shell_state shell;
+    if (!x.req().body().empty()) {
+        json::error_code ec;
+        const json::value body = json::parse(x.req().body(), ec);
+        const json::value* cwd = !ec && body.is_object() ? body.as_object().if_contains("cwd") : nullptr;
+        if (ec || !body.is_object() || (cwd && !cwd->is_string())) {
+            co_await x.reply(invalid_request(c, x, "error parsing request. cwd must be a string"));
+            co_return;
+        }
+        if (cwd && !cwd->as_string().empty()) {
+            shell.cwd = file_tree::normal(cwd->as_string());
+            (void)c.sandboxes.with_files(k.sandbox_id, [&](file_tree& t) { return t.make_directories(shell.cwd, 755); });
+        }
+    }
+    const std::string id = to_string(event_id::generate());
+    json::object created;  // named: g++ 12 rejects a braced JSON object inside a co_await
+    created["session_id"] = id;
+    const auto made = c.sandboxes.with_sessions(k.sandbox_id, [&](std::map<std::string, shell_state>& sessions) {
+        if (sessions.size() >= c.sandboxes.sessions_per_sandbox()) return false;
+        sessions.emplace(id, std::move(shell));
+        return true;
+    });
+    if (!made) {
+        co_await x.reply(c.not_found(x, k.sandbox_id));
+    } else if (!*made) {
+        co_await x.reply(c.error_reply(x, 500, "RUNTIME_ERROR", "error creating session. too many sessions"));
+    } else {
+        co_await x.reply(c.json_reply(x, 200, created));
+    }
+}
+
+// POST /session/{id}/run {"command", "cwd", "timeout"}: streamed as a command is, `init`
+// naming the session; the run starts in the session's directory (or `cwd`, which then
+// stays), and what it changes (`cd`, `export`) stays for the next run.
+awaitable<void> run_in_session(context& c, exchange& x, call& k) {
+    json::error_code ec;
+    const json::value body = json::parse(x.req().body(), ec);
+    auto request = run_request_of(body);
+    if (const auto* why = std::get_if<std::string>(&request)) {
+        co_await x.reply(invalid_request(c, x, "error parsing request. " + *why));
+        co_return;
+    }
+    const run_request& r = std::get<run_request>(request);
+    const json::value* cwd = r.body->if_contains("cwd");
+    const auto state = c.sandboxes.with_sessions(k.sandbox_id, [&](std::map<std::string, shell_state>& sessions) {
+        const auto it = sessions.find(k.param);
+        return it == sessions.end() ? std::optional<shell_state>() : std::optional(it->second);
+    });
+    if (!state || !*state) {
+        co_await x.reply(c.error_reply(x, 500, "RUNTIME_ERROR", "error running in session. context not found"));
+        co_return;
+    }
+    shell_state shell = **state;
+    if (cwd && cwd->is_string() && !cwd->as_string().empty()) shell.cwd = file_tree::normal(cwd->as_string());
+    const std::optional<command_run> run = co_await start_run(c, x, k, r.command, false);
+    if (!run) co_return;
+    const file_reader files = files_of(c, k);
+    const std::function<simulated_run()> plan = [&] {
+        simulated_run ran = simulate(r.command, files, &shell);
+        (void)c.sandboxes.with_sessions(k.sandbox_id, [&](std::map<std::string, shell_state>& sessions) {
+            if (const auto it = sessions.find(k.param); it != sessions.end()) it->second = shell;
+            return true;
+        });
+        return ran;
+    };
+    co_await stream_run(c, x, k, *run, k.param, plan, false, r.timeout);
+}
+
+awaitable<void> delete_session(context& c, exchange& x, call& k) {
+    const auto erased = c.sandboxes.with_sessions(
+        k.sandbox_id, [&](std::map<std::string, shell_state>& sessions) { return sessions.erase(k.param) == 1; });
+    if (!erased) {
+        co_await x.reply(c.not_found(x, k.sandbox_id));
+    } else if (!*erased) {
+        co_await x.reply(c.error_reply(x, 404, "CONTEXT_NOT_FOUND", "session " + k.param + " not found"));
+    } else {
+        co_await x.reply(c.empty_reply(x, 200));
+    }
 }
 
 awaitable<void> interrupt(context& c, exchange& x, call& k) {
@@ -320,6 +439,9 @@ constexpr std::array routes{
     route{v::delete_, "/command", "interrupt", interrupt},
     route{v::get, "/command/status/{param}", "exec_status", status},
     route{v::get, "/command/{param}/logs", "exec_logs", logs},
+    route{v::post, "/session", "create_session", create_session},
+    route{v::post, "/session/{param}/run", "run_in_session", run_in_session},
+    route{v::delete_, "/session/{param}", "delete_session", delete_session},
     route{v::get, "/metrics", "metrics", metrics},
 };
 

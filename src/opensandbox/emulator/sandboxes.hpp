@@ -51,10 +51,17 @@ struct command_output {
     std::size_t end = 0;  // the byte offset after the whole output so far
 };
 
+// A bash session's state between runs: its working directory and its exported variables.
+struct shell_state {
+    std::string cwd = "/";
+    std::map<std::string, std::string> env{};
+};
+
 // How much command history one sandbox keeps: past either bound the oldest finished
 // commands are forgotten (execd's own logs live in the pod, which a delete removes too).
 struct history_limits {
     std::size_t commands = 256;
+    std::size_t sessions = 256;  // bash sessions open at once
     std::size_t output_bytes = 64u << 20;
 };
 
@@ -104,6 +111,16 @@ public:
         return use(s->files);
     }
     [[nodiscard]] std::optional<file_entry> file(const std::string& sandbox_id, const std::string& path);
+    // The same for its bash sessions, by id (at most `history_limits::sessions` of them).
+    template <class Use>
+    auto with_sessions(const std::string& sandbox_id, Use use)
+        -> std::optional<decltype(use(std::declval<std::map<std::string, shell_state>&>()))> {
+        const std::lock_guard lock(mutex_);
+        held_sandbox* s = live(sandbox_id);
+        if (!s) return std::nullopt;
+        return use(s->sessions);
+    }
+    [[nodiscard]] std::size_t sessions_per_sandbox() const noexcept { return limits_.sessions; }
 
     // Commands of one sandbox: each is found only through the sandbox that ran it. A start
     // is refused when the sandbox is gone, or (for a background command) when it already
@@ -132,6 +149,7 @@ private:
     struct held_sandbox {
         sandbox_record record;
         file_tree files{};
+        std::map<std::string, shell_state> sessions{};
         std::map<std::string, held_command> commands{};
         std::vector<std::string> started{};  // command ids, oldest first
         std::size_t output_bytes = 0;

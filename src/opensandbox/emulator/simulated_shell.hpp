@@ -1,6 +1,7 @@
 // What a command does in a simulated sandbox: `echo TEXT`, `exit N`, `sleep SECONDS`,
-// `cat FILE` (from the sandbox's in-memory file system); anything else prints what it
-// would have run. No process is ever started.
+// `cat FILE` (from the sandbox's in-memory file system), and in a bash session `cd DIR`,
+// `pwd` and `export NAME=VALUE` (with `$NAME` expanded); commands joined by `&&` or `;` run
+// in turn. Anything else prints what it would have run. No process is ever started.
 #pragma once
 
 #include "sandboxes.hpp"
@@ -20,8 +21,10 @@ struct simulated_run {
     std::chrono::milliseconds runs_for{0};
 };
 
-// What `command` does; `cat` reads the sandbox's files through `read_file` (none: no such file).
+// What `command` does; `cat` reads the sandbox's files through `read_file` (none: no such
+// file). `shell`, when given, is the session's state, which `cd` and `export` change.
 using file_reader = std::function<std::shared_ptr<const std::string>(const std::string& path)>;
-[[nodiscard]] simulated_run simulate(std::string_view command, const file_reader& read_file);
+[[nodiscard]] simulated_run simulate(std::string_view command, const file_reader& read_file,
+                                     shell_state* shell = nullptr);
 
 }  // namespace ngfail::opensandbox::emulator
