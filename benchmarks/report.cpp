@@ -57,6 +57,9 @@ constexpr metric table[] = {
     {"encode_header, 10,000 observed events (ns)", "encode_header_observed/10000", "", goal::ns_at_most, 50e6},
     {"result path throughput, 1 -> 2 threads", "result_path_threads/real_time/threads:2",
      "result_path_threads/real_time/threads:1", goal::ratio_at_least, 1.8, true},
+    {"choose_action (ns) vs rules in string-keyed maps", "choose_action_defaults", "choose_action_string_maps",
+     goal::ns_at_most, 30},
+    {"loading a 1,000-rule policy file (ns)", "load_policy_1000_rules", "", goal::ns_at_most, 250e6},
     {"ngfail stats over 100,000 rows (ns)", "ngfail_stats_100k_rows", "", goal::ns_at_most, 2e9},
     // The client against `ngfail serve`, beside the official TypeScript SDK on the same server.
     {"exec one at a time: TS SDK vs client (x faster)", "sdk_exec_one_at_a_time", "client_exec_one_at_a_time",

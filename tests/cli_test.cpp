@@ -432,3 +432,55 @@ TEST(cli_stats, every_printed_field_is_escaped) {
 }
 
 }  // namespace
+
+// ---- policy --------------------------------------------------------------------------------------
+
+TEST(cli_policy, check_prints_the_effective_tables_and_decide_the_rule) {
+    const std::string file = NGFAIL_EXAMPLES_DATA "/outcome_policy.yaml";
+    const auto check = run_cli("policy check " + file);
+    EXPECT_EQ(check.status, 0);
+    EXPECT_THAT(check.out, testing::HasSubstr("kind provider_oom_killed  count_as_zero  line 17"));
+    EXPECT_THAT(check.out, testing::HasSubstr("status 404  fail (terminal)")) << "defaults the file keeps";
+    EXPECT_EQ(boost::json::parse(run_cli("policy check --json " + file).out).at("max_rollout_attempts"), 3);
+
+    const auto decide = boost::json::parse(
+        run_cli("policy decide " + file + " --kind transport_peer_drop --delivery possibly_delivered "
+                "--replay before_delivery --json").out).as_object();
+    EXPECT_EQ(decide.at("action"), "fail");
+    EXPECT_EQ(decide.at("refused"), "replay_unsafe");
+    EXPECT_EQ(decide.at("rule"), "domain transport");
+    EXPECT_THAT(run_cli("policy decide --defaults --kind judge_failed --saved-answer").out,
+                testing::StartsWith("verify: kind judge_failed, shared table"));
+}
+
+TEST(cli_policy, a_bad_file_or_flag_is_one_clear_error) {
+    const auto bad = temp_file("bad_policy.yaml", "actions:\n  status:\n    429: retry\n    429: fail\n");
+    const auto check = run_cli("policy check " + bad, capture::err);
+    EXPECT_EQ(check.status, 2);
+    EXPECT_EQ(check.out, "ngfail policy check: " + bad + ":4: actions.status.429: duplicate key\n");
+    EXPECT_THAT(run_cli("policy decide --defaults --kind nope", capture::err).out,
+                testing::HasSubstr("--kind 'nope' is not a core or registered kind"));
+    EXPECT_THAT(run_cli("policy decide --defaults --kind cancelled --stage judging", capture::err).out,
+                testing::HasSubstr("--stage 'judging' is not one of admission"));
+    EXPECT_EQ(run_cli("policy frobnicate").status, 2);
+}
+
+TEST(cli_stats, with_a_policy_prints_every_recovery_state_and_both_scores) {
+    const std::string args = "stats " NGFAIL_EXAMPLES_DATA "/policy_rollouts.jsonl --policy " NGFAIL_EXAMPLES_DATA
+                             "/outcome_policy.yaml";
+    const auto text = run_cli(args);
+    ASSERT_EQ(text.status, 0);
+    for (const char* state : {"scored", "counted_zero", "retryable", "exhausted", "terminal", "masked", "missing"}) {
+        EXPECT_THAT(text.out, testing::HasSubstr(std::string("  ") + state)) << state;
+    }
+    EXPECT_THAT(text.out, testing::HasSubstr("failures excluded           0.4000 over 5 rollouts"));
+    EXPECT_THAT(text.out, testing::HasSubstr("counted classes as zero     0.3333 over 6 rollouts"));
+
+    const auto json = run_cli(args + " --json");
+    const auto document = boost::json::parse(json.out).as_object();  // one document: parse throws otherwise
+    const auto& policy = document.at("policy").as_object();
+    EXPECT_EQ(policy.at("by_recovery_state").at("exhausted"), 1);
+    EXPECT_EQ(policy.at("score_counted_zeros").at("rollouts"), 6);
+    EXPECT_EQ(policy.at("rollouts").as_array().size(), 12U);
+    EXPECT_EQ(run_cli("stats " NGFAIL_EXAMPLES_DATA "/policy_rollouts.jsonl --rollouts-per-task 2").status, 2);
+}

@@ -1,5 +1,6 @@
 // Creating a failure never throws, even when `operator new` fails. This binary replaces the
 // global allocation functions to count allocations and to make them fail on demand.
+#include <ngfail/policy/choose_action.hpp>
 #include <ngfail/result.hpp>
 #include <ngfail/sandbox.hpp>
 
@@ -129,3 +130,18 @@ TEST(allocation, a_kind_and_a_reason_view_degrade_to_the_kind_without_memory) {
 }
 
 }  // namespace
+
+TEST(allocation, choosing_an_action_allocates_nothing) {
+    const auto& policy = ngfail::policy::outcome_policy::defaults();  // built (and allocated) once
+    const ngfail::failure f = kind::provider_unavailable;
+    const ngfail::policy::failure_evidence e{.kind = make_error_code(kind::judge_failed),
+                                             .http_status = 503,
+                                             .stage = ngfail::stage::verification,
+                                             .delivery = ngfail::delivery::possibly_delivered};
+    const allocation_counter counter;
+    const auto a = ngfail::policy::choose_action(policy, f, {.replay = ngfail::replay_policy::before_delivery});
+    const auto b = ngfail::policy::choose_action(policy, e, {.saved_answer = true});
+    EXPECT_EQ(counter.count(), 0);
+    EXPECT_EQ(a.action, ngfail::policy::outcome_action::fail) << "a kind-only failure has no delivery to replay on";
+    EXPECT_EQ(b.action, ngfail::policy::outcome_action::retry);
+}

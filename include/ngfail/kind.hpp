@@ -225,6 +225,10 @@ std::ostream& operator<<(std::ostream& out, delivery d);
 // "ngfail:unknown_kind_overflow". Reports keep the original string either way.
 [[nodiscard]] std::error_code kind_from_name(std::string_view name) noexcept;
 
+// The code for a core kind or a registered extension kind; none for any other name (nothing
+// is interned). What a configuration file naming kinds checks them against.
+[[nodiscard]] std::optional<std::error_code> registered_kind(std::string_view name) noexcept;
+
 // ---- validation -------------------------------------------------------------------------
 
 // Receives each warning ngfail emits, one line without a trailing newline.

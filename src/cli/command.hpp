@@ -31,6 +31,7 @@ int run_kinds(arguments args, const streams& io);
 int run_classify(arguments args, const streams& io);
 int run_decode(arguments args, const streams& io);
 int run_stats(arguments args, const streams& io);
+int run_policy(arguments args, const streams& io);
 int run_demo(arguments args, const streams& io);
 int run_serve(arguments args, const streams& io);
 
@@ -38,6 +39,7 @@ std::string kinds_usage();
 std::string classify_usage();
 std::string decode_usage();
 std::string stats_usage();
+std::string policy_usage();
 std::string demo_usage();
 std::string serve_usage();
 

@@ -16,6 +16,7 @@ constexpr std::array commands{
     command{"classify", "classify OpenSandbox evidence into a kind and delivery", classify_usage, run_classify},
     command{"decode", "validate a failure header or report and print its chains", decode_usage, run_decode},
     command{"stats", "aggregate failures in rollout rows (JSONL)", stats_usage, run_stats},
+    command{"policy", "check an outcome policy file, or decide one failure with it", policy_usage, run_policy},
     command{"demo", "run failures through the client against the embedded server", demo_usage, run_demo},
     command{"serve", "run a local OpenSandbox with injectable faults", serve_usage, run_serve},
 };

@@ -1,8 +1,10 @@
-// ngfail stats FILE.jsonl [--json]
+// ngfail stats FILE.jsonl [--policy FILE [--rollouts-per-task N]] [--json]
 #include "args.hpp"
+#include "policy_view.hpp"
 #include "tree.hpp"
 
 #include <ngfail/json.hpp>
+#include <ngfail/policy/rollout_rows.hpp>
 
 #include <boost/json.hpp>
 
@@ -16,7 +18,8 @@
 namespace ngfail::cli {
 namespace {
 
-const arg_spec spec{.flags = {"json"}, .max_positionals = 1};
+const arg_spec spec{.with_value = {"policy", "rollouts-per-task"}, .flags = {"json"}, .max_positionals = 1};
+constexpr std::size_t shown_rollouts = 20;
 constexpr std::size_t shown_chains = 10;
 constexpr std::size_t shown_invalid = 5;
 
@@ -98,7 +101,7 @@ void for_each_line(std::istream& in, std::size_t max_line, OnLine&& on_line) {
     if (!line.empty() || oversized) finish();
 }
 
-void read_rows(std::istream& in, tally& t) {
+void read_rows(std::istream& in, tally& t, policy::recovery_view* view) {
     const limits lim;
     for_each_line(in, lim.max_json_bytes, [&](std::size_t number, std::optional<std::string_view> line) {
         if (!line) return t.reject(number, "the row is over " + std::to_string(lim.max_json_bytes) + " bytes");
@@ -109,6 +112,7 @@ void read_rows(std::istream& in, tally& t) {
         const auto report = rollout_report(value.value().as_object(), lim);
         if (!report) return t.reject(number, report.error().reason());
         t.add(report.value());
+        if (view) (void)view->add(value.value().as_object());  // its report was just read: accepted
     });
 }
 
@@ -148,19 +152,80 @@ void print_text(std::ostream& out, const tally& t) {
     }
 }
 
+std::string rollout_name(const policy::rollout_key& key) { return key.task + " #" + key.index; }
+
+void print_policy(std::ostream& out, const policy::recovery_view& view) {
+    const style s = style::for_stdout();
+    print_bars(out, "failures by class (the policy's)", counts(view.failures_by_class().begin(), view.failures_by_class().end()), s);
+    print_bars(out, "failures by action", counts(view.failures_by_action().begin(), view.failures_by_action().end()), s);
+    counts states;
+    const auto by_state = view.by_state();
+    for (std::size_t i = 0; i < by_state.size(); ++i) {
+        if (by_state[i] > 0) states[std::string(policy::name(static_cast<policy::recovery_state>(i)))] = by_state[i];
+    }
+    print_bars(out, "rollouts by recovery state", states, s);
+    out << '\n' << s.bold("rollouts not scored (attempts, state, last class)") << '\n';
+    std::size_t shown = 0;
+    for (const auto& [key, status] : view.rollouts()) {
+        if (status.state == policy::recovery_state::scored) continue;
+        if (++shown > shown_rollouts) {
+            out << "  …\n";
+            break;
+        }
+        out << "  " << std::left << std::setw(24) << one_line(rollout_name(key), 64) << std::right << std::setw(3)
+            << status.attempts << "  " << std::left << std::setw(13) << policy::name(status.state) << std::right << ' '
+            << one_line(status.failure_class, 64) << '\n';
+    }
+    const auto excluded = view.score_excluding_failures();
+    const auto zeros = view.score_with_counted_zeros();
+    out << '\n' << s.bold("score") << '\n'
+        << "  failures excluded           " << std::fixed << std::setprecision(4) << excluded.mean << " over "
+        << excluded.rollouts << " rollouts\n"
+        << "  counted classes as zero     " << zeros.mean << " over " << zeros.rollouts
+        << " rollouts (metrics only: no row changed)\n";
+    out.unsetf(std::ios::floatfield);
+}
+
 boost::json::object as_json(const counts& c) {
     boost::json::object o;
     for (const auto& [k, n] : c) o[k] = n;
     return o;
 }
 
-void print_json(std::ostream& out, const tally& t) {
+boost::json::object policy_json(const policy::recovery_view& view) {
+    boost::json::object states;
+    const auto by_state = view.by_state();
+    for (std::size_t i = 0; i < by_state.size(); ++i) {
+        states[policy::name(static_cast<policy::recovery_state>(i))] = by_state[i];
+    }
+    boost::json::array rollouts;
+    for (const auto& [key, status] : view.rollouts()) {
+        boost::json::object r{{"task", key.task}, {"rollout", key.index}, {"attempts", status.attempts},
+                              {"state", policy::name(status.state)}};
+        if (!status.failure_class.empty()) {
+            r["class"] = status.failure_class;
+            r["action"] = policy::name(status.action);
+        }
+        rollouts.push_back(std::move(r));
+    }
+    const auto score = [](const policy::recovery_view::score& s) {
+        return boost::json::object{{"mean", s.mean}, {"rollouts", s.rollouts}};
+    };
+    return {{"by_class", as_json(counts(view.failures_by_class().begin(), view.failures_by_class().end()))},
+            {"by_action", as_json(counts(view.failures_by_action().begin(), view.failures_by_action().end()))},
+            {"by_recovery_state", std::move(states)},
+            {"rollouts", std::move(rollouts)},
+            {"score_failures_excluded", score(view.score_excluding_failures())},
+            {"score_counted_zeros", score(view.score_with_counted_zeros())}};
+}
+
+void print_json(std::ostream& out, const tally& t, const policy::recovery_view* view) {
     boost::json::array top;
     for (const auto& [chain, n] : by_count(t.chains, shown_chains)) {
         boost::json::array kinds(chain.begin(), chain.end());
         top.push_back(boost::json::object{{"chain", std::move(kinds)}, {"count", n}});
     }
-    out << boost::json::serialize(boost::json::object{{"rows", t.rows},
+    boost::json::object document{{"rows", t.rows},
                                                       {"successes", t.successes},
                                                       {"failures", t.failures},
                                                       {"invalid_rows", t.invalid},
@@ -169,8 +234,9 @@ void print_json(std::ostream& out, const tally& t) {
                                                       {"by_root_cause", as_json(t.by_root_cause)},
                                                       {"by_boundary", as_json(t.by_boundary)},
                                                       {"by_stage", as_json(t.by_stage)},
-                                                      {"top_chains", std::move(top)}})
-        << '\n';
+                                                      {"top_chains", std::move(top)}};
+    if (view) document["policy"] = policy_json(*view);
+    out << boost::json::serialize(document) << '\n';
 }
 
 }  // namespace
@@ -188,21 +254,51 @@ int run_stats(arguments args, const streams& io) {
         io.err << "ngfail stats: cannot open '" << a.positionals.front() << "'\n";
         return exit_bad_input;
     }
+    std::optional<policy::outcome_policy> chosen;
+    std::optional<policy::recovery_view> view;
+    if (const auto path = a.value("policy")) {
+        chosen = load_policy_or_complain("stats", *path, io);
+        if (!chosen) return exit_bad_input;
+        std::optional<int> per_task;
+        if (const auto n = a.value("rollouts-per-task")) {
+            per_task = to_int(*n);
+            if (!per_task || *per_task < 1 || *per_task > 1'000'000) {
+                io.err << "ngfail stats: --rollouts-per-task '" << *n << "' is not a number from 1 to 1000000\n";
+                return exit_bad_input;
+            }
+        }
+        view.emplace(*chosen, per_task);
+    } else if (a.value("rollouts-per-task")) {
+        io.err << "ngfail stats: --rollouts-per-task needs --policy\n";
+        return exit_bad_input;
+    }
     tally t;
-    read_rows(in, t);
+    read_rows(in, t, view ? &*view : nullptr);
     for (const auto& sample : t.invalid_samples) io.err << "ngfail stats: invalid row, " << sample << '\n';
-    a.has("json") ? print_json(io.out, t) : print_text(io.out, t);
+    if (a.has("json")) {
+        print_json(io.out, t, view ? &*view : nullptr);
+    } else {
+        print_text(io.out, t);
+        if (view) print_policy(io.out, *view);
+    }
     return exit_ok;
 }
 
 std::string stats_usage() {
-    return "usage: ngfail stats FILE.jsonl [--json]\n"
+    return "usage: ngfail stats FILE.jsonl [--policy FILE [--rollouts-per-task N]] [--json]\n"
            "\n"
            "Aggregates rollout rows (one JSON object per line, with _ng_failure_id and\n"
            "_ng_failure_events as NeMo Gym's collection writes them): counts of failures by kind,\n"
            "by root cause (the deepest classified kind of its cause chain: what an agent_run_error\n"
            "hides), boundary and stage with bar charts, and the most common cause chains. Rows without a\n"
-           "failure count as successes; invalid rows are counted and the first few named on stderr.\n";
+           "failure count as successes; invalid rows are counted and the first few named on stderr.\n"
+           "\n"
+           "With --policy FILE (an outcome policy, see 'ngfail policy --help'): failures by class and\n"
+           "by action, each rollout's attempts and recovery state (scored, counted_zero, retryable,\n"
+           "exhausted, terminal, masked, missing), and two scores: with failures left out, and with\n"
+           "the policy's count_failure_classes_as_zero classes scored zero (metrics only). A rollout\n"
+           "is task_id + rollout (or _ng_task_index + _ng_rollout_index); rows are attempts in file\n"
+           "order. --rollouts-per-task N expects rollouts 0..N-1 of every task: absent ones are missing.\n";
 }
 
 }  // namespace ngfail::cli

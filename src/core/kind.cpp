@@ -367,6 +367,15 @@ std::error_code kind_from_name(std::string_view text) noexcept {
     }
 }
 
+std::optional<std::error_code> registered_kind(std::string_view text) noexcept {
+    if (const auto k = parse_kind(text)) return make_error_code(*k);
+    try {
+        return registered_extension_code(text);
+    } catch (...) {
+        return std::nullopt;
+    }
+}
+
 warning_sink set_warning_sink(warning_sink sink) {
     auto replacement = sink ? std::make_shared<const warning_sink>(std::move(sink)) : nullptr;
     auto& w = warnings();

@@ -1,0 +1,169 @@
+#include <ngfail/policy/rollout_rows.hpp>
+
+#include <ngfail/json.hpp>
+#include <ngfail/sandbox.hpp>
+
+#include <boost/json/serialize.hpp>
+
+#include <algorithm>
+
+namespace ngfail::policy {
+namespace {
+
+constexpr std::string_view omitted_key = "_ng_omitted_rollout";
+constexpr std::string_view masked_key = "mask_sample";
+
+std::optional<bool> bool_at(const boost::json::object& row, std::string_view key) noexcept {
+    const auto* v = row.if_contains(key);
+    return v && v->is_bool() ? std::optional<bool>(v->get_bool()) : std::nullopt;
+}
+
+std::optional<std::string> identity_part(const boost::json::object& row, std::string_view gym_key,
+                                         std::string_view plain_key) {
+    const auto* v = row.if_contains(gym_key);
+    if (!v) v = row.if_contains(plain_key);
+    if (!v || v->is_null() || v->is_object() || v->is_array()) return std::nullopt;
+    return v->is_string() ? std::string(v->get_string()) : boost::json::serialize(*v);
+}
+
+std::optional<double> reward_of(const boost::json::object& row) noexcept {
+    const auto* v = row.if_contains("reward");
+    if (!v || !v->is_number()) return std::nullopt;
+    return v->to_number<double>();
+}
+
+failure_evidence evidence_of(const event_record& r) noexcept {
+    const auto* sandbox = std::get_if<sandbox_details>(&r.details);
+    return {.kind = r.code,
+            .http_status = r.http_status,
+            .stage = r.stage,
+            .delivery = sandbox ? sandbox->delivery : std::nullopt,
+            .id = r.id};
+}
+
+bool failed_state(recovery_state s) noexcept {
+    return s == recovery_state::retryable || s == recovery_state::exhausted || s == recovery_state::terminal;
+}
+
+}  // namespace
+
+void save_decision(boost::json::object& row, const outcome_decision& d, const outcome_policy& policy) {
+    row[failure_class_key] = class_name(d, policy);
+    row[failure_terminal_key] = d.terminal;
+    row[failure_counts_as_zero_key] = d.counts_as_zero;
+}
+
+bool is_counted_zero(const boost::json::object& row) noexcept {
+    return bool_at(row, failure_counts_as_zero_key).value_or(false);
+}
+
+std::string_view name(recovery_state s) noexcept {
+    static constexpr std::array<std::string_view, recovery_state_count> names{
+        "scored", "counted_zero", "retryable", "exhausted", "terminal", "masked", "missing"};
+    return names[static_cast<std::size_t>(s)];
+}
+
+recovery_view::recovery_view(const outcome_policy& policy, std::optional<int> rollouts_per_task)
+    : policy_(&policy), rollouts_per_task_(rollouts_per_task) {}
+
+result<void> recovery_view::add(const boost::json::object& row) {
+    auto task = identity_part(row, "_ng_task_index", "task_id");
+    auto index = identity_part(row, "_ng_rollout_index", "rollout");
+    if (!task || !index) {
+        return failure(kind::protocol_violation, "the row names no rollout (_ng_task_index and _ng_rollout_index, "
+                                                 "or task_id and rollout)");
+    }
+    auto report = rollout_report(row);
+    if (!report) return report.error();
+    missing_filled_ = false;
+    rollout_status& status = rollouts_[rollout_key{std::move(*task), std::move(*index)}];
+    if (bool_at(row, omitted_key).value_or(false)) return boost::outcome_v2::success();  // neither a failure nor an attempt
+
+    ++status.attempts;
+    status.reward = reward_of(row);
+    status.failure_class.clear();
+    const bool counted_zero = is_counted_zero(row);
+    if (!report.value().failure_id) {
+        status.state = counted_zero                                 ? recovery_state::counted_zero
+                       : bool_at(row, masked_key).value_or(false) ? recovery_state::masked
+                                                                   : recovery_state::scored;
+        return boost::outcome_v2::success();
+    }
+
+    const event_record& own = report.value().events.at(*report.value().failure_id);
+    // A row that kept the model's response can be re-graded.
+    const outcome_decision d = choose_action(*policy_, evidence_of(own), {.saved_answer = row.contains("response")});
+    // What the boundary saved at the time wins over what this policy would say now.
+    const auto* saved_class = row.if_contains(failure_class_key);
+    status.failure_class = saved_class && saved_class->is_string() ? std::string(saved_class->get_string())
+                                                                   : std::string(class_name(d, *policy_));
+    const bool terminal = bool_at(row, failure_terminal_key).value_or(d.terminal);
+    const bool zero = bool_at(row, failure_counts_as_zero_key).value_or(d.counts_as_zero);
+    status.action = zero ? outcome_action::count_as_zero
+                    : terminal && d.action == outcome_action::retry ? outcome_action::fail
+                                                                     : d.action;
+    status.state = zero       ? recovery_state::counted_zero
+                   : terminal ? recovery_state::terminal
+                   : status.attempts < policy_->max_rollout_attempts ? recovery_state::retryable
+                                                                      : recovery_state::exhausted;
+    ++by_class_[status.failure_class];
+    ++by_action_[std::string(name(status.action))];
+    return boost::outcome_v2::success();
+}
+
+void recovery_view::fill_missing() const {
+    if (missing_filled_) return;
+    missing_filled_ = true;
+    if (!rollouts_per_task_) return;
+    std::vector<std::string> tasks;
+    for (const auto& [key, status] : rollouts_) {
+        if (tasks.empty() || tasks.back() != key.task) tasks.push_back(key.task);
+    }
+    for (const auto& task : tasks) {
+        for (int i = 0; i < *rollouts_per_task_; ++i) rollouts_.try_emplace(rollout_key{task, std::to_string(i)});
+    }
+}
+
+const std::map<rollout_key, rollout_status>& recovery_view::rollouts() const {
+    fill_missing();
+    return rollouts_;
+}
+
+std::array<std::size_t, recovery_state_count> recovery_view::by_state() const {
+    std::array<std::size_t, recovery_state_count> counts{};
+    for (const auto& [key, status] : rollouts()) ++counts[static_cast<std::size_t>(status.state)];
+    return counts;
+}
+
+recovery_view::score recovery_view::score_excluding_failures() const {
+    score s;
+    double total = 0;
+    for (const auto& [key, status] : rollouts()) {
+        if (status.state == recovery_state::scored) {
+            total += status.reward.value_or(0);
+            ++s.rollouts;
+        } else if (status.state == recovery_state::counted_zero) {
+            ++s.rollouts;
+        }
+    }
+    s.mean = s.rollouts ? total / static_cast<double>(s.rollouts) : 0;
+    return s;
+}
+
+recovery_view::score recovery_view::score_with_counted_zeros() const {
+    score s = score_excluding_failures();
+    const double total = s.mean * static_cast<double>(s.rollouts);
+    for (const auto& entry : rollouts()) {
+        const rollout_status& status = entry.second;
+        const bool counted_class =
+            failed_state(status.state) &&
+            std::any_of(policy_->count_as_zero_classes.begin(), policy_->count_as_zero_classes.end(),
+                        [&](class_id c) { return policy_->class_name(c) == status.failure_class; });
+        const bool counted_missing = status.state == recovery_state::missing && policy_->count_missing_as_zero;
+        if (counted_class || counted_missing) ++s.rollouts;
+    }
+    s.mean = s.rollouts ? total / static_cast<double>(s.rollouts) : 0;
+    return s;
+}
+
+}  // namespace ngfail::policy

@@ -1,0 +1,105 @@
+// Decisions saved in rows, and the recovery view of a run: every state, both scores.
+#include <ngfail/json.hpp>
+#include <ngfail/policy/policy_file.hpp>
+#include <ngfail/policy/rollout_rows.hpp>
+
+#include <boost/json.hpp>
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+namespace {
+
+using namespace ngfail::policy;
+using ngfail::kind;
+
+boost::json::object failed_row(std::string task, int rollout, kind k, std::optional<int> status = {}) {
+    boost::json::object row{{"task_id", std::move(task)}, {"rollout", rollout}};
+    ngfail::set_rollout_report(
+        row, ngfail::report_for(ngfail::failure(ngfail::event_info{.kind = make_error_code(k), .http_status = status})));
+    return row;
+}
+
+boost::json::object scored_row(std::string task, int rollout, double reward) {
+    return {{"task_id", std::move(task)}, {"rollout", rollout}, {"reward", reward}};
+}
+
+TEST(rollout_rows, a_saved_decision_reads_back) {
+    const auto& p = outcome_policy::defaults();
+    auto row = failed_row("t", 0, kind::agent_timeout);
+    const auto d = choose_action(p, failure_evidence{.kind = make_error_code(kind::agent_timeout)});
+    save_decision(row, d, p);
+    EXPECT_EQ(row.at(failure_class_key), "agent_timeout");
+    EXPECT_EQ(row.at(failure_terminal_key), true);
+    EXPECT_TRUE(is_counted_zero(row));
+    EXPECT_FALSE(is_counted_zero(scored_row("t", 1, 0.0)));
+    row[failure_counts_as_zero_key] = "yes";
+    EXPECT_FALSE(is_counted_zero(row)) << "only a JSON true is a saved zero";
+}
+
+TEST(rollout_rows, attempts_decide_between_retryable_and_exhausted) {
+    outcome_policy p = outcome_policy::defaults();
+    p.max_rollout_attempts = 2;
+    recovery_view view(p);
+    ASSERT_TRUE(view.add(failed_row("t", 0, kind::transport_peer_drop)));
+    EXPECT_EQ(view.rollouts().begin()->second.state, recovery_state::retryable);
+    ASSERT_TRUE(view.add(failed_row("t", 0, kind::transport_peer_drop)));
+    EXPECT_EQ(view.rollouts().begin()->second.state, recovery_state::exhausted);
+    EXPECT_EQ(view.rollouts().begin()->second.attempts, 2);
+    ASSERT_TRUE(view.add(scored_row("t", 0, 1.0)));
+    EXPECT_EQ(view.rollouts().begin()->second.state, recovery_state::scored) << "the last row decides";
+}
+
+TEST(rollout_rows, a_row_without_identity_or_with_a_broken_report_is_refused) {
+    recovery_view view(outcome_policy::defaults());
+    EXPECT_FALSE(view.add(boost::json::object{{"reward", 1.0}}));
+    EXPECT_FALSE(view.add(boost::json::object{{"task_id", "t"}, {"rollout", 0}, {"_ng_failure_id", "nope"}}));
+    EXPECT_TRUE(view.add(boost::json::object{{"_ng_task_index", 3}, {"_ng_rollout_index", 1}}));
+    EXPECT_EQ(view.rollouts().begin()->first, (rollout_key{"3", "1"}));
+}
+
+TEST(rollout_rows, expected_rollouts_without_rows_are_missing) {
+    outcome_policy p = outcome_policy::defaults();
+    p.count_missing_as_zero = true;
+    recovery_view view(p, 3);
+    ASSERT_TRUE(view.add(scored_row("t", 0, 1.0)));
+    ASSERT_TRUE(view.add(scored_row("t", 2, 1.0)));
+    const auto states = view.by_state();
+    EXPECT_EQ(states[static_cast<std::size_t>(recovery_state::missing)], 1U);
+    EXPECT_DOUBLE_EQ(view.score_excluding_failures().mean, 1.0);
+    EXPECT_NEAR(view.score_with_counted_zeros().mean, 2.0 / 3.0, 1e-12);
+}
+
+TEST(rollout_rows, the_example_run_has_every_state_and_both_scores) {
+    const auto policy = load_outcome_policy(NGFAIL_EXAMPLES_DATA "/outcome_policy.yaml");
+    ASSERT_TRUE(policy) << policy.error().reason();
+    recovery_view view(policy.value());
+    std::ifstream in(NGFAIL_EXAMPLES_DATA "/policy_rollouts.jsonl");
+    std::string line;
+    while (std::getline(in, line)) {
+        const auto added = view.add(boost::json::parse(line).as_object());
+        ASSERT_TRUE(added) << added.error().reason();
+    }
+    const auto states = view.by_state();
+    for (std::size_t s = 0; s < recovery_state_count; ++s) {
+        EXPECT_GT(states[s], 0U) << name(static_cast<recovery_state>(s));
+    }
+    const auto state_of = [&](std::string task, std::string index) {
+        return view.rollouts().at(rollout_key{std::move(task), std::move(index)});
+    };
+    EXPECT_EQ(state_of("task-2", "0").state, recovery_state::exhausted);
+    EXPECT_EQ(state_of("task-2", "0").attempts, 3);
+    EXPECT_EQ(state_of("task-2", "1").state, recovery_state::terminal);
+    EXPECT_EQ(state_of("task-5", "0").state, recovery_state::counted_zero) << "decided by the file's kind rule";
+    EXPECT_EQ(state_of("task-5", "1").action, outcome_action::verify) << "the row kept its response";
+    EXPECT_EQ(state_of("task-4", "1").attempts, 2);
+    EXPECT_EQ(state_of("task-4", "0").failure_class, "agent_run_error");
+
+    // Scored: 1, 0, 1 and two counted zeros → 2 / 5; the agent_run_error rollout as a zero → 2 / 6.
+    EXPECT_EQ(view.score_excluding_failures().rollouts, 5U);
+    EXPECT_DOUBLE_EQ(view.score_excluding_failures().mean, 0.4);
+    EXPECT_EQ(view.score_with_counted_zeros().rollouts, 6U);
+    EXPECT_DOUBLE_EQ(view.score_with_counted_zeros().mean, 2.0 / 6.0);
+}
+
+}  // namespace
