@@ -67,6 +67,8 @@ struct event_type_for<sandbox_details> {
 // The delivery a failure records (a sandbox failure's); none when it records none, or is
 // not a sandbox failure.
 [[nodiscard]] std::optional<delivery> delivery_of(const failure& f) noexcept;
+// The same for a record's details (a report's `event_record::details`, say).
+[[nodiscard]] std::optional<delivery> delivery_of(const event_details& details) noexcept;
 
 // The same record as `sandbox_failure(facts)` would carry, as a failure; never throws.
 [[nodiscard]] failure make_sandbox_failure(sandbox_facts facts) noexcept;

@@ -186,7 +186,7 @@ outcome play_recovered(embedded_server& server, client& retrying) {
     if (created && !report.failure_id && !chains.empty()) {
         const event_record& attempt = *chains.front().levels.front();
         o.kind_name = attempt.kind;
-        if (const auto* d = std::get_if<sandbox_details>(&attempt.details); d && d->delivery) o.delivery = name(*d->delivery);
+        if (const auto d = delivery_of(attempt.details)) o.delivery = name(*d);
         for (const event_record* r : chains.front().levels) o.chain.push_back(r->kind);
         o.thrown = true;         // nothing to throw: the call succeeded
         o.result_agrees = true;  // and try_create returned the sandbox

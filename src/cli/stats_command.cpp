@@ -156,8 +156,8 @@ std::string rollout_name(const policy::rollout_key& key) { return key.task + " #
 
 void print_policy(std::ostream& out, const policy::recovery_view& view) {
     const style s = style::for_stdout();
-    print_bars(out, "failures by class (the policy's)", counts(view.failures_by_class().begin(), view.failures_by_class().end()), s);
-    print_bars(out, "failures by action", counts(view.failures_by_action().begin(), view.failures_by_action().end()), s);
+    print_bars(out, "failures by class (the policy's)", view.failures_by_class(), s);
+    print_bars(out, "failures by action", view.failures_by_action(), s);
     counts states;
     const auto by_state = view.by_state();
     for (std::size_t i = 0; i < by_state.size(); ++i) {
@@ -211,8 +211,8 @@ boost::json::object policy_json(const policy::recovery_view& view) {
     const auto score = [](const policy::recovery_view::score& s) {
         return boost::json::object{{"mean", s.mean}, {"rollouts", s.rollouts}};
     };
-    return {{"by_class", as_json(counts(view.failures_by_class().begin(), view.failures_by_class().end()))},
-            {"by_action", as_json(counts(view.failures_by_action().begin(), view.failures_by_action().end()))},
+    return {{"by_class", as_json(view.failures_by_class())},
+            {"by_action", as_json(view.failures_by_action())},
             {"by_recovery_state", std::move(states)},
             {"rollouts", std::move(rollouts)},
             {"score_failures_excluded", score(view.score_excluding_failures())},

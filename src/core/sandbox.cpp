@@ -50,10 +50,12 @@ sandbox_failure::sandbox_failure(sandbox_facts facts) : failure_event(sandbox_re
 
 const sandbox_details& sandbox_failure::sandbox() const noexcept { return std::get<sandbox_details>(details()); }
 
-std::optional<delivery> delivery_of(const failure& f) noexcept {
-    const auto* sandbox = std::get_if<sandbox_details>(&f.details());
+std::optional<delivery> delivery_of(const event_details& details) noexcept {
+    const auto* sandbox = std::get_if<sandbox_details>(&details);
     return sandbox ? sandbox->delivery : std::nullopt;
 }
+
+std::optional<delivery> delivery_of(const failure& f) noexcept { return delivery_of(f.details()); }
 
 failure make_sandbox_failure(sandbox_facts facts) noexcept {
     const std::error_code kind = facts.kind;

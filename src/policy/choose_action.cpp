@@ -15,10 +15,8 @@ const rule_outcome* find_in(const action_table& table, const failure_evidence& e
         return outcome;
     };
     const rule_outcome* outcome = nullptr;
-    if (e.http_status) {
-        (outcome = attempt(rule_key::status(*e.http_status))) ||
-            (outcome = attempt(rule_key::status_class(*e.http_status / 100)));
-    }
+    if (e.http_status) outcome = attempt(rule_key::status(*e.http_status));
+    if (!outcome && e.http_status) outcome = attempt(rule_key::status_class(*e.http_status / 100));
     if (!outcome) outcome = attempt(rule_key::of(e.kind));
     if (!outcome && e.kind.category() == kind_category()) {
         if (const auto d = domain_of(static_cast<kind>(e.kind.value()))) outcome = attempt(rule_key::of(*d));

@@ -33,12 +33,7 @@ std::optional<double> reward_of(const boost::json::object& row) noexcept {
 }
 
 failure_evidence evidence_of(const event_record& r) noexcept {
-    const auto* sandbox = std::get_if<sandbox_details>(&r.details);
-    return {.kind = r.code,
-            .http_status = r.http_status,
-            .stage = r.stage,
-            .delivery = sandbox ? sandbox->delivery : std::nullopt,
-            .id = r.id};
+    return {.kind = r.code, .http_status = r.http_status, .stage = r.stage, .delivery = delivery_of(r.details), .id = r.id};
 }
 
 bool failed_state(recovery_state s) noexcept {
@@ -75,7 +70,13 @@ result<void> recovery_view::add(const boost::json::object& row) {
     }
     auto report = rollout_report(row);
     if (!report) return report.error();
-    missing_filled_ = false;
+    // A task seen for the first time brings its expected rollouts, missing until a row comes.
+    if (rollouts_per_task_) {
+        const auto first = rollouts_.lower_bound(rollout_key{*task, {}});
+        if (first == rollouts_.end() || first->first.task != *task) {
+            for (int i = 0; i < *rollouts_per_task_; ++i) rollouts_.try_emplace(rollout_key{*task, std::to_string(i)});
+        }
+    }
     rollout_status& status = rollouts_[rollout_key{std::move(*task), std::move(*index)}];
     if (bool_at(row, omitted_key).value_or(false)) return boost::outcome_v2::success();  // neither a failure nor an attempt
 
@@ -109,24 +110,6 @@ result<void> recovery_view::add(const boost::json::object& row) {
     ++by_class_[status.failure_class];
     ++by_action_[std::string(name(status.action))];
     return boost::outcome_v2::success();
-}
-
-void recovery_view::fill_missing() const {
-    if (missing_filled_) return;
-    missing_filled_ = true;
-    if (!rollouts_per_task_) return;
-    std::vector<std::string> tasks;
-    for (const auto& [key, status] : rollouts_) {
-        if (tasks.empty() || tasks.back() != key.task) tasks.push_back(key.task);
-    }
-    for (const auto& task : tasks) {
-        for (int i = 0; i < *rollouts_per_task_; ++i) rollouts_.try_emplace(rollout_key{task, std::to_string(i)});
-    }
-}
-
-const std::map<rollout_key, rollout_status>& recovery_view::rollouts() const {
-    fill_missing();
-    return rollouts_;
 }
 
 std::array<std::size_t, recovery_state_count> recovery_view::by_state() const {

@@ -83,7 +83,7 @@ public:
     // Adds one row. A row whose report cannot be read, or with no identity, is refused.
     [[nodiscard]] result<void> add(const boost::json::object& row);
 
-    [[nodiscard]] const std::map<rollout_key, rollout_status>& rollouts() const;
+    [[nodiscard]] const std::map<rollout_key, rollout_status>& rollouts() const noexcept { return rollouts_; }
     [[nodiscard]] std::array<std::size_t, recovery_state_count> by_state() const;
     [[nodiscard]] const std::map<std::string, std::size_t>& failures_by_class() const noexcept { return by_class_; }
     [[nodiscard]] const std::map<std::string, std::size_t>& failures_by_action() const noexcept {
@@ -101,12 +101,9 @@ public:
     [[nodiscard]] score score_with_counted_zeros() const;
 
 private:
-    void fill_missing() const;
-
     const outcome_policy* policy_;
     std::optional<int> rollouts_per_task_;
-    mutable std::map<rollout_key, rollout_status> rollouts_;
-    mutable bool missing_filled_ = false;
+    std::map<rollout_key, rollout_status> rollouts_;
     std::map<std::string, std::size_t> by_class_;
     std::map<std::string, std::size_t> by_action_;
 };
