@@ -425,6 +425,56 @@ TEST_P(opensandbox_e2e, an_answer_is_not_retried_even_for_an_idempotent_get) {
     EXPECT_EQ(server.requests() - before, 1u) << "a command killed by a signal stays killed: no second ask";
 }
 
+// One logical request, one budget: the client's retries spend the caller's allowance.
+void inject_429_drop_503(embedded_server& server) {
+    server.inject(fault::http_error("get", 429, "RATE_LIMITED", "slow down"));
+    server.inject({.operation = "get", .what = action::stall, .stall_for = 20ms});  // then closes: a drop
+    server.inject(fault::http_error("get", 503, "SERVICE_UNAVAILABLE", "busy"));
+}
+
+TEST_P(opensandbox_e2e, a_429_a_drop_and_a_503_spend_one_allowance) {
+    const auto id = new_sandbox();
+    inject_429_drop_503(server);
+    ngfail::policy::retry_allowance budget({.attempts = 3, .base_delay = 1ms, .max_delay = 1ms});
+    const std::size_t before = server.requests();
+    const auto r = sandboxes.try_get(id, {.allowance = &budget});  // the client's own retries are off
+    ASSERT_TRUE(r.has_error());
+    EXPECT_EQ(r.error().code(), kind::provider_unavailable) << r.error().what();
+    EXPECT_EQ(server.requests() - before, 3u) << "three attempts in all, counted by the server";
+    ASSERT_EQ(budget.attempts().size(), 3u);
+    EXPECT_EQ(budget.attempts()[0].code(), kind::provider_quota_exhausted);
+    EXPECT_EQ(budget.attempts()[1].code(), ngfail::domain::transport);
+    EXPECT_TRUE(budget.spent()) << "an outer loop sharing it stops instead of starting a budget of its own";
+    EXPECT_EQ(budget.next_delay(), std::nullopt);
+
+    inject_429_drop_503(server);
+    ngfail::policy::retry_allowance roomier({.attempts = 4, .base_delay = 1ms, .max_delay = 1ms});
+    const std::size_t again = server.requests();
+    EXPECT_TRUE(sandboxes.try_get(id, {.allowance = &roomier}).has_value());
+    EXPECT_EQ(server.requests() - again, 4u);
+}
+
+TEST_P(opensandbox_e2e, no_allowance_repeats_a_possibly_delivered_create_or_exec) {
+    const auto id = new_sandbox();
+    ngfail::policy::retry_allowance generous({.attempts = 10, .base_delay = 1ms, .max_delay = 1ms});
+    server.inject(fault::exec(action::drop_after_init));
+    server.inject(fault::exec(action::signal_exit));  // what a second exec would meet
+    const auto exec = sandboxes.try_exec(id, {.command = "touch /tmp/x"}, {.allowance = &generous});
+    ASSERT_TRUE(exec.has_error());
+    EXPECT_EQ(delivery_of(exec.error()), delivery::delivered) << "init came: the command started";
+    const auto next = sandboxes.try_exec(id, {.command = "true"});
+    ASSERT_TRUE(next.has_error()) << "the second fault is still queued: the command was not sent again";
+    EXPECT_EQ(next.error().code(), kind::provider_command_terminated);
+
+    server.inject({.operation = "create", .what = action::stall, .stall_for = 20ms});  // the reply is lost
+    const std::size_t before = server.requests();
+    const auto created = sandboxes.try_create({}, {.allowance = &generous});
+    ASSERT_TRUE(created.has_error());
+    EXPECT_EQ(delivery_of(created.error()), delivery::possibly_delivered);
+    EXPECT_EQ(server.requests() - before, 1u) << "a sandbox may exist: none is created twice";
+    EXPECT_EQ(generous.attempts_made(), 1) << "nothing was spent";
+}
+
 TEST_P(opensandbox_e2e, retries_are_off_by_default) {
     server.inject(fault::http_error("create", 502, "BACKEND_CONNECTION_FAILED", "once"));
     EXPECT_TRUE(sandboxes.try_create({}).has_error());

@@ -43,6 +43,7 @@
 
 #include <ngfail/opensandbox/asio_errors.hpp>
 #include <ngfail/opensandbox/classify.hpp>
+#include <ngfail/policy/retry_allowance.hpp>
 #include <ngfail/result.hpp>
 #include <ngfail/transport.hpp>  // the log in call_options; and what code written against it used
 
@@ -74,9 +75,12 @@ namespace detail {
 struct client_state;  // what the operations share; defined with them
 }  // namespace detail
 
+// The client's own retry budget for each call, unless `call_options::allowance` brings the
+// caller's. Waits are full jitter: uniform in [0, min(max_backoff, backoff · 2^retries)], or
+// what the server's Retry-After asks (capped at max_backoff).
 struct retry_policy {
     int max_attempts = 1;                          // 1: no retries
-    std::chrono::milliseconds backoff{50};         // between attempts, unless Retry-After says more
+    std::chrono::milliseconds backoff{50};         // the first wait's ceiling; doubles with each retry
     std::chrono::milliseconds max_backoff{2000};   // cap on any wait, Retry-After included
 };
 
@@ -116,6 +120,12 @@ struct client_options {
 struct call_options {
     std::optional<std::chrono::milliseconds> timeout{};
     request_failure_log* log = nullptr;  // receives every failed attempt that was retried
+    // The caller's budget for this logical request, shared with the caller's own retry loop
+    // (<ngfail/policy/retry_allowance.hpp>): the client's retries spend it instead of
+    // `client_options::retries`, record each failed attempt in it, and a Retry-After longer
+    // than what it has left ends the call now. Whatever it allows, the client repeats only
+    // what the operation's replay policy and the failure's delivery make safe.
+    policy::retry_allowance* allowance = nullptr;
 };
 
 struct create_request {

@@ -196,10 +196,10 @@ void scrub(observation& seen, const redactor& secrets) {
     }
 }
 
-std::chrono::milliseconds wait_before_retry(const observation& seen, const retry_policy& policy) {
-    const auto wanted = seen.retry_after ? std::chrono::duration_cast<std::chrono::milliseconds>(*seen.retry_after)
-                                         : policy.backoff;
-    return std::min(wanted, policy.max_backoff);
+std::optional<std::chrono::milliseconds> retry_after(const observation& seen, const retry_policy& policy, bool capped) {
+    if (!seen.retry_after) return std::nullopt;
+    const auto asked = std::chrono::duration_cast<std::chrono::milliseconds>(*seen.retry_after);
+    return capped ? std::min(asked, policy.max_backoff) : asked;
 }
 
 failure cancelled_before_retry(const observation& last) noexcept {

@@ -93,7 +93,11 @@ void describe(observation& seen, const std::exception_ptr& cause);
 // cause, an api_error, was scrubbed when it was made).
 void scrub(observation& seen, const redactor& secrets);
 
-[[nodiscard]] std::chrono::milliseconds wait_before_retry(const observation& seen, const retry_policy& policy);
+// The wait the server asked for, if any: capped at the client's max_backoff when the
+// client's own budget is spent, raw for a caller's allowance (which ends the call instead of
+// waiting past what it has left).
+[[nodiscard]] std::optional<std::chrono::milliseconds> retry_after(const observation& seen, const retry_policy& policy,
+                                                                   bool capped);
 
 // A retry is safe and may help: the operation's replay policy allows it for the failure's
 // delivery, and either nothing was sent or the failure is one a second try can cure (the
@@ -135,8 +139,13 @@ awaitable<result<T>> call(client_state& client, const call_options& per_call, op
         redactor secrets;
         secrets.add(client.options.api_key);
         if (problem) co_return refused_request(op, sandbox_id, *problem, secrets);
-        const int attempts = std::max(1, client.options.retries.max_attempts);
-        for (int n = 1;; ++n) {
+        const retry_policy& own = client.options.retries;
+        policy::retry_allowance per_call_budget({.attempts = std::max(1, own.max_attempts),
+                                                 .elapsed = std::chrono::milliseconds::max(),
+                                                 .base_delay = own.backoff,
+                                                 .max_delay = own.max_backoff});
+        policy::retry_allowance& budget = per_call.allowance ? *per_call.allowance : per_call_budget;
+        for (;;) {
             observation seen{.operation = std::string(name(op))};
             if (!sandbox_id.empty()) seen.sandbox_id = std::string(sandbox_id);
             const call_context context{client, client.options,
@@ -150,9 +159,12 @@ awaitable<result<T>> call(client_state& client, const call_options& per_call, op
             if (error) describe(seen, error);
             scrub(seen, secrets);
             failure f = to_failure(seen);
-            if (n >= attempts || !may_retry(f, op)) co_return f;
+            if (!may_retry(f, op)) co_return f;
+            budget.record(f);
+            const auto wait = budget.next_delay(retry_after(seen, own, per_call.allowance == nullptr));
+            if (!wait) co_return f;
             if (per_call.log) per_call.log->observe_failure(f);
-            asio::steady_timer pause(client.executor, wait_before_retry(seen, client.options.retries));
+            asio::steady_timer pause(client.executor, *wait);
             boost::system::error_code cancelled;
             co_await pause.async_wait(asio::redirect_error(asio::use_awaitable, cancelled));
             if (cancelled) co_return cancelled_before_retry(seen);
