@@ -410,6 +410,29 @@ TEST_P(opensandbox_e2e, an_idempotent_get_is_retried_after_a_server_fault_that_m
     EXPECT_EQ(std::get<ngfail::sandbox_details>(attempt->second.details).delivery, delivery::possibly_delivered);
 }
 
+TEST_P(opensandbox_e2e, a_get_that_fails_every_attempt_says_how_many_and_keeps_the_last_as_its_cause) {
+    auto retrying_options = options();
+    retrying_options.retries = {.max_attempts = 3, .backoff = 1ms};
+    client retrying(retrying_options);
+    const auto id = new_sandbox();
+    auto boom = fault::http_error("get", 503, "UNAVAILABLE", "busy");
+    boom.times = 3;
+    server.inject(boom);
+    ngfail::request_failure_log log;
+    const auto r = retrying.try_get(id, {.log = &log});
+    ASSERT_TRUE(r.has_error());
+    EXPECT_EQ(r.error().code(), kind::provider_unavailable) << "the last attempt's kind";
+    EXPECT_EQ(r.error().http_status(), 503);
+    EXPECT_THAT(std::string(r.error().reason()), testing::HasSubstr("after 3 attempts"));
+    ASSERT_TRUE(r.error().cause());
+    EXPECT_EQ(ngfail::delivery_of(r.error()), delivery::possibly_delivered) << "the last attempt's evidence";
+    const auto earlier = log.finish().events;
+    EXPECT_EQ(std::count_if(earlier.begin(), earlier.end(),
+                            [](const auto& e) { return e.second.kind == "provider_unavailable"; }),
+              2)
+        << "the two attempts before it";
+}
+
 TEST_P(opensandbox_e2e, an_answer_is_not_retried_even_for_an_idempotent_get) {
     auto retrying_options = options();
     retrying_options.retries = {.max_attempts = 3, .backoff = 1ms};
@@ -433,11 +456,16 @@ void inject_429_drop_503(embedded_server& server) {
 }
 
 TEST_P(opensandbox_e2e, a_429_a_drop_and_a_503_spend_one_allowance) {
+    // A connection of its own for each request: a drop on a kept-alive one would be taken for
+    // the server's idle close and sent again for free.
+    auto unpooled_options = options();
+    unpooled_options.max_idle_connections = 0;
+    client unpooled(unpooled_options);
     const auto id = new_sandbox();
     inject_429_drop_503(server);
     ngfail::policy::retry_allowance budget({.attempts = 3, .base_delay = 1ms, .max_delay = 1ms});
     const std::size_t before = server.requests();
-    const auto r = sandboxes.try_get(id, {.allowance = &budget});  // the client's own retries are off
+    const auto r = unpooled.try_get(id, {.allowance = &budget});  // the client's own retries are off
     ASSERT_TRUE(r.has_error());
     EXPECT_EQ(r.error().code(), kind::provider_unavailable) << r.error().what();
     EXPECT_EQ(server.requests() - before, 3u) << "three attempts in all, counted by the server";
@@ -450,7 +478,7 @@ TEST_P(opensandbox_e2e, a_429_a_drop_and_a_503_spend_one_allowance) {
     inject_429_drop_503(server);
     ngfail::policy::retry_allowance roomier({.attempts = 4, .base_delay = 1ms, .max_delay = 1ms});
     const std::size_t again = server.requests();
-    EXPECT_TRUE(sandboxes.try_get(id, {.allowance = &roomier}).has_value());
+    EXPECT_TRUE(unpooled.try_get(id, {.allowance = &roomier}).has_value());
     EXPECT_EQ(server.requests() - again, 4u);
 }
 
@@ -805,6 +833,58 @@ TEST(interim_replies, are_skipped_before_a_sandbox_and_an_exec_stream) {
     const auto ran = c.try_exec("sbx-1", {.command = "echo hi"});
     ASSERT_TRUE(ran) << ran.error().what();
     EXPECT_EQ(ran.value().stdout_text, "hi");
+}
+
+// A server that keeps its first connection alive after one answer, then reads the next
+// request on it and closes without a word: what a client meets when the server's idle
+// timeout fires as its request arrives. Later connections are answered and closed.
+struct closes_when_idle {
+    std::atomic<int> connections{0};
+    std::atomic<int> requests{0};
+    raw_server server{[this](int fd, const std::string& head) {
+        ++requests;
+        const std::string sandbox = R"({"id":"x","status":{"state":"Running"},"expiresAt":"2030-01-01T00:00:00Z"})";
+        if (connections++ > 0) {
+            raw_server::send_all(fd, raw_server::reply("200 OK", sandbox));
+            return;
+        }
+        (void)head;
+        raw_server::send_all(fd, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
+                                     std::to_string(sandbox.size()) + "\r\n\r\n" + sandbox);
+        if (raw_server::read_request(fd)) ++requests;
+    }};
+};
+
+TEST(kept_alive, a_get_that_meets_the_servers_idle_close_is_sent_again_on_a_fresh_connection) {
+    closes_when_idle idle;
+    client c({.port = idle.server.port(), .timeout = 5s});  // retries off: one attempt
+    ASSERT_TRUE(c.try_get("x"));
+    const auto again = c.try_get("x");
+    ASSERT_TRUE(again) << again.error().what();
+    EXPECT_EQ(idle.requests, 3) << "the first GET, the one the close met, and its repetition";
+    EXPECT_EQ(idle.connections, 2);
+}
+
+TEST(kept_alive, a_post_that_meets_it_is_not_sent_again_and_may_have_been_delivered) {
+    closes_when_idle idle;
+    client c({.port = idle.server.port(), .timeout = 5s});
+    ASSERT_TRUE(c.try_get("x"));
+    const auto renewed = c.try_renew("x", "2030-01-01T00:00:00Z");
+    ASSERT_FALSE(renewed) << "the server may have acted on it before closing";
+    EXPECT_EQ(renewed.error().code(), kind::transport_peer_drop) << renewed.error().what();
+    EXPECT_EQ(ngfail::delivery_of(renewed.error()), delivery::possibly_delivered);
+    EXPECT_EQ(idle.requests, 2);
+    EXPECT_EQ(idle.connections, 1);
+}
+
+TEST(kept_alive, a_fresh_connection_closed_without_an_answer_is_a_failure_not_a_repetition) {
+    std::atomic<int> requests{0};
+    raw_server server([&](int, const std::string&) { ++requests; });  // reads, then closes
+    client c({.port = server.port(), .timeout = 5s});
+    const auto got = c.try_get("x");
+    ASSERT_FALSE(got);
+    EXPECT_EQ(got.error().code(), kind::transport_peer_drop) << got.error().what();
+    EXPECT_EQ(requests, 1);
 }
 
 }  // namespace

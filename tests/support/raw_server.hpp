@@ -81,19 +81,8 @@ public:
         return head.substr(start, head.find("\r\n", start) - start);
     }
 
-private:
-    void serve() {
-        while (!stopping_) {
-            const int fd = ::accept(listener_, nullptr, nullptr);
-            if (fd < 0) continue;
-            if (!stopping_) {
-                if (auto line = read_request(fd)) handler_(fd, *line);
-            }
-            ::close(fd);
-        }
-    }
-
-    // Reads the request's head and its Content-Length body; returns the head.
+    // Reads a request's head and its Content-Length body; returns the head, or nothing when
+    // the peer closed first. A handler calls it for a further request on its connection.
     static std::optional<std::string> read_request(int fd) {
         std::string data;
         char buffer[4096];
@@ -113,6 +102,18 @@ private:
             data.append(buffer, static_cast<std::size_t>(n));
         }
         return data.substr(0, head_end);
+    }
+
+private:
+    void serve() {
+        while (!stopping_) {
+            const int fd = ::accept(listener_, nullptr, nullptr);
+            if (fd < 0) continue;
+            if (!stopping_) {
+                if (auto line = read_request(fd)) handler_(fd, *line);
+            }
+            ::close(fd);
+        }
     }
 
     handler handler_;

@@ -88,7 +88,7 @@ boost::asio::ssl::context& client_state::tls() {
 
 std::optional<call_context> call_context::within(std::chrono::milliseconds most) const {
     if (clock::now() >= deadline) return std::nullopt;
-    return call_context{shared, options, std::min(deadline, deadline_after(most)), secrets};
+    return call_context{shared, options, std::min(deadline, deadline_after(most)), secrets, replay};
 }
 
 std::string call_context::endpoint_path(std::string_view sandbox_id, int port) const {
@@ -115,20 +115,53 @@ awaitable<shared_route> call_context::execd_endpoint(std::string_view sandbox_id
     co_return route;
 }
 
-awaitable<lease> call_context::connect(const target& where) const {
+awaitable<lease> call_context::connect(const target& where, bool fresh) const {
     origin to = where;
-    if (auto kept = shared.pool.take(to)) co_return lease(shared.pool, std::move(to), std::move(kept));
-    auto fresh = std::make_unique<connection>(shared.executor, to.tls ? &shared.tls() : nullptr);
-    co_await fresh->open(to, deadline);
-    co_return lease(shared.pool, std::move(to), std::move(fresh));
+    if (!fresh) {
+        if (auto kept = shared.pool.take(to)) co_return lease(shared.pool, std::move(to), std::move(kept), true);
+    }
+    auto opened = std::make_unique<connection>(shared.executor, to.tls ? &shared.tls() : nullptr);
+    co_await opened->open(to, deadline);
+    co_return lease(shared.pool, std::move(to), std::move(opened), false);
 }
 
-awaitable<lease> call_context::connect_to_execd(std::string_view sandbox_id, const target& where) const {
+awaitable<lease> call_context::connect_to_execd(std::string_view sandbox_id, const target& where, bool fresh) const {
     try {
-        co_return co_await connect(where);
+        co_return co_await connect(where, fresh);
     } catch (const connection_error&) {
         shared.endpoints.forget(sandbox_id);  // it may have moved (a resumed sandbox)
         throw;
+    }
+}
+
+namespace {
+
+// How a server's close of an idle connection meets a request sent on it: the write fails,
+// or the read finds the end of the stream (or a reset) before any byte of a reply.
+bool closed_by_peer(const boost::system::error_code& ec) noexcept {
+    return ec == beast_http::error::end_of_stream || ec == asio::error::eof || ec == asio::error::connection_reset ||
+           ec == asio::error::broken_pipe || ec == asio::ssl::error::stream_truncated;
+}
+
+}  // namespace
+
+awaitable<string_response> call_context::exchange(beast_http::request<beast_http::string_body>& request,
+                                                  const target& where, std::string_view execd_sandbox) const {
+    const bool repeatable = request.method() == beast_http::verb::get ||
+                            request.method() == beast_http::verb::head || replay_allowed(replay, std::nullopt);
+    for (bool fresh = false;; fresh = true) {
+        std::optional<lease> on;
+        if (execd_sandbox.empty()) {
+            on.emplace(co_await connect(where, fresh));
+        } else {
+            on.emplace(co_await connect_to_execd(execd_sandbox, where, fresh));
+        }
+        try {
+            co_await (*on)->send(request, deadline);
+            co_return co_await (*on)->receive(options.max_body_bytes, deadline);
+        } catch (const connection_error& e) {
+            if (!repeatable || !on->reused() || (*on)->answered() || !closed_by_peer(e.code())) throw;
+        }
     }
 }
 
@@ -140,9 +173,7 @@ awaitable<json::value> call_context::lifecycle(beast_http::verb verb, std::strin
         req.set(beast_http::field::content_type, "application/json");
         req.body() = json::serialize(*body);
     }
-    const lease on = co_await connect(shared.lifecycle);
-    co_await on->send(req, deadline);
-    const string_response res = co_await on->receive(options.max_body_bytes, deadline);
+    const string_response res = co_await exchange(req, shared.lifecycle);
     if (res.result_int() >= 300) throw api_error_of(res.base(), res.body(), secrets);
     if (res.body().empty()) co_return nullptr;
     json::error_code ec;
@@ -158,9 +189,7 @@ awaitable<string_response> call_context::execd_call(std::string_view sandbox_id,
     auto req = execd_request<beast_http::string_body>(verb, route->where, route->endpoint, path);
     if (!content_type.empty()) req.set(beast_http::field::content_type, content_type);
     req.body() = std::move(body);
-    const lease on = co_await connect_to_execd(sandbox_id, route->where);
-    co_await on->send(req, deadline);
-    string_response res = co_await on->receive(options.max_body_bytes, deadline);
+    string_response res = co_await exchange(req, route->where, sandbox_id);
     if (res.result_int() >= 300) throw api_error_of(res.base(), res.body(), secrets);
     co_return res;
 }

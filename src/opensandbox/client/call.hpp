@@ -56,6 +56,7 @@ struct call_context {
     const client_options& options;
     clock::time_point deadline;
     redactor& secrets;  // what the request carried; scrubbed from everything recorded
+    replay_policy replay = replay_policy::before_delivery;  // the operation's
 
     // The rest of the call's time, capped at `most`: a step (a status probe, a clean-up)
     // never outlives the call's deadline.
@@ -67,13 +68,24 @@ struct call_context {
     // The endpoint of execd for a sandbox (cached), its credentials marked secret.
     [[nodiscard]] awaitable<shared_route> execd_endpoint(std::string_view sandbox_id) const;
 
-    // A connection to `where`: a kept-alive one, or a new one opened within the deadline.
-    // An https one needs `where` to be the server the caller meant (SNI, verification).
-    [[nodiscard]] awaitable<lease> connect(const target& where) const;
+    // A connection to `where`: a kept-alive one (unless `fresh`), or a new one opened within
+    // the deadline. An https one needs `where` to be the server the caller meant (SNI,
+    // verification).
+    [[nodiscard]] awaitable<lease> connect(const target& where, bool fresh = false) const;
 
     // A connection to a sandbox's execd endpoint; a failure to connect drops the cached
     // endpoint, so the next call asks the server again.
-    [[nodiscard]] awaitable<lease> connect_to_execd(std::string_view sandbox_id, const target& where) const;
+    [[nodiscard]] awaitable<lease> connect_to_execd(std::string_view sandbox_id, const target& where,
+                                                    bool fresh = false) const;
+
+    // Sends `request` to `where` (a sandbox's execd when `execd_sandbox` is set) and reads the
+    // whole reply. A kept-alive connection that the server closed without answering gets the
+    // request once more, on a fresh connection, when repeating it is safe: a GET or HEAD, or
+    // an operation whose replay policy allows any delivery (RFC 9110 §9.2.2). Servers close
+    // idle connections on their own clock, and a request that meets that close is not a
+    // failure of the request; anything else is never repeated here.
+    [[nodiscard]] awaitable<string_response> exchange(beast_http::request<beast_http::string_body>& request,
+                                                      const target& where, std::string_view execd_sandbox = {}) const;
 
     // A lifecycle request with the API key; error replies become api_errors.
     [[nodiscard]] awaitable<boost::json::value> lifecycle(beast_http::verb verb, std::string path,
@@ -149,7 +161,8 @@ awaitable<result<T>> call(client_state& client, const call_options& per_call, op
             observation seen{.operation = std::string(name(op))};
             if (!sandbox_id.empty()) seen.sandbox_id = std::string(sandbox_id);
             const call_context context{client, client.options,
-                                       deadline_after(per_call.timeout.value_or(client.options.timeout)), secrets};
+                                       deadline_after(per_call.timeout.value_or(client.options.timeout)), secrets,
+                                       traits(op).replay};
             std::exception_ptr error;
             try {
                 if (std::optional<T> value = co_await attempt(context, seen)) co_return std::move(*value);
@@ -162,6 +175,7 @@ awaitable<result<T>> call(client_state& client, const call_options& per_call, op
             if (!may_retry(f, op)) co_return f;
             budget.record(f);
             const auto wait = budget.next_delay(retry_after(seen, own, per_call.allowance == nullptr));
+            if (!wait && budget.attempts_made() > 1) co_return budget.exhausted(f);  // says how many
             if (!wait) co_return f;
             if (per_call.log) per_call.log->observe_failure(f);
             asio::steady_timer pause(client.executor, *wait);

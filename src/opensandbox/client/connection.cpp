@@ -87,6 +87,7 @@ awaitable<void> connection::read_final_header(std::optional<Parser>& slot, clock
             return beast_http::async_read_header(s, buffer_, parser, with_code(ec));
         });
         co_await std::move(operation);
+        if (parser.got_some()) answered_ = true;
         if (ec) fail(ec, phase::receive);
         if (!is_interim(parser.get().result_int())) co_return;
     }

@@ -77,6 +77,7 @@ public:
         request.keep_alive(true);
         request.prepare_payload();
         reusable_ = false;
+        answered_ = false;
         boost::system::error_code ec;
         expire_at(deadline);
         auto operation = on_stream([&](auto& s) {
@@ -121,6 +122,8 @@ public:
 
     // The last reply was read whole and the server keeps the connection open.
     [[nodiscard]] bool reusable() const noexcept { return reusable_; }
+    // The server sent at least one byte of a reply to the last request sent.
+    [[nodiscard]] bool answered() const noexcept { return answered_; }
 
     // An idle connection the server has not closed and sent nothing on: safe to send on.
     [[nodiscard]] bool still_open() noexcept;
@@ -155,6 +158,7 @@ private:
     beast::flat_buffer buffer_;
     std::string host_field_;
     bool reusable_ = false;
+    bool answered_ = false;
 };
 
 // Idle connections kept for reuse: at most `max_idle` per origin and `max_kept` in all (the
@@ -200,8 +204,9 @@ private:
 // reusable, closed otherwise.
 class lease {
 public:
-    lease(connection_pool& pool, origin to, std::unique_ptr<connection> c)
-        : pool_(&pool), to_(std::move(to)), c_(std::move(c)) {}
+    // `reused`: the connection was kept alive from an earlier exchange.
+    lease(connection_pool& pool, origin to, std::unique_ptr<connection> c, bool reused)
+        : pool_(&pool), to_(std::move(to)), c_(std::move(c)), reused_(reused) {}
     lease(lease&&) noexcept = default;
     lease& operator=(lease&&) noexcept = default;
     ~lease() {
@@ -209,11 +214,13 @@ public:
     }
 
     connection* operator->() const noexcept { return c_.get(); }
+    [[nodiscard]] bool reused() const noexcept { return reused_; }
 
 private:
     connection_pool* pool_;
     origin to_;
     std::unique_ptr<connection> c_;
+    bool reused_;
 };
 
 // The TLS settings a client's https connections share: the system CA store (or the given
