@@ -27,16 +27,14 @@ std::string outcome(const ngfail::result<T>& r) {
     return r ? "ok" : std::string(ngfail::kind_name(r.error().code()));
 }
 
-// One sandbox's life. Arguments are named before each co_await (see client.hpp on g++ 12).
+// One sandbox's life.
 asio::awaitable<void> one_sandbox(sandbox::client& sandboxes, int n, summary& seen) {
-    const sandbox::create_request request{.image = "python:3.11"};
-    const auto box = co_await sandboxes.async_create(request);
+    const auto box = co_await sandboxes.async_create({.image = "python:3.11"});
     if (!box) {
         ++seen["create: " + outcome(box)];
         co_return;
     }
-    const sandbox::command job{.command = "echo job " + std::to_string(n)};
-    const auto ran = co_await sandboxes.async_exec(box.value().id, job);
+    const auto ran = co_await sandboxes.async_exec(box.value().id, {.command = "echo job " + std::to_string(n)});
     ++seen["exec: " + outcome(ran)];
     (void)co_await sandboxes.async_kill(box.value().id);
 }

@@ -109,11 +109,10 @@ void first_sandbox(const std::string& url, const std::string& key) {
 
 // Thousands at once from one thread: the same calls as awaitables.
 asio::awaitable<void> many_at_once(ngfail::opensandbox::client& many, std::string id) {
-    const ngfail::opensandbox::command test{.command = "pytest -q"};
-    auto result = co_await many.async_exec(id, test);  // result<exec_result>
+    auto result = co_await many.async_exec(id, {.command = "pytest -q"});  // result<exec_result>
     std::cout << "awaited: " << (result ? "ok" : result.error().what()) << '\n';
     // Or through any Asio completion token: a callback, asio::deferred, asio::use_future.
-    many.complete(many.async_exec(id, test), [](ngfail::result<ngfail::opensandbox::exec_result> r) {
+    many.complete(many.async_exec(id, {.command = "pytest -q"}), [](ngfail::result<ngfail::opensandbox::exec_result> r) {
         std::cout << "called back: " << (r ? "ok" : r.error().what()) << '\n';
     });
 }

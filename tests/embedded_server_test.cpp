@@ -147,6 +147,18 @@ TEST(embedded_server, the_command_status_has_the_spec_fields) {
     EXPECT_TRUE(status.at("finished_at").is_string());
 }
 
+TEST(embedded_server, a_command_runs_with_its_envs_and_cwd_and_refuses_envs_that_are_not_strings) {
+    embedded_server s;
+    const std::string id = create(s);
+    const std::string path = "/sandboxes/" + id + "/proxy/44772/command";
+    const auto ran = call(s.port(), http::verb::post, path, R"({"command":"echo $GREETING && pwd","cwd":"/srv/app","envs":{"GREETING":"hi"}})");
+    ASSERT_EQ(ran.status, 200u);
+    EXPECT_NE(ran.body.find(R"("text":"hi\n/srv/app\n")"), std::string::npos) << ran.body;
+    const auto refused = call(s.port(), http::verb::post, path, R"({"command":"ls","envs":{"N":1}})");
+    EXPECT_EQ(refused.status, 400u);
+    EXPECT_EQ(call(s.port(), http::verb::post, path, R"({"command":"ls","envs":["A"]})").status, 400u);
+}
+
 // ---- the backend profiles and their named faults -------------------------------------------------
 
 struct profile_case {

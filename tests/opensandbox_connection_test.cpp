@@ -255,8 +255,7 @@ TEST(async_face, many_execs_at_once_on_one_thread_every_outcome_accounted_for) {
     const std::size_t threads_before = threads_now();
     for (int i = 0; i < execs; ++i) {
         asio::co_spawn(io, [&, i]() -> asio::awaitable<void> {
-            const command echo{.command = "echo " + std::to_string(i)};  // named: see the header's g++ 12 note
-            const auto r = co_await c.async_exec(id, echo);
+            const auto r = co_await c.async_exec(id, {.command = "echo " + std::to_string(i)});
             most_threads = std::max(most_threads, threads_now());
             if (r && r.value().stdout_text == std::to_string(i) + "\n") {
                 ++outcomes["ok"];

@@ -42,6 +42,7 @@
 #pragma once
 
 #include <ngfail/opensandbox/asio_errors.hpp>
+#include <ngfail/opensandbox/borrowed.hpp>
 #include <ngfail/opensandbox/classify.hpp>
 #include <ngfail/policy/retry_allowance.hpp>
 #include <ngfail/result.hpp>
@@ -59,6 +60,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/system/system_error.hpp>
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -128,11 +130,18 @@ struct call_options {
     policy::retry_allowance* allowance = nullptr;
 };
 
+// What `create` asks for unless told otherwise, as the official SDKs do.
+inline constexpr std::string_view default_image = "python:3.11";
+inline constexpr std::array<std::string_view, 3> default_entrypoint{"tail", "-f", "/dev/null"};
+inline constexpr std::array<string_pair, 2> default_resource_limits{{{"cpu", "500m"}, {"memory", "512Mi"}}};
+
+struct create_request_ref;
+
 struct create_request {
-    std::string image = "python:3.11";
-    std::vector<std::string> entrypoint{"tail", "-f", "/dev/null"};
+    std::string image{default_image};
+    std::vector<std::string> entrypoint{default_entrypoint.begin(), default_entrypoint.end()};
     std::optional<int> timeout_s{};
-    std::map<std::string, std::string> resource_limits{{"cpu", "500m"}, {"memory", "512Mi"}};
+    std::map<std::string, std::string> resource_limits{default_resource_limits.begin(), default_resource_limits.end()};
     std::map<std::string, std::string> metadata{};
     // `create` returns once the sandbox is usable, as the official SDK waits for it: the
     // sandbox Running and execd answering GET /ping, polled every `ready_poll` for at most
@@ -144,7 +153,31 @@ struct create_request {
     // A sandbox the create leaves Failed, Terminated or never ready is deleted, so that no
     // failed create leaves one behind; the failure's reason says whether the delete worked.
     bool delete_if_failed = true;
+
+    operator create_request_ref() const noexcept;  // NOLINT(google-explicit-constructor)
 };
+
+// A `create_request` borrowed, as `async_create` takes it (<ngfail/opensandbox/borrowed.hpp>
+// says why): the same fields and defaults, owning nothing, so that
+// `co_await sandboxes.async_create({.image = "python:3.12"})` is safe with every compiler.
+struct create_request_ref {
+    std::string_view image = default_image;
+    strings_ref entrypoint{default_entrypoint};
+    std::optional<int> timeout_s{};
+    string_map_ref resource_limits{default_resource_limits};
+    string_map_ref metadata{};
+    bool wait_until_ready = true;
+    std::chrono::milliseconds ready_timeout{30000};
+    std::chrono::milliseconds ready_poll{200};
+    bool delete_if_failed = true;
+
+    [[nodiscard]] create_request copy() const;
+};
+
+inline create_request::operator create_request_ref() const noexcept {
+    return {image, entrypoint, timeout_s, resource_limits, metadata, wait_until_ready, ready_timeout, ready_poll,
+            delete_if_failed};
+}
 
 struct sandbox_info {
     std::string id{};
@@ -157,6 +190,8 @@ struct endpoint_info {
     std::string endpoint{};  // host:port[/path]
     std::map<std::string, std::string> headers{};
 };
+
+struct command_ref;
 
 struct command {
     std::string command{};
@@ -171,12 +206,40 @@ struct command {
     std::optional<std::chrono::milliseconds> total_timeout{};
     // Output as it arrives, all of it (the result keeps at most `max_body_bytes`). A
     // callback that throws ends the exec as `cancelled`.
-    std::function<void(std::string_view)> on_stdout{};
-    std::function<void(std::string_view)> on_stderr{};
+    output_callback on_stdout{};
+    output_callback on_stderr{};
     // Run detached: `exec` returns once execd has started it (its `execution_id`, no exit
     // code); follow it with `exec_status`, `exec_logs` and `interrupt`.
     bool background = false;
+
+    operator command_ref() const noexcept;  // NOLINT(google-explicit-constructor)
 };
+
+// A `command` borrowed, as `async_exec` and `async_run_in_session` take it
+// (<ngfail/opensandbox/borrowed.hpp> says why): the same fields and defaults, owning nothing,
+// so that `co_await sandboxes.async_exec(id, {.command = "make " + target})` is safe with
+// every compiler. Output callbacks are copied when the operation is made.
+struct command_ref {
+    std::string_view command{};
+    std::optional<std::string_view> cwd{};
+    std::optional<std::chrono::milliseconds> timeout{};
+    string_map_ref envs{};
+    std::chrono::milliseconds idle_timeout{60000};
+    std::optional<std::chrono::milliseconds> total_timeout{};
+    callback_ref on_stdout{};
+    callback_ref on_stderr{};
+    bool background = false;
+
+    [[nodiscard]] struct command copy() const;
+};
+
+inline command::operator command_ref() const noexcept {
+    std::optional<std::string_view> borrowed_cwd;
+    if (cwd) borrowed_cwd = *cwd;
+    return {command, borrowed_cwd, timeout, envs, idle_timeout, total_timeout, on_stdout, on_stderr, background};
+}
+
+
 
 // What a command did. A non-zero exit is a normal result, not a failure.
 struct exec_result {
@@ -194,12 +257,28 @@ struct command_logs {
     std::size_t cursor = 0;
 };
 
+struct list_request_ref;
+
 struct list_request {
     std::vector<std::string> states{};  // any of these, in any case (none: every state)
     std::map<std::string, std::string> metadata{};  // every pair must match
     int page = 1;
     int page_size = 20;
+
+    operator list_request_ref() const noexcept;  // NOLINT(google-explicit-constructor)
 };
+
+// A `list_request` borrowed, as `async_list` takes it (<ngfail/opensandbox/borrowed.hpp>).
+struct list_request_ref {
+    strings_ref states{};
+    string_map_ref metadata{};
+    int page = 1;
+    int page_size = 20;
+
+    [[nodiscard]] list_request copy() const;
+};
+
+inline list_request::operator list_request_ref() const noexcept { return {states, metadata, page, page_size}; }
 
 // A file or directory as execd describes it (its FileInfo).
 struct entry_info {
@@ -330,20 +409,26 @@ public:
                                         const call_options& options = {}) noexcept;
 
     // The asynchronous face: the same calls as awaitables. Arguments are copied into the
-    // operation when it is made, so the awaitable may be stored and awaited later. With
-    // g++ 12, name a braced argument before the co_await (`const command c{…};
-    // co_await sandboxes.async_exec(id, c)`): it destroys an aggregate made inside a
-    // co_await expression twice.
+    // operation when it is made, so the awaitable may be stored and awaited later. Requests
+    // are taken borrowed (`command_ref`, `create_request_ref`, `list_request_ref`; a
+    // `command` converts), so a braced request written inside the `co_await` is safe:
+    //
+    //   auto r = co_await sandboxes.async_exec(id, {.command = "make " + target, .envs = env});
+    //
+    // With g++ 12, a braced list *inside* such a request (`.envs = {{"A", "1"}}`, a path list
+    // `{"/a", "/b"}`) does not compile in a `co_await` ("array used as initializer"); name it
+    // first. Lambdas written there should capture by reference (g++ 12 destroys a lambda's
+    // captured copies twice).
     template <class T>
     using awaitable = boost::asio::awaitable<result<T>>;
-    awaitable<sandbox_info> async_create(const create_request& request, const call_options& options = {});
+    awaitable<sandbox_info> async_create(const create_request_ref& request, const call_options& options = {});
     awaitable<sandbox_info> async_get(std::string_view sandbox_id, const call_options& options = {});
     awaitable<void> async_kill(std::string_view sandbox_id, const call_options& options = {});
     awaitable<std::string> async_renew(std::string_view sandbox_id, std::string_view expires_at,
                                        const call_options& options = {});
     awaitable<endpoint_info> async_endpoint(std::string_view sandbox_id, int port = 44772,
                                             const call_options& options = {});
-    awaitable<exec_result> async_exec(std::string_view sandbox_id, const command& cmd,
+    awaitable<exec_result> async_exec(std::string_view sandbox_id, const command_ref& cmd,
                                       const call_options& options = {});
     awaitable<command_status> async_exec_status(std::string_view sandbox_id, std::string_view execution_id,
                                                 const call_options& options = {});
@@ -352,10 +437,10 @@ public:
                                                 std::optional<std::string> cwd = std::nullopt,
                                                 const call_options& options = {});
     awaitable<exec_result> async_run_in_session(std::string_view sandbox_id, std::string_view session_id,
-                                                const command& cmd, const call_options& options = {});
+                                                const command_ref& cmd, const call_options& options = {});
     awaitable<void> async_delete_session(std::string_view sandbox_id, std::string_view session_id,
                                          const call_options& options = {});
-    awaitable<std::vector<sandbox_info>> async_list(const list_request& request = {},
+    awaitable<std::vector<sandbox_info>> async_list(const list_request_ref& request = {},
                                                     const call_options& options = {});
     awaitable<void> async_pause(std::string_view sandbox_id, const call_options& options = {});
     awaitable<void> async_resume(std::string_view sandbox_id, const call_options& options = {});

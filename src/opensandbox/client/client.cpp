@@ -17,10 +17,42 @@ client& client::operator=(client&&) noexcept = default;
 boost::asio::any_io_executor client::get_executor() const noexcept { return state_->executor; }
 std::size_t client::idle_connections() const { return state_->pool.idle(); }
 
+// ---- borrowed requests, copied when an operation is made ------------------------------------------
+
+create_request create_request_ref::copy() const {
+    return {.image = std::string(image),
+            .entrypoint = entrypoint.copy(),
+            .timeout_s = timeout_s,
+            .resource_limits = resource_limits.copy(),
+            .metadata = metadata.copy(),
+            .wait_until_ready = wait_until_ready,
+            .ready_timeout = ready_timeout,
+            .ready_poll = ready_poll,
+            .delete_if_failed = delete_if_failed};
+}
+
+struct command command_ref::copy() const {
+    std::optional<std::string> owned_cwd;
+    if (cwd) owned_cwd.emplace(*cwd);
+    return {.command = std::string(command),
+            .cwd = std::move(owned_cwd),
+            .timeout = timeout,
+            .envs = envs.copy(),
+            .idle_timeout = idle_timeout,
+            .total_timeout = total_timeout,
+            .on_stdout = on_stdout.copy(),
+            .on_stderr = on_stderr.copy(),
+            .background = background};
+}
+
+list_request list_request_ref::copy() const {
+    return {.states = states.copy(), .metadata = metadata.copy(), .page = page, .page_size = page_size};
+}
+
 // ---- asynchronous ---------------------------------------------------------------------------
 
-client::awaitable<sandbox_info> client::async_create(const create_request& request, const call_options& options) {
-    return create_operation(*state_, request, options);
+client::awaitable<sandbox_info> client::async_create(const create_request_ref& request, const call_options& options) {
+    return create_operation(*state_, request.copy(), options);
 }
 client::awaitable<sandbox_info> client::async_get(std::string_view sandbox_id, const call_options& options) {
     return get_operation(*state_, std::string(sandbox_id), options);
@@ -35,8 +67,9 @@ client::awaitable<std::string> client::async_renew(std::string_view sandbox_id, 
 client::awaitable<endpoint_info> client::async_endpoint(std::string_view sandbox_id, int port, const call_options& options) {
     return endpoint_operation(*state_, std::string(sandbox_id), port, options);
 }
-client::awaitable<exec_result> client::async_exec(std::string_view sandbox_id, const command& cmd, const call_options& options) {
-    return exec_operation(*state_, std::string(sandbox_id), cmd, options);
+client::awaitable<exec_result> client::async_exec(std::string_view sandbox_id, const command_ref& cmd,
+                                                  const call_options& options) {
+    return exec_operation(*state_, std::string(sandbox_id), cmd.copy(), options);
 }
 client::awaitable<command_status> client::async_exec_status(std::string_view sandbox_id, std::string_view execution_id,
                                                             const call_options& options) {
@@ -45,8 +78,9 @@ client::awaitable<command_status> client::async_exec_status(std::string_view san
 client::awaitable<void> client::async_ping(std::string_view sandbox_id, const call_options& options) {
     return ping_operation(*state_, std::string(sandbox_id), options);
 }
-client::awaitable<std::vector<sandbox_info>> client::async_list(const list_request& request, const call_options& options) {
-    return list_operation(*state_, request, options);
+client::awaitable<std::vector<sandbox_info>> client::async_list(const list_request_ref& request,
+                                                                const call_options& options) {
+    return list_operation(*state_, request.copy(), options);
 }
 client::awaitable<void> client::async_pause(std::string_view sandbox_id, const call_options& options) {
     return pause_operation(*state_, std::string(sandbox_id), options);
@@ -99,8 +133,8 @@ client::awaitable<std::string> client::async_create_session(std::string_view san
     return create_session_operation(*state_, std::string(sandbox_id), std::move(cwd), options);
 }
 client::awaitable<exec_result> client::async_run_in_session(std::string_view sandbox_id, std::string_view session_id,
-                                                            const command& cmd, const call_options& options) {
-    return run_in_session_operation(*state_, std::string(sandbox_id), std::string(session_id), cmd, options);
+                                                            const command_ref& cmd, const call_options& options) {
+    return run_in_session_operation(*state_, std::string(sandbox_id), std::string(session_id), cmd.copy(), options);
 }
 client::awaitable<void> client::async_delete_session(std::string_view sandbox_id, std::string_view session_id,
                                                      const call_options& options) {
@@ -110,7 +144,7 @@ client::awaitable<void> client::async_delete_session(std::string_view sandbox_id
 // ---- noexcept: the asynchronous operation, waited for ------------------------------------------------
 
 result<sandbox_info> client::try_create(const create_request& request, const call_options& options) noexcept {
-    return run_blocking(*state_, [&] { return async_create(request, options); });
+    return run_blocking(*state_, [&] { return create_operation(*state_, request, options); });
 }
 result<sandbox_info> client::try_get(std::string_view sandbox_id, const call_options& options) noexcept {
     return run_blocking(*state_, [&] { return async_get(sandbox_id, options); });
@@ -127,7 +161,7 @@ result<endpoint_info> client::try_endpoint(std::string_view sandbox_id, int port
 }
 result<exec_result> client::try_exec(std::string_view sandbox_id, const command& cmd,
                                      const call_options& options) noexcept {
-    return run_blocking(*state_, [&] { return async_exec(sandbox_id, cmd, options); });
+    return run_blocking(*state_, [&] { return exec_operation(*state_, std::string(sandbox_id), cmd, options); });
 }
 result<command_status> client::try_exec_status(std::string_view sandbox_id, std::string_view execution_id,
                                                const call_options& options) noexcept {
@@ -137,7 +171,7 @@ result<void> client::try_ping(std::string_view sandbox_id, const call_options& o
     return run_blocking(*state_, [&] { return async_ping(sandbox_id, options); });
 }
 result<std::vector<sandbox_info>> client::try_list(const list_request& request, const call_options& options) noexcept {
-    return run_blocking(*state_, [&] { return async_list(request, options); });
+    return run_blocking(*state_, [&] { return list_operation(*state_, request, options); });
 }
 result<void> client::try_pause(std::string_view sandbox_id, const call_options& options) noexcept {
     return run_blocking(*state_, [&] { return async_pause(sandbox_id, options); });
@@ -188,7 +222,9 @@ result<std::string> client::try_create_session(std::string_view sandbox_id, std:
 }
 result<exec_result> client::try_run_in_session(std::string_view sandbox_id, std::string_view session_id,
                                                const command& cmd, const call_options& options) noexcept {
-    return run_blocking(*state_, [&] { return async_run_in_session(sandbox_id, session_id, cmd, options); });
+    return run_blocking(*state_, [&] {
+        return run_in_session_operation(*state_, std::string(sandbox_id), std::string(session_id), cmd, options);
+    });
 }
 result<void> client::try_delete_session(std::string_view sandbox_id, std::string_view session_id,
                                         const call_options& options) noexcept {

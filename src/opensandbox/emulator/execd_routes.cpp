@@ -6,6 +6,8 @@
 
 #include <ngfail/event_id.hpp>
 
+#include <algorithm>
+
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -242,7 +244,27 @@ std::variant<run_request, std::string> run_request_of(const json::value& body) {
     }
     const auto timeout = exec_timeout(*o);
     if (!timeout) return std::string("timeout must be a whole number of milliseconds");
+    // execd decodes `envs` into a map of strings: anything else is a malformed body.
+    if (const json::value* envs = o->if_contains("envs"); envs && !envs->is_null()) {
+        const json::object* pairs = envs->if_object();
+        const auto not_text = [](const auto& pair) { return !pair.value().is_string(); };
+        if (!pairs || std::any_of(pairs->begin(), pairs->end(), not_text)) {
+            return std::string("error parsing request, MAYBE invalid body format. envs must map names to strings");
+        }
+    }
     return run_request{std::string(command->as_string()), *timeout, o};
+}
+
+// The shell a command runs in: the request's `cwd` and `envs`, as execd starts it.
+shell_state shell_of(const run_request& r) {
+    shell_state shell;
+    if (const json::value* cwd = r.body->if_contains("cwd"); cwd && cwd->is_string() && !cwd->as_string().empty()) {
+        shell.cwd = file_tree::normal(cwd->as_string());
+    }
+    if (const json::value* envs = r.body->if_contains("envs"); envs && envs->is_object()) {
+        for (const auto& [name, value] : envs->as_object()) shell.env[std::string(name)] = std::string(value.as_string());
+    }
+    return shell;
 }
 
 // Starts a run of `text`; answers the refusal itself (no sandbox, too many running) and
@@ -274,7 +296,8 @@ awaitable<void> exec(context& c, exchange& x, call& k) {
     const std::optional<command_run> run = co_await start_run(c, x, k, r.command, background);
     if (!run) co_return;
     const file_reader files = files_of(c, k);
-    const std::function<simulated_run()> plan = [&] { return simulate(r.command, files); };
+    shell_state shell = shell_of(r);
+    const std::function<simulated_run()> plan = [&] { return simulate(r.command, files, &shell); };
     co_await stream_run(c, x, k, *run, run->id, plan, background, r.timeout);
 }
 

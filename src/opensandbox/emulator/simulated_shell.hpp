@@ -1,7 +1,8 @@
 // What a command does in a simulated sandbox: `echo TEXT`, `exit N`, `sleep SECONDS`,
-// `cat FILE` (from the sandbox's in-memory file system), and in a bash session `cd DIR`,
-// `pwd` and `export NAME=VALUE` (with `$NAME` expanded); commands joined by `&&` or `;` run
-// in turn. Anything else prints what it would have run. No process is ever started.
+// `cat FILE` (from the sandbox's in-memory file system), and, given a shell (a bash
+// session's, or a command's own with its `cwd` and `envs`), `cd DIR`, `pwd` and
+// `export NAME=VALUE` (with `$NAME` expanded); commands joined by `&&` or `;` run in turn.
+// Anything else prints what it would have run. No process is ever started.
 #pragma once
 
 #include "sandboxes.hpp"
