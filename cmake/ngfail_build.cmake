@@ -21,6 +21,17 @@ function(ngfail_add_library name)
     set_property(GLOBAL APPEND PROPERTY NGFAIL_LIBRARIES ngfail_${name})
 endfunction()
 
+# LLVM's lld links ngfail's programs (test executables of 100-200 MB of debug information)
+# about six times faster than GNU ld: minutes of every CI run. Only when ngfail is the
+# project being built, and only when lld is there; any other linker still works.
+if(PROJECT_IS_TOP_LEVEL)
+    include(CheckLinkerFlag)
+    check_linker_flag(CXX -fuse-ld=lld NGFAIL_LINKER_LLD)
+    if(NGFAIL_LINKER_LLD)
+        add_link_options(-fuse-ld=lld)
+    endif()
+endif()
+
 # A program of ngfail's own (test, benchmark, fuzz target, example): built with the
 # project's settings, able to reach the private headers under src/, linked with LIBRARIES.
 function(ngfail_add_program target)
