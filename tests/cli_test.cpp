@@ -251,7 +251,7 @@ TEST(cli_stats, counts_the_sample_file_as_an_independent_count_does) {
     const std::string path = NGFAIL_EXAMPLES_DATA "/rollouts.jsonl";
     std::ifstream in(path);
     std::size_t rows = 0, failures = 0;
-    std::map<std::string, std::size_t> by_kind;
+    std::map<std::string, std::int64_t> by_kind;
     for (std::string line; std::getline(in, line);) {
         ++rows;
         const auto row = boost::json::parse(line).as_object();

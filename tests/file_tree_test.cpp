@@ -87,4 +87,57 @@ TEST(file_tree, directories_are_made_like_mkdir_p_and_removed_like_rm_rf) {
     EXPECT_TRUE(t.file("/a/file"));
 }
 
+TEST(file_tree, a_move_takes_a_file_or_a_whole_directory_and_makes_the_destinations_parents) {
+    file_tree t;
+    ASSERT_TRUE(t.put("/a/f.txt", "1").value);
+    ASSERT_TRUE(t.put("/a/b/g.txt", "2").value);
+    ASSERT_TRUE(t.put("/a-side", "3").value);
+    ASSERT_TRUE(t.move("/a/f.txt", "/x/y/f2.txt").value);
+    EXPECT_FALSE(t.file("/a/f.txt"));
+    EXPECT_EQ(*t.file("/x/y/f2.txt")->content, "1");
+    ASSERT_TRUE(t.move("/a", "/moved").value);
+    EXPECT_EQ(*t.file("/moved/b/g.txt")->content, "2");
+    EXPECT_TRUE(t.info("/moved/b").value->directory);
+    EXPECT_FALSE(t.info("/a").value);
+    EXPECT_TRUE(t.file("/a-side")) << "a sibling sharing the prefix stays";
+}
+
+TEST(file_tree, a_move_refuses_a_missing_source_a_taken_destination_and_a_move_into_itself) {
+    file_tree t;
+    ASSERT_TRUE(t.put("/d/f", "1").value);
+    ASSERT_TRUE(t.put("/e", "2").value);
+    EXPECT_EQ(t.move("/nope", "/z").error, fs_error::not_found);
+    EXPECT_EQ(t.move("/d/f", "/e").error, fs_error::exists);
+    EXPECT_EQ(t.move("/d", "/d/inner").error, fs_error::into_itself);
+    EXPECT_EQ(t.move("/d/f", "/e/under").error, fs_error::not_directory) << "its parent is a file";
+    EXPECT_EQ(*t.file("/d/f")->content, "1") << "nothing moved";
+}
+
+TEST(file_tree, permissions_change_mode_owner_and_group_and_only_what_is_given) {
+    file_tree t;
+    ASSERT_TRUE(t.put("/s.sh", "x").value);
+    ASSERT_TRUE(t.set_permissions("/s.sh", 700, "app", "").value);
+    auto info = *t.info("/s.sh").value;
+    EXPECT_EQ(info.mode, 700);
+    EXPECT_EQ(info.owner, "app");
+    EXPECT_EQ(info.group, "root") << "an empty group stays";
+    ASSERT_TRUE(t.set_permissions("/tmp", 0, "", "staff").value);
+    EXPECT_EQ(t.info("/tmp").value->mode, 777) << "mode 0 leaves it";
+    EXPECT_EQ(t.info("/tmp").value->group, "staff");
+    EXPECT_EQ(t.set_permissions("/nope", 644, "", "").error, fs_error::not_found);
+}
+
+TEST(file_tree, a_replacement_replaces_every_occurrence_and_counts_them) {
+    file_tree t;
+    ASSERT_TRUE(t.put("/c.yaml", "host: localhost\nport: localhost:80\n", 600).value);
+    const auto n = t.replace("/c.yaml", "localhost", "0.0.0.0");
+    ASSERT_TRUE(n.value);
+    EXPECT_EQ(*n.value, 2u);
+    EXPECT_EQ(*t.file("/c.yaml")->content, "host: 0.0.0.0\nport: 0.0.0.0:80\n");
+    EXPECT_EQ(t.info("/c.yaml").value->mode, 600) << "the mode is kept";
+    EXPECT_EQ(*t.replace("/c.yaml", "absent", "x").value, 0u);
+    EXPECT_EQ(t.replace("/tmp", "a", "b").error, fs_error::is_directory);
+    EXPECT_EQ(t.replace("/nope", "a", "b").error, fs_error::not_found);
+}
+
 }  // namespace

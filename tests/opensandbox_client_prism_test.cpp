@@ -185,6 +185,14 @@ void every_execd_operation(unsigned short execd_port) {
     EXPECT_TRUE(made) << outcome(made);
     const auto removed = c.try_delete_directories("sbx-1", {"/tmp/d"});
     EXPECT_TRUE(removed) << outcome(removed);
+    const auto moved = c.try_move_files("sbx-1", {{.src = "/tmp/a.txt", .dest = "/tmp/b.txt"}});
+    EXPECT_TRUE(moved) << outcome(moved);
+    const auto permitted = c.try_set_permissions("sbx-1", {{"/tmp/b.txt", {.mode = 644, .owner = "root"}}});
+    EXPECT_TRUE(permitted) << outcome(permitted);
+    const auto searched = c.try_search_files("sbx-1", "/tmp", "*.txt");
+    EXPECT_TRUE(searched) << outcome(searched);
+    const auto replaced = c.try_replace_contents("sbx-1", {{"/tmp/b.txt", {.old_text = "a", .new_text = "b"}}});
+    EXPECT_TRUE(replaced) << outcome(replaced);
     const auto session = c.try_create_session("sbx-1", "/tmp");
     EXPECT_TRUE(session) << outcome(session);
     EXPECT_TRUE(c.try_delete_session("sbx-1", "session-1")) << outcome(c.try_delete_session("sbx-1", "session-1"));

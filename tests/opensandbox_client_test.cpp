@@ -1212,6 +1212,53 @@ TEST_P(operations, the_file_operations_refuse_bad_arguments_before_sending) {
     EXPECT_EQ(server.requests(), before);
 }
 
+TEST_P(operations, files_moved_given_permissions_searched_and_rewritten) {
+    using ngfail::opensandbox::content_replacement;
+    using ngfail::opensandbox::file_move;
+    using ngfail::opensandbox::file_permissions;
+    const auto id = new_sandbox();
+    sandboxes.upload(id, "/w/app/config.yaml", "host: localhost\nurl: http://localhost:80\n");
+    sandboxes.upload(id, "/w/app/main.py", "print('localhost')");
+    sandboxes.upload(id, "/w/app/notes.md", "nothing to replace");
+
+    sandboxes.move_files(id, {file_move{.src = "/w/app/notes.md", .dest = "/w/docs/notes.md"}});
+    EXPECT_EQ(sandboxes.download(id, "/w/docs/notes.md"), "nothing to replace");
+    const auto moved_again = sandboxes.try_move_files(id, {file_move{.src = "/w/app/notes.md", .dest = "/w/x.md"}});
+    ASSERT_FALSE(moved_again);
+    EXPECT_EQ(moved_again.error().code(), kind::provider_request_rejected) << "404 FILE_NOT_FOUND";
+    const auto taken = sandboxes.try_move_files(id, {file_move{.src = "/w/app/main.py", .dest = "/w/app/config.yaml"}});
+    ASSERT_FALSE(taken);
+    EXPECT_EQ(taken.error().code(), kind::provider_unavailable) << "execd's 500: the destination exists";
+
+    sandboxes.set_permissions(id, {{"/w/app/main.py", file_permissions{.mode = 700, .owner = "app", .group = "staff"}}});
+    const auto info = sandboxes.file_info(id, {"/w/app/main.py"}).at("/w/app/main.py");
+    EXPECT_EQ(info.mode, 700);
+    EXPECT_EQ(info.owner, "app");
+    EXPECT_EQ(info.group, "staff");
+
+    std::vector<std::string> found;
+    for (const auto& e : sandboxes.search_files(id, "/w", "*.{py,yaml}")) found.push_back(e.path);
+    EXPECT_EQ(found, (std::vector<std::string>{"/w/app/config.yaml", "/w/app/main.py"}));
+    EXPECT_EQ(sandboxes.search_files(id, "/w").size(), 3u) << "every file, no directory";
+    EXPECT_EQ(sandboxes.try_search_files(id, "/nowhere").error().code(), kind::provider_request_rejected);
+
+    const auto counts = sandboxes.replace_contents(
+        id, {{"/w/app/config.yaml", content_replacement{.old_text = "localhost", .new_text = "0.0.0.0"}},
+             {"/w/app/main.py", content_replacement{.old_text = "localhost", .new_text = "0.0.0.0"}}});
+    EXPECT_EQ(counts, (std::map<std::string, std::int64_t>{{"/w/app/config.yaml", 2}, {"/w/app/main.py", 1}}));
+    EXPECT_EQ(sandboxes.download(id, "/w/app/config.yaml"), "host: 0.0.0.0\nurl: http://0.0.0.0:80\n");
+
+    const std::size_t before = server.requests();
+    EXPECT_EQ(sandboxes.try_replace_contents(id, {{"/w/app/main.py", content_replacement{}}}).error().code(),
+              kind::provider_request_rejected);
+    EXPECT_EQ(sandboxes.try_set_permissions(id, {{"/w/app/main.py", file_permissions{.mode = 8888}}}).error().code(),
+              kind::provider_request_rejected);
+    EXPECT_EQ(sandboxes.try_move_files(id, {file_move{.src = "/a\nb", .dest = "/c"}}).error().code(),
+              kind::provider_request_rejected);
+    EXPECT_EQ(sandboxes.try_search_files("", "/w").error().code(), kind::provider_request_rejected);
+    EXPECT_EQ(server.requests(), before) << "refused before sending";
+}
+
 INSTANTIATE_TEST_SUITE_P(transports, operations, every_transport, transport_name);
 
 }  // namespace

@@ -21,7 +21,7 @@ TEST(operation, every_operation_has_one_distinct_name_that_parses_back) {
         EXPECT_TRUE(names.insert(n).second) << n << " twice";
         EXPECT_EQ(parse_operation(n), op) << n;
     }
-    EXPECT_EQ(names.size(), 23u);
+    EXPECT_EQ(names.size(), 27u);
     EXPECT_FALSE(parse_operation("Exec"));
     EXPECT_FALSE(parse_operation(""));
 }
@@ -30,12 +30,14 @@ TEST(operation, reads_are_idempotent_and_what_starts_or_changes_something_is_not
     for (const operation op : {operation::get, operation::list, operation::endpoint, operation::ping,
                                operation::exec_status, operation::exec_logs, operation::download,
                                operation::file_info, operation::list_directory, operation::delete_files,
-                               operation::create_directories, operation::delete_directories}) {
+                               operation::create_directories, operation::delete_directories,
+                               operation::set_permissions, operation::search_files}) {
         EXPECT_EQ(traits(op).replay, replay_policy::idempotent) << traits(op).name;
     }
     for (const operation op : {operation::create, operation::exec, operation::kill, operation::renew,
                                operation::pause, operation::resume, operation::interrupt, operation::upload,
-                               operation::create_session, operation::run_in_session, operation::delete_session}) {
+                               operation::create_session, operation::run_in_session, operation::delete_session,
+                               operation::move_files, operation::replace_contents}) {
         EXPECT_EQ(traits(op).replay, replay_policy::before_delivery) << traits(op).name;
     }
 }

@@ -23,7 +23,7 @@ constexpr std::size_t shown_rollouts = 20;
 constexpr std::size_t shown_chains = 10;
 constexpr std::size_t shown_invalid = 5;
 
-using counts = std::map<std::string, std::size_t>;
+using counts = std::map<std::string, std::int64_t>;
 using chain_counts = std::map<std::vector<std::string>, std::size_t>;  // kinds, outermost first
 
 struct tally {

@@ -207,6 +207,17 @@ test("every execd route, as the spec describes it", async () => {
   assert.deepEqual(listed.map((e) => e.path), ["/tmp/a.txt", "/tmp/d", "/tmp/d/e"]);
   const info = JSON.parse((await checked(execd, "/files/info?path=/tmp/a.txt&path=/tmp/d")).body);
   assert.deepEqual(Object.keys(info).sort(), ["/tmp/a.txt", "/tmp/d"]);
+  const post = (body) => ({ method: "POST", headers: json, body: JSON.stringify(body) });
+  assert.equal((await checked(execd, "/files/mv", post([{ src: "/tmp/a.txt", dest: "/tmp/m/a.txt" }]))).status, 200);
+  assert.equal((await checked(execd, "/files/permissions",
+                              post({ "/tmp/m/a.txt": { mode: 600, owner: "app", group: "app" } }))).status, 200);
+  const searched = JSON.parse((await checked(execd, "/files/search?path=/tmp&pattern=*.txt")).body);
+  assert.deepEqual(searched.map((e) => [e.path, e.mode, e.owner]), [["/tmp/m/a.txt", 600, "app"]]);
+  const counts = JSON.parse((await checked(execd, "/files/replace?verbose=true",
+                                           post({ "/tmp/m/a.txt": { old: "content", new: "text" } }))).body);
+  assert.deepEqual(counts, { "/tmp/m/a.txt": { replacedCount: 1 } });
+  assert.equal((await checked(execd, "/files/mv", post([{ src: "/tmp/m/a.txt", dest: "/tmp/a.txt" }]))).status, 200);
+  assert.equal((await checked(execd, "/files/mv", post([{ src: "/tmp/gone", dest: "/tmp/b" }]))).status, 404);
   assert.equal((await checked(execd, "/files?path=/tmp/a.txt", { method: "DELETE" })).status, 200);
   assert.equal((await checked(execd, "/directories?path=/tmp/d", { method: "DELETE" })).status, 200);
   assert.equal((await checked(execd, "/directories/list?path=/tmp/d")).status, 404);

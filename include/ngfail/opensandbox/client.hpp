@@ -292,6 +292,26 @@ struct entry_info {
     std::string created_at{};
 };
 
+// One move of `move_files`: a file or directory to a path that does not exist yet (its
+// parent directories are made).
+struct file_move {
+    std::string src{};
+    std::string dest{};
+};
+
+// What `set_permissions` sets on a path: the mode unless 0, the owner and group unless empty.
+struct file_permissions {
+    int mode = 755;  // octal digits as a decimal number: 644
+    std::string owner{};
+    std::string group{};
+};
+
+// What `replace_contents` does to a file: every `old_text` (never empty) becomes `new_text`.
+struct content_replacement {
+    std::string old_text{};
+    std::string new_text{};
+};
+
 struct command_status {
     std::string id{};
     bool running = false;
@@ -365,6 +385,18 @@ public:
                             const call_options& options = {});
     void delete_directories(std::string_view sandbox_id, const std::vector<std::string>& paths,
                             const call_options& options = {});
+    // Moves in turn, stopping at the first that fails (those before it stay done).
+    void move_files(std::string_view sandbox_id, const std::vector<file_move>& moves, const call_options& options = {});
+    void set_permissions(std::string_view sandbox_id, const std::map<std::string, file_permissions>& permissions,
+                         const call_options& options = {});
+    // The files (not directories) below `path` whose name matches a glob pattern (`*`, `?`,
+    // `[a-z]`, `{a,b}`; `**` matches every name).
+    std::vector<entry_info> search_files(std::string_view sandbox_id, std::string_view path,
+                                         std::string_view pattern = "**", const call_options& options = {});
+    // How many replacements were made in each file.
+    std::map<std::string, std::int64_t> replace_contents(std::string_view sandbox_id,
+                                                        const std::map<std::string, content_replacement>& replacements,
+                                                        const call_options& options = {});
 
     result<sandbox_info> try_create(const create_request& request, const call_options& options = {}) noexcept;
     result<sandbox_info> try_get(std::string_view sandbox_id, const call_options& options = {}) noexcept;
@@ -407,6 +439,17 @@ public:
                                         int mode = 755, const call_options& options = {}) noexcept;
     result<void> try_delete_directories(std::string_view sandbox_id, const std::vector<std::string>& paths,
                                         const call_options& options = {}) noexcept;
+    result<void> try_move_files(std::string_view sandbox_id, const std::vector<file_move>& moves,
+                                const call_options& options = {}) noexcept;
+    result<void> try_set_permissions(std::string_view sandbox_id,
+                                     const std::map<std::string, file_permissions>& permissions,
+                                     const call_options& options = {}) noexcept;
+    result<std::vector<entry_info>> try_search_files(std::string_view sandbox_id, std::string_view path,
+                                                     std::string_view pattern = "**",
+                                                     const call_options& options = {}) noexcept;
+    result<std::map<std::string, std::int64_t>> try_replace_contents(
+        std::string_view sandbox_id, const std::map<std::string, content_replacement>& replacements,
+        const call_options& options = {}) noexcept;
 
     // The asynchronous face: the same calls as awaitables. Arguments are copied into the
     // operation when it is made, so the awaitable may be stored and awaited later. Requests
@@ -463,6 +506,17 @@ public:
                                              int mode = 755, const call_options& options = {});
     awaitable<void> async_delete_directories(std::string_view sandbox_id, const std::vector<std::string>& paths,
                                              const call_options& options = {});
+    awaitable<void> async_move_files(std::string_view sandbox_id, const std::vector<file_move>& moves,
+                                     const call_options& options = {});
+    awaitable<void> async_set_permissions(std::string_view sandbox_id,
+                                          const std::map<std::string, file_permissions>& permissions,
+                                          const call_options& options = {});
+    awaitable<std::vector<entry_info>> async_search_files(std::string_view sandbox_id, std::string_view path,
+                                                          std::string_view pattern = "**",
+                                                          const call_options& options = {});
+    awaitable<std::map<std::string, std::int64_t>> async_replace_contents(
+        std::string_view sandbox_id, const std::map<std::string, content_replacement>& replacements,
+        const call_options& options = {});
 
     // Any operation of the asynchronous face, completed through an Asio completion token
     // instead of awaited: a callback taking `result<T>`, `asio::deferred`, `asio::use_future`

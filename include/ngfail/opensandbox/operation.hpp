@@ -29,6 +29,7 @@ enum class operation : int {
     ping, exec, exec_status, exec_logs, interrupt, upload, download,
     file_info, delete_files, list_directory, create_directories, delete_directories,
     create_session, run_in_session, delete_session,
+    move_files, set_permissions, search_files, replace_contents,
 };
 
 struct operation_traits {

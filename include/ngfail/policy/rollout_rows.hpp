@@ -85,8 +85,8 @@ public:
 
     [[nodiscard]] const std::map<rollout_key, rollout_status>& rollouts() const noexcept { return rollouts_; }
     [[nodiscard]] std::array<std::size_t, recovery_state_count> by_state() const;
-    [[nodiscard]] const std::map<std::string, std::size_t>& failures_by_class() const noexcept { return by_class_; }
-    [[nodiscard]] const std::map<std::string, std::size_t>& failures_by_action() const noexcept {
+    [[nodiscard]] const std::map<std::string, std::int64_t>& failures_by_class() const noexcept { return by_class_; }
+    [[nodiscard]] const std::map<std::string, std::int64_t>& failures_by_action() const noexcept {
         return by_action_;
     }
 
@@ -104,8 +104,8 @@ private:
     const outcome_policy* policy_;
     std::optional<int> rollouts_per_task_;
     std::map<rollout_key, rollout_status> rollouts_;
-    std::map<std::string, std::size_t> by_class_;
-    std::map<std::string, std::size_t> by_action_;
+    std::map<std::string, std::int64_t> by_class_;
+    std::map<std::string, std::int64_t> by_action_;
 };
 
 }  // namespace ngfail::policy

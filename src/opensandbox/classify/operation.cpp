@@ -8,7 +8,7 @@ namespace {
 using enum replay_policy;
 
 // Index = enumerator value.
-constexpr std::array<operation_traits, 23> table{{
+constexpr std::array<operation_traits, 27> table{{
     //  name           replay           command  creates
     {"create",      before_delivery, false,   true},
     {"get",         idempotent,      false,   false},
@@ -36,6 +36,12 @@ constexpr std::array<operation_traits, 23> table{{
     {"create_session",     before_delivery, false, false},
     {"run_in_session",     before_delivery, true,  false},
     {"delete_session",     before_delivery, false, false},
+    // A second move finds its source gone, and a second replacement replaces again;
+    // setting the same permissions twice and searching change nothing more.
+    {"move_files",         before_delivery, false, false},
+    {"set_permissions",    idempotent,      false, false},
+    {"search_files",       idempotent,      false, false},
+    {"replace_contents",   before_delivery, false, false},
 }};
 
 constexpr auto operations = [] {

@@ -127,6 +127,25 @@ client::awaitable<void> client::async_delete_directories(std::string_view sandbo
                                                          const call_options& options) {
     return delete_directories_operation(*state_, std::string(sandbox_id), paths, options);
 }
+client::awaitable<void> client::async_move_files(std::string_view sandbox_id, const std::vector<file_move>& moves,
+                                                 const call_options& options) {
+    return move_files_operation(*state_, std::string(sandbox_id), moves, options);
+}
+client::awaitable<void> client::async_set_permissions(std::string_view sandbox_id,
+                                                      const std::map<std::string, file_permissions>& permissions,
+                                                      const call_options& options) {
+    return set_permissions_operation(*state_, std::string(sandbox_id), permissions, options);
+}
+client::awaitable<std::vector<entry_info>> client::async_search_files(std::string_view sandbox_id, std::string_view path,
+                                                                      std::string_view pattern,
+                                                                      const call_options& options) {
+    return search_files_operation(*state_, std::string(sandbox_id), std::string(path), std::string(pattern), options);
+}
+client::awaitable<std::map<std::string, std::int64_t>> client::async_replace_contents(
+    std::string_view sandbox_id, const std::map<std::string, content_replacement>& replacements,
+    const call_options& options) {
+    return replace_contents_operation(*state_, std::string(sandbox_id), replacements, options);
+}
 client::awaitable<std::string> client::async_create_session(std::string_view sandbox_id,
                                                             std::optional<std::string> cwd,
                                                             const call_options& options) {
@@ -216,6 +235,25 @@ result<void> client::try_delete_directories(std::string_view sandbox_id, const s
                                             const call_options& options) noexcept {
     return run_blocking(*state_, [&] { return async_delete_directories(sandbox_id, paths, options); });
 }
+result<void> client::try_move_files(std::string_view sandbox_id, const std::vector<file_move>& moves,
+                                    const call_options& options) noexcept {
+    return run_blocking(*state_, [&] { return async_move_files(sandbox_id, moves, options); });
+}
+result<void> client::try_set_permissions(std::string_view sandbox_id,
+                                         const std::map<std::string, file_permissions>& permissions,
+                                         const call_options& options) noexcept {
+    return run_blocking(*state_, [&] { return async_set_permissions(sandbox_id, permissions, options); });
+}
+result<std::vector<entry_info>> client::try_search_files(std::string_view sandbox_id, std::string_view path,
+                                                         std::string_view pattern,
+                                                         const call_options& options) noexcept {
+    return run_blocking(*state_, [&] { return async_search_files(sandbox_id, path, pattern, options); });
+}
+result<std::map<std::string, std::int64_t>> client::try_replace_contents(
+    std::string_view sandbox_id, const std::map<std::string, content_replacement>& replacements,
+    const call_options& options) noexcept {
+    return run_blocking(*state_, [&] { return async_replace_contents(sandbox_id, replacements, options); });
+}
 result<std::string> client::try_create_session(std::string_view sandbox_id, std::optional<std::string> cwd,
                                                const call_options& options) noexcept {
     return run_blocking(*state_, [&] { return async_create_session(sandbox_id, cwd, options); });
@@ -292,6 +330,22 @@ void client::create_directories(std::string_view sandbox_id, const std::vector<s
 void client::delete_directories(std::string_view sandbox_id, const std::vector<std::string>& paths,
                                 const call_options& options) {
     try_delete_directories(sandbox_id, paths, options).value();
+}
+void client::move_files(std::string_view sandbox_id, const std::vector<file_move>& moves, const call_options& options) {
+    try_move_files(sandbox_id, moves, options).value();
+}
+void client::set_permissions(std::string_view sandbox_id, const std::map<std::string, file_permissions>& permissions,
+                             const call_options& options) {
+    try_set_permissions(sandbox_id, permissions, options).value();
+}
+std::vector<entry_info> client::search_files(std::string_view sandbox_id, std::string_view path,
+                                             std::string_view pattern, const call_options& options) {
+    return try_search_files(sandbox_id, path, pattern, options).value();
+}
+std::map<std::string, std::int64_t> client::replace_contents(std::string_view sandbox_id,
+                                                            const std::map<std::string, content_replacement>& replacements,
+                                                            const call_options& options) {
+    return try_replace_contents(sandbox_id, replacements, options).value();
 }
 std::string client::create_session(std::string_view sandbox_id, std::optional<std::string> cwd,
                                    const call_options& options) {

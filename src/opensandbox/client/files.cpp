@@ -1,5 +1,6 @@
 // The file operations: upload (multipart, as execd reads it) and download, byte for byte;
-// file info and delete; directories listed, created and deleted.
+// file info, delete, move, permissions, search and replace; directories listed, created
+// and deleted.
 #include "operations.hpp"
 
 #include <ngfail/event_id.hpp>
@@ -40,6 +41,85 @@ std::string path_query(const std::vector<std::string>& paths) {
     std::string query;
     for (const std::string& p : paths) query += (query.empty() ? "?path=" : "&path=") + path_segment(p);
     return query;
+}
+
+// The bodies and the checks of move, permissions and replace, outside the coroutines.
+template <class Map>
+std::vector<std::string> keys_of(const Map& m) {
+    std::vector<std::string> keys;
+    for (const auto& entry : m) keys.push_back(entry.first);
+    return keys;
+}
+
+std::optional<std::string> refused_moves(const client_state& s, std::string_view sandbox_id,
+                                         const std::vector<file_move>& moves) {
+    std::vector<std::string> paths;
+    for (const file_move& m : moves) {
+        paths.push_back(m.src);
+        paths.push_back(m.dest);
+    }
+    return refused_paths(s, sandbox_id, paths);
+}
+
+std::string moves_body(const std::vector<file_move>& moves) {
+    json::array body;
+    for (const file_move& m : moves) body.push_back(json::object{{"src", m.src}, {"dest", m.dest}});
+    return json::serialize(body);
+}
+
+// The sandbox id and every key path, then `problem` of each value.
+template <class Map, class Problem>
+std::optional<std::string> refused_entries(const client_state& s, std::string_view sandbox_id, const Map& entries,
+                                           Problem problem) {
+    if (auto bad = refused_paths(s, sandbox_id, keys_of(entries))) return bad;
+    for (const auto& entry : entries) {
+        if (auto bad = problem(entry.second)) return bad;
+    }
+    return std::nullopt;
+}
+
+std::optional<std::string> refused_permissions(const client_state& s, std::string_view sandbox_id,
+                                               const std::map<std::string, file_permissions>& permissions) {
+    return refused_entries(s, sandbox_id, permissions, [](const file_permissions& p) -> std::optional<std::string> {
+        if (p.mode < 0 || p.mode > 7777) return "the mode is not an octal permission such as 755";
+        return std::nullopt;
+    });
+}
+
+std::string permissions_body(const std::map<std::string, file_permissions>& permissions) {
+    json::object body;
+    for (const auto& [path, wanted] : permissions) {
+        json::object one{{"mode", wanted.mode}};
+        if (!wanted.owner.empty()) one["owner"] = wanted.owner;
+        if (!wanted.group.empty()) one["group"] = wanted.group;
+        body[path] = std::move(one);
+    }
+    return json::serialize(body);
+}
+
+std::optional<std::string> refused_replacements(const client_state& s, std::string_view sandbox_id,
+                                                const std::map<std::string, content_replacement>& replacements) {
+    return refused_entries(s, sandbox_id, replacements, [](const content_replacement& r) -> std::optional<std::string> {
+        if (r.old_text.empty()) return "the text to replace is empty";
+        return std::nullopt;
+    });
+}
+
+std::string replacements_body(const std::map<std::string, content_replacement>& replacements) {
+    json::object body;
+    for (const auto& [path, r] : replacements) body[path] = json::object{{"old", r.old_text}, {"new", r.new_text}};
+    return json::serialize(body);
+}
+
+// The counts of a verbose replace: {"<path>": {"replacedCount": n}, …}.
+std::map<std::string, std::int64_t> replacement_counts(const json::value& reply) {
+    std::map<std::string, std::int64_t> counts;
+    for (const auto& [path, result] : as_object(reply)) {
+        const json::value* n = result.is_object() ? result.as_object().if_contains("replacedCount") : nullptr;
+        if (!n || !n->is_int64()) malformed("a replacement count is not an integer");
+        counts.emplace(path, n->as_int64());
+    }
+    return counts;
 }
 
 // An execd request whose reply carries nothing the caller needs.
@@ -136,6 +216,56 @@ awaitable<result<void>> delete_directories_operation(client_state& s, std::strin
     auto problem = refused_paths(s, sandbox_id, paths);
     co_return co_await execd_action(s, operation::delete_directories, std::move(sandbox_id), std::move(problem),
                                     std::move(per_call), beast_http::verb::delete_, "/directories" + path_query(paths));
+}
+
+awaitable<result<void>> move_files_operation(client_state& s, std::string sandbox_id, std::vector<file_move> moves,
+                                             call_options per_call) {
+    auto problem = refused_moves(s, sandbox_id, moves);
+    co_return co_await execd_action(s, operation::move_files, std::move(sandbox_id), std::move(problem),
+                                    std::move(per_call), beast_http::verb::post, "/files/mv", moves_body(moves));
+}
+
+awaitable<result<void>> set_permissions_operation(client_state& s, std::string sandbox_id,
+                                                  std::map<std::string, file_permissions> permissions,
+                                                  call_options per_call) {
+    auto problem = refused_permissions(s, sandbox_id, permissions);
+    co_return co_await execd_action(s, operation::set_permissions, std::move(sandbox_id), std::move(problem),
+                                    std::move(per_call), beast_http::verb::post, "/files/permissions",
+                                    permissions_body(permissions));
+}
+
+awaitable<result<std::vector<entry_info>>> search_files_operation(client_state& s, std::string sandbox_id,
+                                                                  std::string path, std::string pattern,
+                                                                  call_options per_call) {
+    auto problem = refused_paths(s, sandbox_id, std::vector<std::string>{path});
+    if (!problem && breaks_a_line(pattern)) problem = "the pattern holds CR, LF or NUL";
+    co_return co_await call<std::vector<entry_info>>(
+        s, per_call, operation::search_files, sandbox_id, std::move(problem),
+        [&](const call_context& c, observation&) -> attempt_result<std::vector<entry_info>> {
+            const std::string target = "/files/search?path=" + path_segment(path) + "&pattern=" + path_segment(pattern);
+            const json::value reply = json_of(co_await c.execd_call(sandbox_id, beast_http::verb::get, target),
+                                              "the search result is not JSON");
+            if (!reply.is_array()) malformed("the search result is not an array");
+            std::vector<entry_info> found;
+            for (const json::value& entry : reply.as_array()) found.push_back(entry_of(entry));
+            co_return found;
+        });
+}
+
+awaitable<result<std::map<std::string, std::int64_t>>> replace_contents_operation(
+    client_state& s, std::string sandbox_id, std::map<std::string, content_replacement> replacements,
+    call_options per_call) {
+    auto problem = refused_replacements(s, sandbox_id, replacements);
+    const std::string text = replacements_body(replacements);
+    co_return co_await call<std::map<std::string, std::int64_t>>(
+        s, per_call, operation::replace_contents, sandbox_id, std::move(problem),
+        [&](const call_context& c, observation&) -> attempt_result<std::map<std::string, std::int64_t>> {
+            const json::value reply =
+                json_of(co_await c.execd_call(sandbox_id, beast_http::verb::post, "/files/replace?verbose=true", text,
+                                              "application/json"),
+                        "the replacement counts are not JSON");
+            co_return replacement_counts(reply);
+        });
 }
 
 }  // namespace ngfail::opensandbox::detail

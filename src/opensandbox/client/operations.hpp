@@ -54,5 +54,16 @@ awaitable<result<void>> create_directories_operation(client_state& s, std::strin
                                                      std::vector<std::string> paths, int mode, call_options per_call);
 awaitable<result<void>> delete_directories_operation(client_state& s, std::string sandbox_id,
                                                      std::vector<std::string> paths, call_options per_call);
+awaitable<result<void>> move_files_operation(client_state& s, std::string sandbox_id, std::vector<file_move> moves,
+                                             call_options per_call);
+awaitable<result<void>> set_permissions_operation(client_state& s, std::string sandbox_id,
+                                                  std::map<std::string, file_permissions> permissions,
+                                                  call_options per_call);
+awaitable<result<std::vector<entry_info>>> search_files_operation(client_state& s, std::string sandbox_id,
+                                                                  std::string path, std::string pattern,
+                                                                  call_options per_call);
+awaitable<result<std::map<std::string, std::int64_t>>> replace_contents_operation(
+    client_state& s, std::string sandbox_id, std::map<std::string, content_replacement> replacements,
+    call_options per_call);
 
 }  // namespace ngfail::opensandbox::detail

@@ -37,6 +37,21 @@ fs_result<T> failed(fs_error e, std::string path) {
     return {std::nullopt, e, std::move(path)};
 }
 
+// Re-keys `from` and everything below it to the same places below `to`.
+template <class Map>
+void move_subtree(Map& entries, const std::string& from, const std::string& to) {
+    std::vector<typename Map::node_type> moved;
+    for (auto it = entries.lower_bound(from); it != entries.end() && it->first.starts_with(from);) {
+        const auto next = std::next(it);
+        if (it->first == from || is_below(it->first, from)) moved.push_back(entries.extract(it));
+        it = next;
+    }
+    for (auto& node : moved) {
+        node.key() = to + node.key().substr(from.size());
+        entries.insert(std::move(node));
+    }
+}
+
 }  // namespace
 
 file_tree::file_tree() {
@@ -151,11 +166,58 @@ fs_result<entry_info> file_tree::info(std::string_view raw) const {
 entry_info file_tree::info_of(const std::string& path) const {
     if (const auto d = directories_.find(path); d != directories_.end()) {
         return {.path = path, .directory = true, .size = 4096, .mode = d->second.mode,
-                .modified_at = d->second.created_at, .created_at = d->second.created_at};
+                .modified_at = d->second.created_at, .created_at = d->second.created_at,
+                .owner = d->second.owner, .group = d->second.group};
     }
     const file_entry& f = files_.at(path);
     return {.path = path, .directory = false, .size = f.content ? f.content->size() : 0, .mode = f.mode,
-            .modified_at = f.modified_at, .created_at = f.modified_at};
+            .modified_at = f.modified_at, .created_at = f.modified_at, .owner = f.owner, .group = f.group};
+}
+
+fs_result<bool> file_tree::move(std::string_view raw_src, std::string_view raw_dest) {
+    const std::string src = normal(raw_src);
+    const std::string dest = normal(raw_dest);
+    if (!exists(src)) return failed<bool>(fs_error::not_found, src);
+    if (auto made = make_directories(parent_of(dest), 755); !made.value) return made;
+    if (exists(dest)) return failed<bool>(fs_error::exists, dest);
+    if (src == "/" || is_below(dest, src)) return failed<bool>(fs_error::into_itself, dest);
+    move_subtree(files_, src, dest);
+    move_subtree(directories_, src, dest);
+    return {true};
+}
+
+fs_result<bool> file_tree::set_permissions(std::string_view raw, int mode, const std::string& owner,
+                                           const std::string& group) {
+    const std::string path = normal(raw);
+    const auto change = [&](auto& entry) {
+        if (mode != 0) entry.mode = mode;
+        if (!owner.empty()) entry.owner = owner;
+        if (!group.empty()) entry.group = group;
+        return fs_result<bool>{true};
+    };
+    if (const auto d = directories_.find(path); d != directories_.end()) return change(d->second);
+    if (const auto f = files_.find(path); f != files_.end()) return change(f->second);
+    return failed<bool>(fs_error::not_found, path);
+}
+
+fs_result<std::size_t> file_tree::replace(std::string_view raw, std::string_view old, std::string_view replacement) {
+    const std::string path = normal(raw);
+    if (is_directory(path)) return failed<std::size_t>(fs_error::is_directory, path);
+    const auto it = files_.find(path);
+    if (it == files_.end()) return failed<std::size_t>(fs_error::not_found, path);
+    const std::string& before = *it->second.content;
+    std::string after;
+    std::size_t count = 0;
+    std::size_t from = 0;
+    for (std::size_t at = before.find(old); !old.empty() && at != std::string::npos; at = before.find(old, from)) {
+        after.append(before, from, at - from).append(replacement);
+        from = at + old.size();
+        ++count;
+    }
+    after.append(before, from);
+    it->second.content = std::make_shared<const std::string>(std::move(after));
+    it->second.modified_at = wall_clock::now();
+    return {count};
 }
 
 }  // namespace ngfail::opensandbox::emulator

@@ -17,6 +17,8 @@ struct file_entry {
     std::shared_ptr<const std::string> content{};
     int mode = 644;
     std::chrono::system_clock::time_point modified_at{};
+    std::string owner = "root";
+    std::string group = "root";
 };
 
 // What execd's FileInfo says of an entry.
@@ -27,6 +29,8 @@ struct entry_info {
     int mode = 644;  // octal digits as a decimal number, as execd writes them (755)
     std::chrono::system_clock::time_point modified_at{};
     std::chrono::system_clock::time_point created_at{};
+    std::string owner = "root";
+    std::string group = "root";
 };
 
 // Why an operation did not happen, in execd's terms.
@@ -34,6 +38,8 @@ enum class fs_error {
     not_found,      // 404 FILE_NOT_FOUND
     is_directory,   // 500 RUNTIME_ERROR: a file operation on a directory
     not_directory,  // a path component or the listed path is a file
+    exists,         // a move's destination is taken
+    into_itself,    // a directory moved below itself (rename's EINVAL)
 };
 
 template <class T>
@@ -66,11 +72,23 @@ public:
     fs_result<std::vector<entry_info>> list(std::string_view path, int depth) const;
     fs_result<entry_info> info(std::string_view path) const;
 
+    // mv: a file, or a directory with everything below it, to `dest`, whose parent
+    // directories are made first; the destination must not exist.
+    fs_result<bool> move(std::string_view src, std::string_view dest);
+    // chmod (unless `mode` is 0) and chown (an empty owner or group stays).
+    fs_result<bool> set_permissions(std::string_view path, int mode, const std::string& owner,
+                                    const std::string& group);
+    // Replaces every `old` in a file's content (the mode kept); how many there were.
+    fs_result<std::size_t> replace(std::string_view path, std::string_view old, std::string_view replacement);
+
 private:
     struct directory_entry {
         int mode = 755;
         std::chrono::system_clock::time_point created_at{};
+        std::string owner = "root";
+        std::string group = "root";
     };
+    [[nodiscard]] bool exists(const std::string& path) const { return is_directory(path) || files_.contains(path); }
     [[nodiscard]] bool is_directory(const std::string& path) const { return directories_.contains(path); }
     void list_into(const std::string& dir, int depth, std::vector<entry_info>& out) const;
     [[nodiscard]] entry_info info_of(const std::string& path) const;

@@ -1,7 +1,8 @@
 // execd's filesystem routes inside a simulated sandbox: upload, download, info, delete,
-// and directories (list, create, delete), answered as real execd's filesystem controller
-// answers them. The file system itself is file_tree.
+// move, permissions, search, replace, and directories (list, create, delete), answered as
+// real execd's filesystem controller answers them. The file system itself is file_tree.
 #include "context.hpp"
+#include "glob.hpp"
 
 #include <boost/json/parse.hpp>
 
@@ -25,6 +26,10 @@ response error_of(const context& c, const exchange& x, fs_error e, const std::st
             return c.error_reply(x, 500, "RUNTIME_ERROR", std::string(doing) + " " + path + ". path is a directory: " + path);
         case fs_error::not_directory:
             return c.error_reply(x, 500, "RUNTIME_ERROR", std::string(doing) + " " + path + ". not a directory");
+        case fs_error::exists:
+            return c.error_reply(x, 500, "RUNTIME_ERROR", std::string(doing) + " " + path + ". file exists");
+        case fs_error::into_itself:
+            return c.error_reply(x, 500, "RUNTIME_ERROR", std::string(doing) + " " + path + ". invalid argument");
     }
     return c.error_reply(x, 500, "RUNTIME_ERROR", std::string(doing) + " " + path);
 }
@@ -66,8 +71,8 @@ json::object info_json(const entry_info& e) {
             {"size", e.size},
             {"modified_at", rfc3339(e.modified_at)},
             {"created_at", rfc3339(e.created_at)},
-            {"owner", "root"},
-            {"group", "root"},
+            {"owner", e.owner},
+            {"group", e.group},
             {"mode", e.mode}};
 }
 
@@ -255,12 +260,246 @@ awaitable<void> delete_directories(context& c, exchange& x, call& k) {
     co_await x.reply(std::move(res));
 }
 
+// What execd says of a body its JSON decoder refuses.
+response malformed_body(const context& c, const exchange& x, std::string_view expected) {
+    return c.error_reply(x, 400, "INVALID_REQUEST_BODY",
+                         "error parsing request, MAYBE invalid body format. expected " + std::string(expected));
+}
+
+std::optional<std::string> text_field(const json::object& o, std::string_view key) {
+    const json::value* v = o.if_contains(key);
+    if (!v || !v->is_string()) return std::nullopt;
+    return std::string(v->as_string());
+}
+
+using moves = std::vector<std::pair<std::string, std::string>>;
+
+// [{"src", "dest"}, …], both non-empty strings; nothing for any other body.
+std::optional<moves> moves_of(std::string_view text) {
+    json::error_code ec;
+    const json::value body = json::parse(text, ec);
+    if (ec || !body.is_array()) return std::nullopt;
+    moves out;
+    for (const json::value& item : body.as_array()) {
+        const json::object* o = item.if_object();
+        auto src = o ? text_field(*o, "src") : std::nullopt;
+        auto dest = o ? text_field(*o, "dest") : std::nullopt;
+        if (!src || !dest || src->empty() || dest->empty()) return std::nullopt;
+        out.emplace_back(std::move(*src), std::move(*dest));
+    }
+    return out;
+}
+
+// execd's answer to a move that failed at `at`, as RenameFile words it.
+response move_error(const context& c, const exchange& x, const fs_result<bool>& r, const std::string& src,
+                    const std::string& dest) {
+    switch (r.error) {
+        case fs_error::not_found:
+            return c.error_reply(x, 404, "FILE_NOT_FOUND",
+                                 "file not found. source path not found: " + src + ": stat " + r.path +
+                                     ": no such file or directory");
+        case fs_error::exists:
+            return c.error_reply(x, 500, "RUNTIME_ERROR", "error accessing file: destination path already exists: " + dest);
+        case fs_error::into_itself:
+            return c.error_reply(x, 500, "RUNTIME_ERROR", "error accessing file: failed to rename file: rename " +
+                                                              file_tree::normal(src) + " " + r.path + ": invalid argument");
+        default:
+            return c.error_reply(x, 500, "RUNTIME_ERROR", "error accessing file: failed to create destination directory: mkdir " +
+                                                              r.path + ": not a directory");
+    }
+}
+
+// POST /files/mv: [{"src", "dest"}, …], each moved in turn; the first failure ends it.
+awaitable<void> move_files(context& c, exchange& x, call& k) {
+    const std::optional<moves> wanted = moves_of(x.req().body());
+    if (!wanted) {
+        co_await x.reply(malformed_body(c, x, "an array of {src, dest}"));
+        co_return;
+    }
+    const auto moved = c.sandboxes.with_files(k.sandbox_id, [&](file_tree& tree) {
+        for (const auto& [src, dest] : *wanted) {
+            if (auto one = tree.move(src, dest); !one.value) return response(move_error(c, x, one, src, dest));
+        }
+        return c.empty_reply(x, 200);
+    });
+    response res = moved ? std::move(*moved) : c.not_found(x, k.sandbox_id);
+    co_await x.reply(std::move(res));
+}
+
+// A mode as execd reads it: decimal digits that must also be octal ones (755).
+bool octal_digits(std::int64_t mode) {
+    if (mode < 0) return false;
+    for (; mode > 0; mode /= 10) {
+        if (mode % 10 > 7) return false;
+    }
+    return true;
+}
+
+struct permission_change {
+    std::string path;
+    std::int64_t mode;
+    std::string owner;
+    std::string group;
+};
+
+// A JSON object of objects keyed by path, each read by `read`; nothing for any other body or
+// when one entry does not fit.
+template <class T, class Read>
+std::optional<std::vector<T>> per_path(std::string_view text, Read read) {
+    json::error_code ec;
+    const json::value body = json::parse(text, ec);
+    if (ec || !body.is_object()) return std::nullopt;
+    std::vector<T> out;
+    for (const auto& [path, item] : body.as_object()) {
+        const json::object* o = item.if_object();
+        std::optional<T> one = o ? read(std::string(path), *o) : std::nullopt;
+        if (!one) return std::nullopt;
+        out.push_back(std::move(*one));
+    }
+    return out;
+}
+
+// {"<path>": {"mode", "owner", "group"}, …}.
+std::optional<std::vector<permission_change>> permission_changes_of(std::string_view text) {
+    return per_path<permission_change>(text, [](std::string path, const json::object& o) -> std::optional<permission_change> {
+        const json::value* mode = o.if_contains("mode");
+        if (mode && !mode->is_int64()) return std::nullopt;
+        return permission_change{std::move(path), mode ? mode->as_int64() : 0, text_field(o, "owner").value_or(""),
+                                 text_field(o, "group").value_or("")};
+    });
+}
+
+// What execd says of one change it cannot make, or nothing when it is made.
+std::optional<std::string> apply(file_tree& tree, const permission_change& one) {
+    const std::string prefix = "error changing permissions for " + one.path + ". ";
+    if (!octal_digits(one.mode) || one.mode > 7777) {
+        return prefix + "strconv.ParseUint: parsing \"" + std::to_string(one.mode) + "\": invalid syntax";
+    }
+    if (one.mode == 0 && one.owner.empty() && one.group.empty()) return std::nullopt;  // nothing to change
+    if (!tree.set_permissions(one.path, static_cast<int>(one.mode), one.owner, one.group).value) {
+        return prefix + "chmod " + file_tree::normal(one.path) + ": no such file or directory";
+    }
+    return std::nullopt;
+}
+
+// POST /files/permissions: {"<path>": {"mode", "owner", "group"}, …}. Any owner or group
+// name is taken: the simulated image has every user.
+awaitable<void> set_permissions(context& c, exchange& x, call& k) {
+    const auto changes = permission_changes_of(x.req().body());
+    if (!changes) {
+        co_await x.reply(malformed_body(c, x, "a map of paths to permissions"));
+        co_return;
+    }
+    const auto changed = c.sandboxes.with_files(k.sandbox_id, [&](file_tree& tree) {
+        for (const permission_change& one : *changes) {
+            if (auto problem = apply(tree, one)) return c.error_reply(x, 500, "RUNTIME_ERROR", *problem);
+        }
+        return c.empty_reply(x, 200);
+    });
+    response res = changed ? std::move(*changed) : c.not_found(x, k.sandbox_id);
+    co_await x.reply(std::move(res));
+}
+
+// GET /files/search?path=&pattern=: the files below `path` whose name matches, in the
+// order a walk of the tree meets them.
+awaitable<void> search_files(context& c, exchange& x, call& k) {
+    const auto path = query_value(x.req().target(), "path");
+    if (!path || path->empty()) {
+        co_await x.reply(c.error_reply(x, 400, "MISSING_QUERY", "missing query parameter 'path'"));
+        co_return;
+    }
+    std::string pattern = query_value(x.req().target(), "pattern").value_or("");
+    if (pattern.empty()) pattern = "**";
+    if (!glob_match(pattern, "")) {
+        co_await x.reply(c.error_reply(x, 500, "RUNTIME_ERROR", "error searching files. invalid pattern " + pattern +
+                                                                    ": syntax error in pattern"));
+        co_return;
+    }
+    const auto found = c.sandboxes.with_files(k.sandbox_id, [&](const file_tree& tree) {
+        auto root = tree.info(*path);
+        if (!root.value) return fs_result<std::vector<entry_info>>{std::nullopt, root.error, root.path};
+        if (!root.value->directory) return fs_result<std::vector<entry_info>>{std::vector<entry_info>{*root.value}};
+        return tree.list(*path, std::numeric_limits<int>::max());
+    });
+    if (!found) {
+        co_await x.reply(c.not_found(x, k.sandbox_id));
+        co_return;
+    }
+    if (!found->value) {
+        co_await x.reply(c.error_reply(x, 404, "FILE_NOT_FOUND", "file not found. stat " + found->path +
+                                                                     ": no such file or directory"));
+        co_return;
+    }
+    json::array files;
+    for (const entry_info& e : *found->value) {
+        const std::string_view name = std::string_view(e.path).substr(e.path.rfind('/') + 1);
+        if (!e.directory && glob_match(pattern, name).value_or(false)) files.push_back(info_json(e));
+    }
+    co_await x.reply(c.json_reply(x, 200, files));
+}
+
+struct replacement {
+    std::string path;
+    std::string old_text;
+    std::string new_text;
+};
+
+// {"<path>": {"old", "new"}, …}; a missing field is empty, as Go decodes it.
+std::optional<std::vector<replacement>> replacements_of(std::string_view text) {
+    return per_path<replacement>(text, [](std::string path, const json::object& o) -> std::optional<replacement> {
+        const json::value* old_text = o.if_contains("old");
+        const json::value* new_text = o.if_contains("new");
+        if ((old_text && !old_text->is_string()) || (new_text && !new_text->is_string())) return std::nullopt;
+        return replacement{std::move(path), text_field(o, "old").value_or(""), text_field(o, "new").value_or("")};
+    });
+}
+
+// Every replacement in turn, as ReplaceContent makes them: the answer, with the counts when
+// `verbose`.
+response replace_all(const context& c, const exchange& x, file_tree& tree, const std::vector<replacement>& wanted,
+                     bool verbose) {
+    json::object counts;
+    for (const replacement& r : wanted) {
+        const auto info = tree.info(r.path);
+        if (!info.value) {
+            return c.error_reply(x, 404, "FILE_NOT_FOUND", "file not found. stat " + info.path + ": no such file or directory");
+        }
+        if (info.value->directory) {
+            return c.error_reply(x, 500, "RUNTIME_ERROR", "error accessing file: read " + info.path + ": is a directory");
+        }
+        if (r.old_text.empty()) return c.error_reply(x, 400, "INVALID_REQUEST_BODY", "old content must not be empty");
+        const std::size_t n = *tree.replace(r.path, r.old_text, r.new_text).value;
+        counts[r.path] = json::object{{"replacedCount", n}};
+    }
+    return verbose ? c.json_reply(x, 200, counts) : c.empty_reply(x, 200);
+}
+
+// POST /files/replace[?verbose=true]: {"<path>": {"old", "new"}, …}, every occurrence
+// replaced; with verbose, how many per file.
+awaitable<void> replace_contents(context& c, exchange& x, call& k) {
+    const auto wanted = replacements_of(x.req().body());
+    if (!wanted) {
+        co_await x.reply(malformed_body(c, x, "a map of paths to {old, new}"));
+        co_return;
+    }
+    const bool verbose = query_value(x.req().target(), "verbose") == "true";
+    const auto replaced = c.sandboxes.with_files(k.sandbox_id, [&](file_tree& tree) {
+        return replace_all(c, x, tree, *wanted, verbose);
+    });
+    response res = replaced ? std::move(*replaced) : c.not_found(x, k.sandbox_id);
+    co_await x.reply(std::move(res));
+}
+
 using v = http::verb;
 constexpr std::array routes{
     route{v::post, "/files/upload", "upload", upload},
     route{v::get, "/files/download", "download", download},
     route{v::get, "/files/info", "file_info", file_info},
     route{v::delete_, "/files", "delete_files", delete_files},
+    route{v::post, "/files/mv", "move_files", move_files},
+    route{v::post, "/files/permissions", "set_permissions", set_permissions},
+    route{v::get, "/files/search", "search_files", search_files},
+    route{v::post, "/files/replace", "replace_contents", replace_contents},
     route{v::get, "/directories/list", "list_directory", list_directory},
     route{v::post, "/directories", "create_directories", create_directories},
     route{v::delete_, "/directories", "delete_directories", delete_directories},
