@@ -159,6 +159,31 @@ TEST(embedded_server, a_command_runs_with_its_envs_and_cwd_and_refuses_envs_that
     EXPECT_EQ(call(s.port(), http::verb::post, path, R"({"command":"ls","envs":["A"]})").status, 400u);
 }
 
+TEST(embedded_server, a_download_gives_a_byte_range_or_lines_but_not_both) {
+    embedded_server s;
+    const std::string id = create(s);
+    const std::string base = "/sandboxes/" + id + "/proxy/44772";
+    const std::string form = "--B\r\nContent-Disposition: form-data; name=\"metadata\"\r\n\r\n{\"path\":\"/f.txt\"}\r\n"
+                             "--B\r\nContent-Disposition: form-data; name=\"file\"; filename=\"f.txt\"\r\n\r\n"
+                             "a\nb\nc\n\r\n--B--\r\n";
+    ASSERT_EQ(call(s.port(), http::verb::post, base + "/files/upload", form,
+                   {{"Content-Type", "multipart/form-data; boundary=B"}}).status, 200u);
+    const auto ranged = call(s.port(), http::verb::get, base + "/files/download?path=/f.txt", "", {{"Range", "bytes=2-3, 0-"}});
+    EXPECT_EQ(ranged.status, 206u);
+    EXPECT_EQ(ranged.body, "b\n") << "the first range, as execd serves it";
+    EXPECT_EQ(ranged.headers[http::field::content_range], "bytes 2-3/6");
+    EXPECT_EQ(call(s.port(), http::verb::get, base + "/files/download?path=/f.txt", "", {{"Range", "bytes=-2"}}).body, "c\n");
+    EXPECT_EQ(call(s.port(), http::verb::get, base + "/files/download?path=/f.txt", "", {{"Range", "bytes=x"}}).status, 416u);
+    EXPECT_EQ(call(s.port(), http::verb::get, base + "/files/download?path=/f.txt", "", {{"Range", "bytes=9-"}}).status, 416u);
+    EXPECT_EQ(call(s.port(), http::verb::get, base + "/files/download?path=/f.txt&limit=1", "", {{"Range", "bytes=0-"}}).status,
+              400u) << "lines and bytes are exclusive";
+    EXPECT_EQ(call(s.port(), http::verb::get, base + "/files/download?path=/f.txt&offset=2&limit=1").body, "b");
+    EXPECT_EQ(call(s.port(), http::verb::get, base + "/files/download?path=/f.txt&offset=0").status, 400u);
+    EXPECT_EQ(call(s.port(), http::verb::get, base + "/files/download?path=/f.txt&limit=x").status, 400u);
+    EXPECT_EQ(call(s.port(), http::verb::get, base + "/files/download").status, 400u) << "MISSING_QUERY";
+    EXPECT_EQ(call(s.port(), http::verb::get, base + "/files/download?path=/none").status, 404u);
+}
+
 // ---- the backend profiles and their named faults -------------------------------------------------
 
 struct profile_case {

@@ -176,6 +176,10 @@ void every_execd_operation(unsigned short execd_port) {
     EXPECT_TRUE(uploaded) << outcome(uploaded);
     const auto downloaded = c.try_download("sbx-1", "/tmp/a.txt");
     EXPECT_TRUE(downloaded) << outcome(downloaded);
+    const auto ranged = c.try_download_range("sbx-1", "/tmp/a.txt", 0, 9);
+    EXPECT_TRUE(ranged) << outcome(ranged);
+    const auto lines = c.try_read_lines("sbx-1", "/tmp/a.txt", 2, 10);
+    EXPECT_TRUE(lines) << outcome(lines);
     const auto info = c.try_file_info("sbx-1", {"/tmp/a.txt", "/tmp"});
     EXPECT_TRUE(info) << outcome(info);
     EXPECT_TRUE(c.try_delete_files("sbx-1", {"/tmp/a.txt"})) << outcome(c.try_delete_files("sbx-1", {"/tmp/a.txt"}));

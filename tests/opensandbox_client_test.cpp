@@ -835,6 +835,26 @@ TEST(interim_replies, are_skipped_before_a_sandbox_and_an_exec_stream) {
     EXPECT_EQ(ran.value().stdout_text, "hi");
 }
 
+TEST(ranged_download, a_server_that_ignores_the_range_still_gives_only_the_bytes_asked_for) {
+    unsigned short port = 0;
+    std::string range_seen;
+    raw_server server([&](int fd, const std::string& head) {
+        if (head.starts_with("GET /v1/sandboxes/sbx-1/endpoints/")) {
+            raw_server::send_all(fd, raw_server::reply("200 OK", R"({"endpoint":"127.0.0.1:)" + std::to_string(port) + R"("})"));
+        } else {
+            range_seen = raw_server::header(head, "Range");
+            raw_server::send_all(fd, raw_server::reply("200 OK", "0123456789", "", "application/octet-stream"));
+        }
+    });
+    port = server.port();
+    client c({.port = port, .timeout = 5s});
+    const auto part = c.try_download_range("sbx-1", "/f", 2, 4);
+    ASSERT_TRUE(part) << part.error().what();
+    EXPECT_EQ(part.value(), "234");
+    EXPECT_EQ(range_seen, "bytes=2-4");
+    EXPECT_EQ(c.try_download_range("sbx-1", "/f", 20).value(), "") << "past the end of what came";
+}
+
 // A server that keeps its first connection alive after one answer, then reads the next
 // request on it and closes without a word: what a client meets when the server's idle
 // timeout fires as its request arrives. Later connections are answered and closed.
@@ -1256,6 +1276,24 @@ TEST_P(operations, files_moved_given_permissions_searched_and_rewritten) {
     EXPECT_EQ(sandboxes.try_move_files(id, {file_move{.src = "/a\nb", .dest = "/c"}}).error().code(),
               kind::provider_request_rejected);
     EXPECT_EQ(sandboxes.try_search_files("", "/w").error().code(), kind::provider_request_rejected);
+    EXPECT_EQ(server.requests(), before) << "refused before sending";
+}
+
+TEST_P(operations, parts_of_a_file_by_bytes_and_by_lines) {
+    const auto id = new_sandbox();
+    sandboxes.upload(id, "/w/log.txt", "first\r\nsecond\nthird\nfourth\n");
+    EXPECT_EQ(sandboxes.download_range(id, "/w/log.txt", 0, 4), "first");
+    EXPECT_EQ(sandboxes.download_range(id, "/w/log.txt", 20), "fourth\n") << "to the end";
+    EXPECT_EQ(sandboxes.download_range(id, "/w/log.txt", 20, 1000), "fourth\n") << "clipped to the file";
+    EXPECT_EQ(sandboxes.read_lines(id, "/w/log.txt"), "first\nsecond\nthird\nfourth");
+    EXPECT_EQ(sandboxes.read_lines(id, "/w/log.txt", 2, 2), "second\nthird");
+    const auto beyond = sandboxes.try_download_range(id, "/w/log.txt", 500);
+    ASSERT_FALSE(beyond);
+    EXPECT_EQ(beyond.error().http_status(), 416);
+    EXPECT_EQ(beyond.error().code(), kind::provider_request_rejected);
+    const std::size_t before = server.requests();
+    EXPECT_EQ(sandboxes.try_download_range(id, "/w/log.txt", 5, 2).error().code(), kind::provider_request_rejected);
+    EXPECT_EQ(sandboxes.try_read_lines(id, "/w/log.txt", 0).error().code(), kind::provider_request_rejected);
     EXPECT_EQ(server.requests(), before) << "refused before sending";
 }
 

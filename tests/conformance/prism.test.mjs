@@ -200,6 +200,10 @@ test("every execd route, as the spec describes it", async () => {
   assert.equal((await checked(execd, "/files/upload", { method: "POST", body: form })).status, 200);
   const file = await checked(execd, "/files/download?path=/tmp/a.txt");
   assert.equal(file.body, "content");
+  const ranged = await checked(execd, "/files/download?path=/tmp/a.txt", { headers: { Range: "bytes=1-3" } });
+  assert.equal(ranged.status, 206);
+  assert.equal(ranged.body, "ont");
+  assert.equal((await checked(execd, "/files/download?path=/tmp/a.txt&offset=1&limit=1")).body, "content");
   const json = { "Content-Type": "application/json" };
   assert.equal((await checked(execd, "/directories", { method: "POST", headers: json,
                                                         body: JSON.stringify({ "/tmp/d/e": { mode: 755 } }) })).status, 200);

@@ -371,6 +371,14 @@ public:
     void upload(std::string_view sandbox_id, std::string_view path, std::string_view content,
                 const call_options& options = {});
     std::string download(std::string_view sandbox_id, std::string_view path, const call_options& options = {});
+    // Bytes `first` to `last` of a file, both included (to its end without `last`), asked
+    // with a Range header; a server that ignores it still gives only those bytes.
+    std::string download_range(std::string_view sandbox_id, std::string_view path, std::uint64_t first,
+                               std::optional<std::uint64_t> last = std::nullopt, const call_options& options = {});
+    // Lines of a text file from `first_line` (counted from 1), at most `max_lines`, each
+    // without its line end, joined by "\n" (execd's `offset` and `limit`).
+    std::string read_lines(std::string_view sandbox_id, std::string_view path, std::int64_t first_line = 1,
+                           std::optional<std::int64_t> max_lines = std::nullopt, const call_options& options = {});
     // Files and directories, as execd's filesystem API has them: info per path (a missing one
     // fails the call), delete files (a missing one is no error, a directory is), list a
     // directory `depth` levels down, create directories (mkdir -p, with `mode` for the ones
@@ -428,6 +436,12 @@ public:
                             const call_options& options = {}) noexcept;
     result<std::string> try_download(std::string_view sandbox_id, std::string_view path,
                                      const call_options& options = {}) noexcept;
+    result<std::string> try_download_range(std::string_view sandbox_id, std::string_view path, std::uint64_t first,
+                                           std::optional<std::uint64_t> last = std::nullopt,
+                                           const call_options& options = {}) noexcept;
+    result<std::string> try_read_lines(std::string_view sandbox_id, std::string_view path, std::int64_t first_line = 1,
+                                       std::optional<std::int64_t> max_lines = std::nullopt,
+                                       const call_options& options = {}) noexcept;
     result<std::map<std::string, entry_info>> try_file_info(std::string_view sandbox_id,
                                                             const std::vector<std::string>& paths,
                                                             const call_options& options = {}) noexcept;
@@ -495,6 +509,13 @@ public:
                                  const call_options& options = {});
     awaitable<std::string> async_download(std::string_view sandbox_id, std::string_view path,
                                           const call_options& options = {});
+    awaitable<std::string> async_download_range(std::string_view sandbox_id, std::string_view path,
+                                                std::uint64_t first, std::optional<std::uint64_t> last = std::nullopt,
+                                                const call_options& options = {});
+    awaitable<std::string> async_read_lines(std::string_view sandbox_id, std::string_view path,
+                                            std::int64_t first_line = 1,
+                                            std::optional<std::int64_t> max_lines = std::nullopt,
+                                            const call_options& options = {});
     awaitable<std::map<std::string, entry_info>> async_file_info(std::string_view sandbox_id,
                                                                  const std::vector<std::string>& paths,
                                                                  const call_options& options = {});

@@ -184,10 +184,11 @@ awaitable<json::value> call_context::lifecycle(beast_http::verb verb, std::strin
 
 awaitable<string_response> call_context::execd_call(std::string_view sandbox_id, beast_http::verb verb,
                                                     std::string path, std::string body,
-                                                    std::string content_type) const {
+                                                    std::string content_type, std::string range) const {
     const shared_route route = co_await execd_endpoint(sandbox_id);
     auto req = execd_request<beast_http::string_body>(verb, route->where, route->endpoint, path);
     if (!content_type.empty()) req.set(beast_http::field::content_type, content_type);
+    if (!range.empty()) req.set(beast_http::field::range, range);
     req.body() = std::move(body);
     string_response res = co_await exchange(req, route->where, sandbox_id);
     if (res.result_int() >= 300) throw api_error_of(res.base(), res.body(), secrets);

@@ -91,11 +91,12 @@ struct call_context {
     [[nodiscard]] awaitable<boost::json::value> lifecycle(beast_http::verb verb, std::string path,
                                                          const boost::json::value* body) const;
 
-    // One execd request to the sandbox, through its endpoint with the endpoint's headers, the
-    // reply read whole; an error reply becomes an api_error.
+    // One execd request to the sandbox, through its endpoint with the endpoint's headers (and
+    // `range` as its Range header when set), the reply read whole; an error reply becomes an
+    // api_error.
     [[nodiscard]] awaitable<string_response> execd_call(std::string_view sandbox_id, beast_http::verb verb,
                                                        std::string path, std::string body = {},
-                                                       std::string content_type = {}) const;
+                                                       std::string content_type = {}, std::string range = {}) const;
 };
 
 // Fills the observation from what went wrong, structurally.

@@ -104,6 +104,16 @@ client::awaitable<std::string> client::async_download(std::string_view sandbox_i
                                                       const call_options& options) {
     return download_operation(*state_, std::string(sandbox_id), std::string(path), options);
 }
+client::awaitable<std::string> client::async_download_range(std::string_view sandbox_id, std::string_view path,
+                                                            std::uint64_t first, std::optional<std::uint64_t> last,
+                                                            const call_options& options) {
+    return download_range_operation(*state_, std::string(sandbox_id), std::string(path), first, last, options);
+}
+client::awaitable<std::string> client::async_read_lines(std::string_view sandbox_id, std::string_view path,
+                                                        std::int64_t first_line, std::optional<std::int64_t> max_lines,
+                                                        const call_options& options) {
+    return read_lines_operation(*state_, std::string(sandbox_id), std::string(path), first_line, max_lines, options);
+}
 client::awaitable<std::map<std::string, entry_info>> client::async_file_info(std::string_view sandbox_id,
                                                                              const std::vector<std::string>& paths,
                                                                              const call_options& options) {
@@ -214,6 +224,15 @@ result<std::string> client::try_download(std::string_view sandbox_id, std::strin
                                          const call_options& options) noexcept {
     return run_blocking(*state_, [&] { return async_download(sandbox_id, path, options); });
 }
+result<std::string> client::try_download_range(std::string_view sandbox_id, std::string_view path, std::uint64_t first,
+                                               std::optional<std::uint64_t> last,
+                                               const call_options& options) noexcept {
+    return run_blocking(*state_, [&] { return async_download_range(sandbox_id, path, first, last, options); });
+}
+result<std::string> client::try_read_lines(std::string_view sandbox_id, std::string_view path, std::int64_t first_line,
+                                           std::optional<std::int64_t> max_lines, const call_options& options) noexcept {
+    return run_blocking(*state_, [&] { return async_read_lines(sandbox_id, path, first_line, max_lines, options); });
+}
 result<std::map<std::string, entry_info>> client::try_file_info(std::string_view sandbox_id,
                                                                 const std::vector<std::string>& paths,
                                                                 const call_options& options) noexcept {
@@ -310,6 +329,14 @@ void client::upload(std::string_view sandbox_id, std::string_view path, std::str
 }
 std::string client::download(std::string_view sandbox_id, std::string_view path, const call_options& options) {
     return try_download(sandbox_id, path, options).value();
+}
+std::string client::download_range(std::string_view sandbox_id, std::string_view path, std::uint64_t first,
+                                   std::optional<std::uint64_t> last, const call_options& options) {
+    return try_download_range(sandbox_id, path, first, last, options).value();
+}
+std::string client::read_lines(std::string_view sandbox_id, std::string_view path, std::int64_t first_line,
+                               std::optional<std::int64_t> max_lines, const call_options& options) {
+    return try_read_lines(sandbox_id, path, first_line, max_lines, options).value();
 }
 std::map<std::string, entry_info> client::file_info(std::string_view sandbox_id, const std::vector<std::string>& paths,
                                                     const call_options& options) {

@@ -122,6 +122,16 @@ std::map<std::string, std::int64_t> replacement_counts(const json::value& reply)
     return counts;
 }
 
+// The bytes asked for from a ranged download's reply: a 206 is the part itself; a 200 (a
+// server or proxy that ignores Range) is the whole file, cut here.
+std::string part_of(const string_response& res, std::uint64_t first, std::optional<std::uint64_t> last) {
+    if (res.result() == beast_http::status::partial_content) return res.body();
+    const std::string& whole = res.body();
+    if (first >= whole.size()) return {};
+    const std::uint64_t end = last ? std::min<std::uint64_t>(*last + 1, whole.size()) : whole.size();
+    return whole.substr(first, end - first);
+}
+
 // An execd request whose reply carries nothing the caller needs.
 awaitable<result<void>> execd_action(client_state& s, operation op, std::string sandbox_id,
                                      std::optional<std::string> problem, call_options per_call, beast_http::verb verb,
@@ -156,6 +166,33 @@ awaitable<result<std::string>> download_operation(client_state& s, std::string s
                                          [&](const call_context& c, observation&) -> attempt_result<std::string> {
         co_return (co_await c.execd_call(sandbox_id, beast_http::verb::get, "/files/download?path=" + path_segment(path)))
             .body();
+    });
+}
+
+awaitable<result<std::string>> download_range_operation(client_state& s, std::string sandbox_id, std::string path,
+                                                        std::uint64_t first, std::optional<std::uint64_t> last,
+                                                        call_options per_call) {
+    auto problem = refused_argument(s, {{"sandbox id", sandbox_id}, {"path", path}});
+    if (!problem && last && *last < first) problem = "the range ends before it starts";
+    const std::string range = "bytes=" + std::to_string(first) + "-" + (last ? std::to_string(*last) : "");
+    co_return co_await call<std::string>(s, per_call, operation::download, sandbox_id, std::move(problem),
+                                         [&](const call_context& c, observation&) -> attempt_result<std::string> {
+        const string_response res = co_await c.execd_call(sandbox_id, beast_http::verb::get,
+                                                          "/files/download?path=" + path_segment(path), "", "", range);
+        co_return part_of(res, first, last);
+    });
+}
+
+awaitable<result<std::string>> read_lines_operation(client_state& s, std::string sandbox_id, std::string path,
+                                                    std::int64_t first_line, std::optional<std::int64_t> max_lines,
+                                                    call_options per_call) {
+    auto problem = refused_argument(s, {{"sandbox id", sandbox_id}, {"path", path}});
+    if (!problem && (first_line < 1 || (max_lines && *max_lines < 1))) problem = "lines count from 1, at least one";
+    std::string target = "/files/download?path=" + path_segment(path) + "&offset=" + std::to_string(first_line);
+    if (max_lines) target += "&limit=" + std::to_string(*max_lines);
+    co_return co_await call<std::string>(s, per_call, operation::download, sandbox_id, std::move(problem),
+                                         [&](const call_context& c, observation&) -> attempt_result<std::string> {
+        co_return (co_await c.execd_call(sandbox_id, beast_http::verb::get, target)).body();
     });
 }
 

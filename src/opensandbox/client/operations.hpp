@@ -43,6 +43,12 @@ awaitable<result<void>> upload_operation(client_state& s, std::string sandbox_id
                                          std::string content, call_options per_call);
 awaitable<result<std::string>> download_operation(client_state& s, std::string sandbox_id, std::string path,
                                                   call_options per_call);
+awaitable<result<std::string>> download_range_operation(client_state& s, std::string sandbox_id, std::string path,
+                                                        std::uint64_t first, std::optional<std::uint64_t> last,
+                                                        call_options per_call);
+awaitable<result<std::string>> read_lines_operation(client_state& s, std::string sandbox_id, std::string path,
+                                                    std::int64_t first_line, std::optional<std::int64_t> max_lines,
+                                                    call_options per_call);
 awaitable<result<std::map<std::string, entry_info>>> file_info_operation(client_state& s, std::string sandbox_id,
                                                                          std::vector<std::string> paths,
                                                                          call_options per_call);

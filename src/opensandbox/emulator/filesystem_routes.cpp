@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cctype>
+#include <charconv>
 #include <limits>
 
 namespace ngfail::opensandbox::emulator {
@@ -153,18 +154,133 @@ awaitable<void> upload(context& c, exchange& x, call& k) {
     co_await x.reply(std::move(res));
 }
 
-awaitable<void> download(context& c, exchange& x, call& k) {
-    const auto path = query_value(x.req().target(), "path");
-    const auto file = path ? c.sandboxes.file(k.sandbox_id, *path) : std::nullopt;
-    if (!file) {
-        co_await x.reply(c.error_reply(x, 404, "FILE_NOT_FOUND", "file not found: " + path.value_or("")));
-        co_return;
-    }
-    response res = c.text_reply(x, 200, *file->content, "application/octet-stream");
-    res.set(http::field::content_disposition, attachment_disposition(path->substr(path->rfind('/') + 1)));
-    co_await x.reply(std::move(res));
+// A byte range of a file of `size` bytes, as execd's ParseRange reads `bytes=a-b,c-,-n`: the
+// first range that starts inside the file; nothing when the header is malformed; an empty
+// range when none starts inside it.
+struct byte_range {
+    std::uint64_t start = 0;
+    std::uint64_t length = 0;
+};
+
+std::optional<std::int64_t> whole_number(std::string_view text) {
+    while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
+    while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
+    std::int64_t n = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+    if (ec != std::errc() || end != text.data() + text.size() || text.empty() || n < 0) return std::nullopt;
+    return n;
 }
 
+std::optional<std::optional<byte_range>> first_range(std::string_view header, std::uint64_t size) {
+    if (!header.starts_with("bytes=")) return std::nullopt;
+    header.remove_prefix(6);
+    std::optional<byte_range> first;
+    for (std::size_t at = 0; at <= header.size();) {
+        const std::size_t comma = std::min(header.find(',', at), header.size());
+        std::string_view part = header.substr(at, comma - at);
+        at = comma + 1;
+        while (!part.empty() && part.front() == ' ') part.remove_prefix(1);
+        if (part.empty()) continue;
+        const std::size_t dash = part.find('-');
+        if (dash == std::string_view::npos) return std::nullopt;
+        const std::string_view from = part.substr(0, dash);
+        const std::string_view to = part.substr(dash + 1);
+        byte_range r;
+        if (from.find_first_not_of(' ') == std::string_view::npos) {  // the last n bytes
+            const auto n = whole_number(to);
+            if (!n) return std::nullopt;
+            r.start = size - std::min<std::uint64_t>(static_cast<std::uint64_t>(*n), size);
+            r.length = size - r.start;
+        } else {
+            const auto i = whole_number(from);
+            if (!i) return std::nullopt;
+            r.start = static_cast<std::uint64_t>(*i);
+            if (to.find_first_not_of(' ') == std::string_view::npos) {
+                r.length = r.start < size ? size - r.start : 0;
+            } else {
+                const auto j = whole_number(to);
+                if (!j || *j < *i) return std::nullopt;
+                r.length = static_cast<std::uint64_t>(*j - *i) + 1;
+            }
+        }
+        if (r.start >= size) continue;
+        r.length = std::min(r.length, size - r.start);
+        if (!first) first = r;
+    }
+    return first;
+}
+
+// Lines `offset` (from 1) on, at most `limit` of them, their ends trimmed and joined by "\n",
+// as execd's serveLineRange writes them.
+std::string line_range(std::string_view content, std::int64_t offset, std::optional<std::int64_t> limit) {
+    std::string out;
+    std::int64_t number = 0;
+    std::int64_t written = 0;
+    for (std::size_t at = 0; at < content.size() && (!limit || written < *limit);) {
+        const std::size_t end = std::min(content.find('\n', at), content.size());
+        std::string_view line = content.substr(at, end - at);
+        at = end + 1;
+        while (!line.empty() && (line.back() == '\r' || line.back() == '\n')) line.remove_suffix(1);
+        if (++number < offset) continue;
+        if (written++ > 0) out += '\n';
+        out += line;
+    }
+    return out;
+}
+
+// execd's reply to a download: the file, a byte range of it (Range, 206), or lines of it
+// (offset and limit, text/plain); the two kinds of part are exclusive.
+response download_reply(const context& c, const exchange& x, const std::string& path, const file_entry& file) {
+    const std::string_view target = x.req().target();
+    const auto offset = query_value(target, "offset");
+    const auto limit = query_value(target, "limit");
+    const auto range = x.req().find(http::field::range);
+    const std::string& content = *file.content;
+    if (offset || limit) {
+        if (range != x.req().end()) {
+            return c.error_reply(x, 400, "INVALID_REQUEST_BODY",
+                                 "line-based reading (offset/limit) and byte range (Range header) are mutually exclusive");
+        }
+        const auto first = offset ? whole_number(*offset) : std::optional<std::int64_t>(1);
+        if (!first || *first < 1) return c.error_reply(x, 400, "INVALID_REQUEST_BODY", "invalid query parameter 'offset': " + *offset);
+        const auto most = limit ? whole_number(*limit) : std::nullopt;
+        if (limit && (!most || *most < 1)) return c.error_reply(x, 400, "INVALID_REQUEST_BODY", "invalid query parameter 'limit': " + *limit);
+        return c.text_reply(x, 200, line_range(content, *first, most), "text/plain; charset=utf-8");
+    }
+    std::optional<byte_range> part;
+    if (range != x.req().end()) {
+        const auto parsed = first_range(range->value(), content.size());
+        if (!parsed) return c.error_reply(x, 416, "UNKNOWN", "");
+        if (!*parsed) {  // nothing starts inside the file: net/http's ServeContent answers
+            response res = c.text_reply(x, 416, "invalid range: failed to overlap", "text/plain; charset=utf-8");
+            res.set(http::field::content_range, "bytes */" + std::to_string(content.size()));
+            return res;
+        }
+        part = *parsed;
+    }
+    const std::string body = part ? content.substr(part->start, part->length) : content;
+    response res = c.text_reply(x, part ? 206 : 200, body, "application/octet-stream");
+    res.set(http::field::content_disposition, attachment_disposition(path.substr(path.rfind('/') + 1)));
+    if (part) {
+        res.set(http::field::content_range, "bytes " + std::to_string(part->start) + "-" +
+                                                std::to_string(part->start + part->length - 1) + "/" +
+                                                std::to_string(content.size()));
+    }
+    return res;
+}
+
+awaitable<void> download(context& c, exchange& x, call& k) {
+    const auto path = query_value(x.req().target(), "path");
+    if (!path || path->empty()) {
+        co_await x.reply(c.error_reply(x, 400, "MISSING_QUERY", "missing query parameter 'path'"));
+        co_return;
+    }
+    const auto file = c.sandboxes.file(k.sandbox_id, *path);
+    response res = file ? download_reply(c, x, *path, *file)
+                        : c.error_reply(x, 404, "FILE_NOT_FOUND",
+                                        "file not found. open " + file_tree::normal(*path) + ": no such file or directory");
+    co_await x.reply(std::move(res));
+}
 
 awaitable<void> file_info(context& c, exchange& x, call& k) {
     const std::vector<std::string> paths = query_values(x.req().target(), "path");
