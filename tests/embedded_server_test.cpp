@@ -106,6 +106,36 @@ TEST(embedded_server, a_sandbox_is_pending_then_running_and_execd_answers_only_t
     EXPECT_EQ(call(s.port(), http::verb::get, "/sandboxes/" + id + "/proxy/44772/ping").status, 200u);
 }
 
+TEST(embedded_server, a_kubernetes_pause_and_resume_pass_through_pausing_and_resuming) {
+    embedded_server s({.transition_for = 2s});  // long enough for the checks on a loaded machine
+    const std::string id = create(s);
+    const std::string lifecycle = "/v1/sandboxes/" + id;
+    const std::string ping = "/sandboxes/" + id + "/proxy/44772/ping";
+    const auto wait_for = [&](const char* state) {
+        for (int i = 0; i < 200 && status_of(s, id).at("state") != json::value(state); ++i) std::this_thread::sleep_for(50ms);
+        return status_of(s, id).at("state") == json::value(state);
+    };
+    ASSERT_EQ(call(s.port(), http::verb::post, lifecycle + "/pause").status, 202u);
+    EXPECT_EQ(status_of(s, id).at("state"), "Pausing");
+    EXPECT_EQ(status_of(s, id).at("reason"), "PAUSING");
+    const auto again = call(s.port(), http::verb::post, lifecycle + "/resume");
+    EXPECT_EQ(again.status, 409u);
+    EXPECT_THAT(again.body, HasSubstr("Cannot resume: operation in progress (phase=Pausing)"));
+    ASSERT_TRUE(wait_for("Paused"));
+    ASSERT_EQ(call(s.port(), http::verb::post, lifecycle + "/resume").status, 202u);
+    EXPECT_EQ(status_of(s, id).at("state"), "Resuming");
+    EXPECT_EQ(call(s.port(), http::verb::get, ping).status, 502u) << "execd is not back yet";
+    ASSERT_TRUE(wait_for("Running"));
+    EXPECT_EQ(call(s.port(), http::verb::get, ping).status, 200u);
+}
+
+TEST(embedded_server, a_docker_pause_is_immediate) {
+    embedded_server s({.backend = backend::docker, .transition_for = 60s});
+    const std::string id = create(s);
+    ASSERT_EQ(call(s.port(), http::verb::post, "/v1/sandboxes/" + id + "/pause").status, 202u);
+    EXPECT_EQ(status_of(s, id).at("state"), "Paused");
+}
+
 TEST(embedded_server, use_server_proxy_chooses_the_proxy_or_a_direct_endpoint_that_both_serve_execd) {
     embedded_server s;
     const std::string id = create(s);

@@ -1,5 +1,5 @@
 // ngfail serve [--host H] [--port N] [--api-key K] [--backend kubernetes|docker]
-//              [--pending-ms N] [--tls-cert PEM --tls-key PEM] [--fault JSON]...
+//              [--pending-ms N] [--transition-ms N] [--tls-cert PEM --tls-key PEM] [--fault JSON]...
 #include "args.hpp"
 
 #include <ngfail/opensandbox/testing/embedded_server.hpp>
@@ -12,7 +12,8 @@
 namespace ngfail::cli {
 namespace {
 
-const arg_spec spec{.with_value = {"host", "port", "api-key", "backend", "pending-ms", "fault", "tls-cert", "tls-key"}};
+const arg_spec spec{
+    .with_value = {"host", "port", "api-key", "backend", "pending-ms", "transition-ms", "fault", "tls-cert", "tls-key"}};
 
 // SIGINT and SIGTERM are blocked in every thread and taken here, so the server stops cleanly.
 int wait_for_a_stop_signal() {
@@ -53,6 +54,11 @@ std::optional<opensandbox::server_options> options_of(const parsed_args& a, cons
         const auto n = to_int(*pending);
         if (!n || *n < 0) return complain("--pending-ms takes a number of milliseconds");
         options.pending_for = std::chrono::milliseconds(*n);
+    }
+    if (const auto transition = a.value("transition-ms")) {
+        const auto n = to_int(*transition);
+        if (!n || *n < 0) return complain("--transition-ms takes a number of milliseconds");
+        options.transition_for = std::chrono::milliseconds(*n);
     }
     // The key from the environment keeps it out of the process list; --api-key wins.
     if (const char* from_env = std::getenv("OPEN_SANDBOX_API_KEY")) options.api_key = from_env;
@@ -105,7 +111,7 @@ int run_serve(arguments args, const streams& io) {
 
 std::string serve_usage() {
     return "usage: ngfail serve [--host H] [--port N] [--api-key K] [--backend kubernetes|docker]\n"
-           "                    [--pending-ms N] [--tls-cert PEM --tls-key PEM] [--fault JSON]...\n"
+           "                    [--pending-ms N] [--transition-ms N] [--tls-cert PEM --tls-key PEM] [--fault JSON]...\n"
            "\n"
            "Runs a local OpenSandbox: the lifecycle API (/v1/sandboxes...) and execd, reached through\n"
            "the server proxy (/sandboxes/{id}/proxy/{port}/...) or a direct endpoint on a second port.\n"
@@ -115,7 +121,8 @@ std::string serve_usage() {
            "\n"
            "--port 0 (the default) picks a free port. --api-key (or OPEN_SANDBOX_API_KEY) makes the\n"
            "lifecycle API require OPEN-SANDBOX-API-KEY. --backend says which real backend its faults\n"
-           "look like (default kubernetes). --pending-ms keeps new sandboxes Pending that long.\n"
+           "look like (default kubernetes). --pending-ms keeps new sandboxes Pending that long;\n"
+           "--transition-ms makes a Kubernetes pause or resume take that long (Pausing, Resuming).\n"
            "--tls-cert and --tls-key (PEM files) serve both ports over HTTPS.\n"
            "--fault queues a fault, repeatable, e.g.\n"
            "  --fault '{\"operation\":\"create\",\"action\":\"http_error\",\"status\":502,\n"

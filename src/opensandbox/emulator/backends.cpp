@@ -16,6 +16,8 @@ constexpr std::array profiles{
         .pending = {"Pending", "CREATING", "Sandbox is being created"},
         .running = {"Running", "RUNNING", "Sandbox is running"},
         .paused = {"Paused", "PAUSED", "Sandbox is paused"},
+        .pausing = status_shape{"Pausing", "PAUSING", "Pausing sandbox"},
+        .resuming = status_shape{"Resuming", "RESUMING", "Resuming sandbox"},
         .oom_killed = {"Failed", "FAILED",
                        "1/1 observed pods failed; primary reason=OOMKilled; sample pod={id}-0; "
                        "container sandbox terminated with OOMKilled (exit code 137)"},
@@ -33,6 +35,8 @@ constexpr std::array profiles{
         .pending = {"Pending", "CONTAINER_STARTING", "Sandbox container is starting."},
         .running = {"Running", "CONTAINER_RUNNING", "Sandbox container is running."},
         .paused = {"Paused", "CONTAINER_PAUSED", "Sandbox container is paused."},
+        .pausing = std::nullopt,
+        .resuming = std::nullopt,
         .oom_killed = {"Failed", "CONTAINER_EXITED_ERROR", "Sandbox container exited with code 137."},
         .crashed = {"Failed", "CONTAINER_EXITED_ERROR", "Sandbox container exited with code 1."},
         .image_pull_error = {500, "SANDBOX_IMAGE_PULL_FAILED", "Failed to pull the sandbox image."},

@@ -5,6 +5,7 @@
 #include <ngfail/opensandbox/testing/embedded_server.hpp>
 
 #include <string>
+#include <optional>
 #include <string_view>
 
 namespace ngfail::opensandbox::emulator {
@@ -31,6 +32,10 @@ struct backend_profile {
     status_shape pending;
     status_shape running;
     status_shape paused;
+    // The phases a pause and a resume pass through where the backend shows them (Kubernetes:
+    // Pausing, Resuming); none where they are immediate (Docker).
+    std::optional<status_shape> pausing;
+    std::optional<status_shape> resuming;
     status_shape oom_killed;              // after an OOM kill of the sandbox's process
     status_shape crashed;                 // after the main process died
     // A create whose image cannot be pulled: Kubernetes waits for a pod that never becomes

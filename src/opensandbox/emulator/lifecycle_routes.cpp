@@ -205,30 +205,25 @@ awaitable<void> renew(context& c, exchange& x, call& k) {
     co_await x.reply(std::move(res));
 }
 
-// Pause and resume: 202, then the new state; any other starting state is a conflict.
-awaitable<void> transition(context& c, exchange& x, call& k, const status_shape& from, const status_shape& to) {
-    bool conflict = false;
-    const bool found = c.sandboxes.update(k.sandbox_id, [&](sandbox_record& s) {
-        if (s.state != from.state) {
-            conflict = true;
-            return;
-        }
-        s.state = std::string(to.state);
-        s.reason = std::string(to.reason);
-        s.message = message_for(to, s.id);
-    });
-    if (!found) {
-        co_await x.reply(c.not_found(x, k.sandbox_id));
-    } else if (conflict) {
-        co_await x.reply(c.error_reply(x, 409, c.backend_code("INVALID_STATE"),
-                                       "Sandbox " + k.sandbox_id + " is not " + std::string(from.state)));
-    } else {
-        co_await x.reply(c.empty_reply(x, 202));
-    }
+// Pause and resume: 202, then the new state, through the backend's passing phase (Pausing,
+// Resuming) when it has one; any other starting state, or one still passing, is a conflict.
+awaitable<void> transition(context& c, exchange& x, call& k, std::string_view verb, const status_shape& from,
+                           const std::optional<status_shape>& passing, const status_shape& to) {
+    std::optional<std::string> conflict;
+    const bool found =
+        c.sandboxes.update(k.sandbox_id, [&](sandbox_record& s) { conflict = c.sandboxes.pass(s, verb, from, passing, to); });
+    response res = !found    ? c.not_found(x, k.sandbox_id)
+                   : conflict ? c.error_reply(x, 409, c.backend_code("INVALID_STATE"), *conflict)
+                              : c.empty_reply(x, 202);
+    co_await x.reply(std::move(res));
 }
 
-awaitable<void> pause(context& c, exchange& x, call& k) { co_await transition(c, x, k, c.profile.running, c.profile.paused); }
-awaitable<void> resume(context& c, exchange& x, call& k) { co_await transition(c, x, k, c.profile.paused, c.profile.running); }
+awaitable<void> pause(context& c, exchange& x, call& k) {
+    co_await transition(c, x, k, "pause", c.profile.running, c.profile.pausing, c.profile.paused);
+}
+awaitable<void> resume(context& c, exchange& x, call& k) {
+    co_await transition(c, x, k, "resume", c.profile.paused, c.profile.resuming, c.profile.running);
+}
 
 // JSON Merge Patch (RFC 7396) of the metadata: a null deletes a key.
 awaitable<void> patch_metadata(context& c, exchange& x, call& k) {

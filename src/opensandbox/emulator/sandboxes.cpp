@@ -69,9 +69,26 @@ sandbox_record sandbox_store::create(boost::json::object image, boost::json::arr
 }
 
 void sandbox_store::settle(sandbox_record& s) const {
-    if (s.state == profile_.pending.state && s.reason == profile_.pending.reason && mono_clock::now() >= s.ready_at) {
+    if (mono_clock::now() < s.ready_at) return;
+    const auto in = [&](const std::optional<status_shape>& phase) {
+        return phase && s.state == phase->state && s.reason == phase->reason;
+    };
+    if (in(profile_.pending) || in(profile_.resuming)) {
         apply(s, profile_.running);
+    } else if (in(profile_.pausing)) {
+        apply(s, profile_.paused);
     }
+}
+
+std::optional<std::string> sandbox_store::pass(sandbox_record& s, std::string_view verb, const status_shape& from,
+                                               const std::optional<status_shape>& passing, const status_shape& to) const {
+    const bool in_progress = (profile_.pausing && s.state == profile_.pausing->state) ||
+                             (profile_.resuming && s.state == profile_.resuming->state);
+    if (in_progress) return "Cannot " + std::string(verb) + ": operation in progress (phase=" + s.state + ")";
+    if (s.state != from.state) return "Sandbox " + s.id + " is not " + std::string(from.state);
+    apply(s, passing.value_or(to));
+    s.ready_at = mono_clock::now() + transition_for_;
+    return std::nullopt;
 }
 
 bool sandbox_store::expired(const sandbox_record& s) const { return s.expires_at && wall_clock::now() >= *s.expires_at; }

@@ -75,15 +75,16 @@ struct sandbox_record {
     std::string message{};
     wall_clock::time_point created_at{};
     std::optional<wall_clock::time_point> expires_at{};
-    mono_clock::time_point ready_at{};  // Pending until then
+    mono_clock::time_point ready_at{};  // the end of a passing phase (Pending, Pausing, Resuming)
     bool secure_access = false;
     std::string access_token{};  // sent as X-EXECD-ACCESS-TOKEN when secure_access
 };
 
 class sandbox_store {
 public:
-    sandbox_store(const backend_profile& profile, std::chrono::milliseconds pending_for, history_limits limits = {})
-        : profile_(profile), pending_for_(pending_for), limits_(limits) {}
+    sandbox_store(const backend_profile& profile, std::chrono::milliseconds pending_for, history_limits limits = {},
+                  std::chrono::milliseconds transition_for = {})
+        : profile_(profile), pending_for_(pending_for), transition_for_(transition_for), limits_(limits) {}
 
     // A new sandbox, Pending until `pending_for` has passed (Running at once when zero).
     sandbox_record create(boost::json::object image, boost::json::array entrypoint, boost::json::object metadata,
@@ -95,6 +96,12 @@ public:
 
     // Changes a sandbox under the lock; false when there is none.
     bool update(const std::string& id, const std::function<void(sandbox_record&)>& change);
+    // A pause or a resume of `s` (under `update`): from `from` to `to`, through `passing` for
+    // `transition_for` when the backend shows that phase; why not, when `s` is elsewhere
+    // (another pause or resume still in progress, or not in `from`).
+    [[nodiscard]] std::optional<std::string> pass(sandbox_record& s, std::string_view verb, const status_shape& from,
+                                                  const std::optional<status_shape>& passing,
+                                                  const status_shape& to) const;
 
     // Removes the sandbox with everything it holds (commands, output, files).
     bool erase(const std::string& id);
@@ -168,6 +175,7 @@ private:
 
     const backend_profile& profile_;
     std::chrono::milliseconds pending_for_;
+    std::chrono::milliseconds transition_for_;
     history_limits limits_;
     std::mutex mutex_;
     std::map<std::string, held_sandbox> sandboxes_;

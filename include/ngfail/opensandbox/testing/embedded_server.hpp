@@ -90,6 +90,9 @@ struct server_options {
     std::string api_key{};            // required on lifecycle routes when not empty
     ngfail::opensandbox::backend backend = backend::kubernetes;
     std::chrono::milliseconds pending_for{0};  // a new sandbox is Pending this long
+    // A pause or a resume takes this long on a backend that shows it happening (Kubernetes:
+    // Pausing, then Paused; Resuming, then Running, execd unreachable until then).
+    std::chrono::milliseconds transition_for{0};
     std::chrono::milliseconds ping_every{3000};  // execd's keep-alive events on a command stream
     unsigned threads = 2;             // serving every connection
     // Bounds against a network of strangers. A request's head (and a TLS handshake) must
