@@ -140,4 +140,13 @@ TEST(file_tree, a_replacement_replaces_every_occurrence_and_counts_them) {
     EXPECT_EQ(t.replace("/nope", "a", "b").error, fs_error::not_found);
 }
 
+TEST(file_tree, a_replacement_that_would_outgrow_the_largest_file_is_refused_and_changes_nothing) {
+    file_tree t;
+    ASSERT_TRUE(t.put("/a", std::string(1 << 20, 'a')).value);
+    const std::string huge(100, 'x');  // a million occurrences times 100 bytes: 100 MiB
+    EXPECT_EQ(t.replace("/a", "a", huge).error, fs_error::too_large);
+    EXPECT_EQ(t.file("/a")->content->size(), 1u << 20);
+    EXPECT_EQ(*t.replace("/a", "a", std::string(60, 'y')).value, 1u << 20) << "60 MiB still fits";
+}
+
 }  // namespace

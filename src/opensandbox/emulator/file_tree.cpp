@@ -206,13 +206,19 @@ fs_result<std::size_t> file_tree::replace(std::string_view raw, std::string_view
     const auto it = files_.find(path);
     if (it == files_.end()) return failed<std::size_t>(fs_error::not_found, path);
     const std::string& before = *it->second.content;
-    std::string after;
     std::size_t count = 0;
+    for (std::size_t at = before.find(old); !old.empty() && at != std::string::npos; at = before.find(old, at + old.size())) {
+        ++count;
+    }
+    // count <= size / old.size() and both sizes are bounded by a request body: no overflow.
+    if (before.size() - count * old.size() + count * replacement.size() > max_file_size) {
+        return failed<std::size_t>(fs_error::too_large, path);
+    }
+    std::string after;
     std::size_t from = 0;
-    for (std::size_t at = before.find(old); !old.empty() && at != std::string::npos; at = before.find(old, from)) {
+    for (std::size_t at = before.find(old); count > 0 && at != std::string::npos; at = before.find(old, from)) {
         after.append(before, from, at - from).append(replacement);
         from = at + old.size();
-        ++count;
     }
     after.append(before, from);
     it->second.content = std::make_shared<const std::string>(std::move(after));

@@ -40,6 +40,7 @@ enum class fs_error {
     not_directory,  // a path component or the listed path is a file
     exists,         // a move's destination is taken
     into_itself,    // a directory moved below itself (rename's EINVAL)
+    too_large,      // a file would outgrow `file_tree::max_file_size`
 };
 
 template <class T>
@@ -51,6 +52,10 @@ struct fs_result {
 
 class file_tree {
 public:
+    // The largest file the tree keeps: what one upload can bring. A replacement that would
+    // make a file larger is refused, so that no request multiplies memory.
+    static constexpr std::size_t max_file_size = 64 << 20;
+
     file_tree();
 
     // `path` made absolute ("/" for relative ones, as execd's working directory) and

@@ -31,6 +31,8 @@ response error_of(const context& c, const exchange& x, fs_error e, const std::st
             return c.error_reply(x, 500, "RUNTIME_ERROR", std::string(doing) + " " + path + ". file exists");
         case fs_error::into_itself:
             return c.error_reply(x, 500, "RUNTIME_ERROR", std::string(doing) + " " + path + ". invalid argument");
+        case fs_error::too_large:
+            return c.error_reply(x, 500, "RUNTIME_ERROR", std::string(doing) + " " + path + ". file too large");
     }
     return c.error_reply(x, 500, "RUNTIME_ERROR", std::string(doing) + " " + path);
 }
@@ -585,8 +587,9 @@ response replace_all(const context& c, const exchange& x, file_tree& tree, const
             return c.error_reply(x, 500, "RUNTIME_ERROR", "error accessing file: read " + info.path + ": is a directory");
         }
         if (r.old_text.empty()) return c.error_reply(x, 400, "INVALID_REQUEST_BODY", "old content must not be empty");
-        const std::size_t n = *tree.replace(r.path, r.old_text, r.new_text).value;
-        counts[r.path] = json::object{{"replacedCount", n}};
+        const auto replaced = tree.replace(r.path, r.old_text, r.new_text);
+        if (!replaced.value) return error_of(c, x, replaced.error, replaced.path, "error accessing file: write");
+        counts[r.path] = json::object{{"replacedCount", *replaced.value}};
     }
     return verbose ? c.json_reply(x, 200, counts) : c.empty_reply(x, 200);
 }
