@@ -107,3 +107,40 @@ TEST(delivery, is_at_hand_on_the_event_and_on_the_failure) {
 }
 
 }  // namespace
+
+namespace {
+
+// The two-part form: what every event has, and the whole of the sandbox's details.
+TEST(sandbox_failure, takes_event_info_and_details_apart_and_keeps_both_whole) {
+    const ngfail::sandbox_details details{.operation = "exec",
+                                          .provider = "opensandbox",
+                                          .sandbox_id = "s",
+                                          .execution_id = "e",
+                                          .provider_status_reason = "OOMKilled",
+                                          .provider_code = "KUBERNETES::SANDBOX_NOT_FOUND",
+                                          .exit_code = 137,
+                                          .signal = "SIGKILL",
+                                          .delivery = ngfail::delivery::delivered,
+                                          .retry_after = std::chrono::seconds(3)};
+    const ngfail::sandbox_failure e({.kind = ngfail::kind::provider_oom_killed, .http_status = 200}, details);
+    EXPECT_EQ(e.code(), ngfail::kind::provider_oom_killed);
+    EXPECT_EQ(e.sandbox(), details);
+    EXPECT_EQ(e.http_status(), 200);
+    EXPECT_EQ(e.reason(), "exec failed on s") << "an empty reason is the facts' default";
+
+    const ngfail::failure f = ngfail::make_sandbox_failure({.kind = ngfail::kind::provider_oom_killed, .reason = "why"}, details);
+    EXPECT_EQ(f.reason(), "why");
+    EXPECT_EQ(std::get<ngfail::sandbox_details>(f.details()), details);
+}
+
+TEST(sandbox_failure, the_flat_facts_and_the_two_parts_make_the_same_record) {
+    const ngfail::sandbox_failure flat({.operation = "renew", .kind = ngfail::kind::transport_peer_drop, .sandbox_id = "s",
+                                        .http_status = 502, .delivery = ngfail::delivery::possibly_delivered});
+    const ngfail::sandbox_failure split({.kind = ngfail::kind::transport_peer_drop, .http_status = 502},
+                                        {.operation = "renew", .sandbox_id = "s", .delivery = ngfail::delivery::possibly_delivered});
+    EXPECT_EQ(flat.sandbox(), split.sandbox());
+    EXPECT_EQ(flat.reason(), split.reason());
+    EXPECT_EQ(flat.http_status(), split.http_status());
+}
+
+}  // namespace

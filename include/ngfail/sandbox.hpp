@@ -12,6 +12,13 @@
 // `http_status` describes this operation, never a child failure: a cause keeps its own
 // evidence. `make_sandbox_failure` gives the same as a `noexcept` `failure`.
 //
+// `sandbox_facts` is the flat shorthand for the fields most wrappers set. The two-part form
+// takes what every event has and the sandbox's details apart, and so reaches every field of
+// `sandbox_details`, including any added after `sandbox_facts` was fixed:
+//
+//   throw ngfail::sandbox_failure({.kind = ngfail::kind::provider_oom_killed},
+//                                 {.operation = "exec", .sandbox_id = "sbx-42"});
+//
 // Delivery — whether the request reached the sandbox — is the fact that says whether a
 // retry is safe; it is at hand on both forms:
 //
@@ -50,6 +57,8 @@ struct sandbox_facts {
 class sandbox_failure : public failure_event {
 public:
     explicit sandbox_failure(sandbox_facts facts);
+    // An empty `info.reason` becomes "<operation> failed[ on <sandbox_id>]", as with the facts.
+    sandbox_failure(event_info info, sandbox_details details);
     [[nodiscard]] const sandbox_details& sandbox() const noexcept;
     // What the evidence established about delivery; none when it established nothing.
     [[nodiscard]] std::optional<ngfail::delivery> delivery() const noexcept { return sandbox().delivery; }
@@ -72,5 +81,6 @@ struct event_type_for<sandbox_details> {
 
 // The same record as `sandbox_failure(facts)` would carry, as a failure; never throws.
 [[nodiscard]] failure make_sandbox_failure(sandbox_facts facts) noexcept;
+[[nodiscard]] failure make_sandbox_failure(event_info info, sandbox_details details) noexcept;
 
 }  // namespace ngfail

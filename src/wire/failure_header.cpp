@@ -1,7 +1,7 @@
 #include <ngfail/json.hpp>
 #include <ngfail/failure_header.hpp>
 
-#include "wire/detail_fields.hpp"
+#include "wire/details_schema.hpp"
 #include "wire/strict_json.hpp"
 #include "wire/report_links.hpp"
 #include "wire/report_writer.hpp"

@@ -2,6 +2,7 @@
 
 #include "core/printable.hpp"
 #include "wire/report_reader.hpp"
+#include "wire/details_schema.hpp"
 #include "wire/report_writer.hpp"
 #include "wire/strict_json.hpp"
 
@@ -233,50 +234,30 @@ private:
 };
 
 template <class Sink>
-void emit_optional(Sink& s, std::string_view key, const std::optional<std::string>& value) {
+void emit_value(Sink& s, std::string_view key, const std::string& value) {
+    s.string(key, value);
+}
+template <class Sink>
+void emit_value(Sink& s, std::string_view key, const std::optional<std::string>& value) {
     if (value) s.string(key, *value);
 }
 template <class Sink>
-void emit_optional(Sink& s, std::string_view key, const std::optional<int>& value) {
+void emit_value(Sink& s, std::string_view key, const std::optional<int>& value) {
     if (value) s.integer(key, *value);
 }
 template <class Sink>
-void emit_optional(Sink& s, std::string_view key, const std::optional<std::chrono::seconds>& value) {
+void emit_value(Sink& s, std::string_view key, const std::optional<std::chrono::seconds>& value) {
     if (value) s.integer(key, value->count());
 }
-
 template <class Sink>
-void emit_details(Sink& s, const sandbox_details& d) {
-    s.string("type", "sandbox");
-    s.string("operation", d.operation);
-    emit_optional(s, "provider", d.provider);
-    emit_optional(s, "sandbox_id", d.sandbox_id);
-    emit_optional(s, "execution_id", d.execution_id);
-    emit_optional(s, "provider_status_reason", d.provider_status_reason);
-    emit_optional(s, "provider_code", d.provider_code);
-    emit_optional(s, "exit_code", d.exit_code);
-    emit_optional(s, "signal", d.signal);
-    if (d.delivery) s.string("delivery", name(*d.delivery));
-    emit_optional(s, "retry_after_s", d.retry_after);
+void emit_value(Sink& s, std::string_view key, const std::optional<delivery>& value) {
+    if (value) s.string(key, name(*value));
 }
 
-template <class Sink>
-void emit_details(Sink& s, const sdk_error_details& d) {
-    s.string("type", "sdk_error");
-    s.string("error_type", d.error_type);
-    emit_optional(s, "message", d.message);
-    emit_optional(s, "http_status", d.http_status);
-    emit_optional(s, "code", d.code);
-    emit_optional(s, "request_id", d.request_id);
-}
-
-template <class Sink>
-void emit_details(Sink& s, const model_details& d) {
-    s.string("type", "model");
-    emit_optional(s, "operation", d.operation);
-    emit_optional(s, "model", d.model);
-    emit_optional(s, "attempt", d.attempt);
-    emit_optional(s, "retry_after_s", d.retry_after);
+template <class Sink, class Details>
+void emit_details(Sink& s, const Details& d) {
+    s.string("type", detail::details_schema<Details>::type);
+    detail::for_each_field<Details>([&](const auto& field) { emit_value(s, field.name, d.*field.member); });
 }
 
 template <class Sink>
@@ -286,7 +267,7 @@ void emit(Sink& s, const event_record& r) {
     s.string("failure_reason", r.reason);
     if (r.boundary) s.string("boundary", name(*r.boundary));
     if (r.stage) s.string("stage", name(*r.stage));
-    emit_optional(s, "http_status", r.http_status);
+    emit_value(s, "http_status", r.http_status);
     if (r.cause_id) s.id("cause_id", *r.cause_id);
     std::visit(
         [&](const auto& d) {

@@ -1,6 +1,6 @@
 #include <ngfail/report.hpp>
 
-#include "wire/detail_fields.hpp"
+#include "wire/details_schema.hpp"
 #include "core/event_state.hpp"
 #include "wire/report_links.hpp"
 #include "wire/strict_json.hpp"
@@ -87,11 +87,9 @@ std::string limit_text(std::size_t actual, std::size_t limit) {
 
 // ---- the value rules: one table, read by validation and by truncation -----------------------
 
-constexpr std::int64_t max_http_status = 999;
-constexpr std::int64_t max_retry_after_s = std::int64_t{1} << 40;
-
 // An optional number that must lie in [lo, hi] when present.
 struct number_rule {
+    std::string_view prefix;  // "details." for a details field
     std::string_view field;
     std::int64_t lo;
     std::int64_t hi;
@@ -99,24 +97,13 @@ struct number_rule {
 
 template <class Record, class F>
 void for_each_number(Record& r, F&& f) {
-    f(number_rule{"http_status", 0, max_http_status}, r.http_status);
-    std::visit(
-        [&](auto& d) {
-            using type = std::decay_t<decltype(d)>;
-            if constexpr (std::is_same_v<type, sandbox_details>) {
-                f(number_rule{"details.retry_after_s", 0, max_retry_after_s}, d.retry_after);
-            } else if constexpr (std::is_same_v<type, sdk_error_details>) {
-                f(number_rule{"details.http_status", 0, max_http_status}, d.http_status);
-            } else if constexpr (std::is_same_v<type, model_details>) {
-                f(number_rule{"details.attempt", 0, std::numeric_limits<int>::max()}, d.attempt);
-                f(number_rule{"details.retry_after_s", 0, max_retry_after_s}, d.retry_after);
-            }
-        },
-        r.details);
+    f(number_rule{"", "http_status", 0, detail::max_http_status}, r.http_status);
+    detail::for_each_detail_number(r.details, [&](std::string_view name, std::int64_t lo, std::int64_t hi, auto& value) {
+        f(number_rule{"details.", name, lo, hi}, value);
+    });
 }
 
-std::int64_t number_of(const std::optional<int>& v) noexcept { return *v; }
-std::int64_t number_of(const std::optional<std::chrono::seconds>& v) noexcept { return v->count(); }
+using detail::number_of;
 
 template <class Value>
 bool breaks(const number_rule& rule, const Value& value) noexcept {
@@ -127,7 +114,7 @@ std::optional<std::string> broken_number(const event_record& record) {
     std::optional<std::string> found;
     for_each_number(record, [&](const number_rule& rule, const auto& value) {
         if (!found && breaks(rule, value)) {
-            found = std::string(rule.field) + " is " + std::to_string(number_of(value)) + "; it must be from " +
+            found = std::string(rule.prefix) + std::string(rule.field) + " is " + std::to_string(number_of(value)) + "; it must be from " +
                     std::to_string(rule.lo) + " to " + std::to_string(rule.hi);
         }
     });
@@ -139,7 +126,9 @@ std::optional<std::string> oversized_detail(const event_details& details, std::s
     std::optional<std::string> found;
     detail::for_each_detail_string(details, [&](std::string_view field, const auto& value) {
         const std::string* text = detail::field_text(value);
-        if (!found && text && text->size() > max) found = std::string(field) + " is " + limit_text(text->size(), max);
+        if (!found && text && text->size() > max) {
+            found = "details." + std::string(field) + " is " + limit_text(text->size(), max);
+        }
     });
     return found;
 }

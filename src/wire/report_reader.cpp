@@ -1,6 +1,7 @@
 #include "wire/report_reader.hpp"
 
 #include "core/printable.hpp"
+#include "wire/details_schema.hpp"
 #include "wire/strict_json.hpp"
 
 #include <boost/container/small_vector.hpp>
@@ -246,40 +247,41 @@ constexpr std::array untyped_details_fields{field{.name = "type", .value = expec
 // ... and once it has, already seen: the first field of each type's table.
 constexpr field typed = {.name = "type", .required = true};
 
-// Ranges are `int`'s (or any for seconds): what each field allows is `validate`'s to check.
-using sandbox = sandbox_details;
-constexpr std::array sandbox_fields{
-    typed,
-    text_field("operation", text_into<details_object<sandbox>, &sandbox::operation>, true),
-    text_field("provider", text_into<details_object<sandbox>, &sandbox::provider>),
-    text_field("sandbox_id", text_into<details_object<sandbox>, &sandbox::sandbox_id>),
-    text_field("execution_id", text_into<details_object<sandbox>, &sandbox::execution_id>),
-    text_field("provider_status_reason", text_into<details_object<sandbox>, &sandbox::provider_status_reason>),
-    text_field("provider_code", text_into<details_object<sandbox>, &sandbox::provider_code>),
-    integer_field("exit_code", number_into<details_object<sandbox>, &sandbox::exit_code>, int_min, int_max),
-    text_field("signal", text_into<details_object<sandbox>, &sandbox::signal>),
-    token_field("delivery", parsed_into<details_object<sandbox>, &sandbox::delivery, parse_delivery>, not_known),
-    integer_field("retry_after_s", number_into<details_object<sandbox>, &sandbox::retry_after>, int64_min, int64_max),
-};
-using sdk_error = sdk_error_details;
-constexpr std::array sdk_error_fields{
-    typed,
-    text_field("error_type", text_into<details_object<sdk_error>, &sdk_error::error_type>, true),
-    text_field("message", text_into<details_object<sdk_error>, &sdk_error::message>),
-    integer_field("http_status", number_into<details_object<sdk_error>, &sdk_error::http_status>, int_min, int_max),
-    text_field("code", text_into<details_object<sdk_error>, &sdk_error::code>),
-    text_field("request_id", text_into<details_object<sdk_error>, &sdk_error::request_id>),
-};
-using model = model_details;
-constexpr std::array model_fields{
-    typed,
-    text_field("operation", text_into<details_object<model>, &model::operation>),
-    text_field("model", text_into<details_object<model>, &model::model>),
-    integer_field("attempt", number_into<details_object<model>, &model::attempt>, int_min, int_max),
-    integer_field("retry_after_s", number_into<details_object<model>, &model::retry_after>, int64_min, int64_max),
-};
+// A details member's reader field, made from its row in details_schema.hpp. Ranges are
+// the member type's: what each field allows is `validate`'s to check.
+template <class Details, std::size_t I>
+constexpr field details_member() {
+    constexpr auto row = std::get<I>(details_schema<Details>::fields);
+    using member = std::remove_cvref_t<decltype(std::declval<Details&>().*row.member)>;
+    if constexpr (std::is_same_v<member, std::string>) {
+        return text_field(row.name, text_into<details_object<Details>, row.member>, true);
+    } else if constexpr (std::is_same_v<member, std::optional<std::string>>) {
+        return text_field(row.name, text_into<details_object<Details>, row.member>);
+    } else if constexpr (std::is_same_v<member, std::optional<delivery>>) {
+        return token_field(row.name, parsed_into<details_object<Details>, row.member, parse_delivery>, not_known);
+    } else if constexpr (std::is_same_v<member, std::optional<int>>) {
+        return integer_field(row.name, number_into<details_object<Details>, row.member>, int_min, int_max);
+    } else {
+        static_assert(std::is_same_v<member, std::optional<std::chrono::seconds>>, "a details member type no reader handles");
+        return integer_field(row.name, number_into<details_object<Details>, row.member>, int64_min, int64_max);
+    }
+}
 
-static_assert(sandbox_fields.size() <= 32 && record_fields.size() <= 32, "frame::seen has a bit per field");
+// "type" first (already seen when the table is used), then the schema's rows.
+template <class Details, std::size_t... I>
+constexpr auto details_fields(std::index_sequence<I...>) {
+    return std::array{typed, details_member<Details, I>()...};
+}
+template <class Details>
+constexpr auto details_fields() {
+    return details_fields<Details>(
+        std::make_index_sequence<std::tuple_size_v<decltype(details_schema<Details>::fields)>>{});
+}
+
+template <class Details>
+constexpr auto fields_of_details = details_fields<Details>();
+
+static_assert(fields_of_details<sandbox_details>.size() <= 32 && record_fields.size() <= 32, "frame::seen has a bit per field");
 
 // details.type → its members, and the details it starts: adding a type is one row.
 struct details_kind {
@@ -287,10 +289,14 @@ struct details_kind {
     std::span<const field> fields;
     void (*start)(event_details&);
 };
+template <class Details>
+constexpr details_kind details_kind_of() {
+    return {details_schema<Details>::type, fields_of_details<Details>, [](event_details& d) { d.emplace<Details>(); }};
+}
 constexpr std::array details_kinds{
-    details_kind{"sandbox", sandbox_fields, [](event_details& d) { d.emplace<sandbox_details>(); }},
-    details_kind{"sdk_error", sdk_error_fields, [](event_details& d) { d.emplace<sdk_error_details>(); }},
-    details_kind{"model", model_fields, [](event_details& d) { d.emplace<model_details>(); }},
+    details_kind_of<sandbox_details>(),
+    details_kind_of<sdk_error_details>(),
+    details_kind_of<model_details>(),
 };
 
 // ---- the reader -----------------------------------------------------------------------------------

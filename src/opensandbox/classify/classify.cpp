@@ -288,18 +288,21 @@ public:
 
 constinit const category_impl category_instance{};
 
-sandbox_facts facts_for(const observation& seen, const classification& c) {
-    return {.operation = seen.operation,
-            .kind = c.kind,
-            .sandbox_id = seen.sandbox_id,
-            .cause = seen.cause,
-            .reason = seen.reason,
-            .execution_id = seen.execution_id,
-            .provider = "opensandbox",
-            .provider_status_reason = seen.provider_status_reason,
-            .exit_code = seen.exit_code,
+event_info info_for(const observation& seen, const classification& c) {
+    return {.kind = c.kind,
+            .reason = seen.reason.value_or(std::string()),
             .http_status = seen.http_status,
+            .cause = seen.cause};
+}
+
+sandbox_details details_for(const observation& seen, const classification& c) {
+    return {.operation = seen.operation,
+            .provider = "opensandbox",
+            .sandbox_id = seen.sandbox_id,
+            .execution_id = seen.execution_id,
+            .provider_status_reason = seen.provider_status_reason,
             .provider_code = seen.provider_code,
+            .exit_code = seen.exit_code,
             .delivery = c.delivery,
             .retry_after = seen.retry_after};
 }
@@ -350,12 +353,15 @@ std::string_view matching_rule(const observation& seen) noexcept {
     return match ? match->name : "nothing_matched";
 }
 
-sandbox_failure opensandbox_failure(const observation& seen) { return sandbox_failure(facts_for(seen, classify(seen))); }
+sandbox_failure opensandbox_failure(const observation& seen) {
+    const classification c = classify(seen);
+    return sandbox_failure(info_for(seen, c), details_for(seen, c));
+}
 
 failure to_failure(const observation& seen) noexcept {
     const classification c = classify(seen);
     try {
-        return make_sandbox_failure(facts_for(seen, c));
+        return make_sandbox_failure(info_for(seen, c), details_for(seen, c));
     } catch (...) {  // copying the facts ran out of memory
         return failure(c.kind);
     }
