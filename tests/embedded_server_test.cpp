@@ -106,6 +106,61 @@ TEST(embedded_server, a_sandbox_is_pending_then_running_and_execd_answers_only_t
     EXPECT_EQ(call(s.port(), http::verb::get, "/sandboxes/" + id + "/proxy/44772/ping").status, 200u);
 }
 
+// As the server's snapshot service: 202 Creating with a Location, Ready once captured;
+// neither deleted nor restored before; newest first; a bounded number kept.
+TEST(embedded_server, a_snapshot_is_creating_then_ready_and_only_then_restored_or_deleted) {
+    embedded_server s({.pending_for = 300ms, .max_snapshots = 2});
+    const std::string id = create(s);
+    const auto early = call(s.port(), http::verb::post, "/v1/sandboxes/" + id + "/snapshots");
+    EXPECT_EQ(early.status, 409u) << "a Pending sandbox: " << early.body;
+    EXPECT_EQ(early.object().at("code"), "SNAPSHOT::INVALID_SOURCE_STATE");
+    for (int i = 0; i < 100 && status_of(s, id).at("state") != "Running"; ++i) std::this_thread::sleep_for(50ms);
+
+    const auto taken = call(s.port(), http::verb::post, "/v1/sandboxes/" + id + "/snapshots", R"({"name":"one"})");
+    ASSERT_EQ(taken.status, 202u) << taken.body;
+    const std::string snapshot(taken.object().at("id").as_string());
+    EXPECT_THAT(std::string(taken.headers[http::field::location]), testing::EndsWith(":" + std::to_string(s.port()) + "/v1/snapshots/" + snapshot));
+    EXPECT_EQ(taken.object().at("status").at("state"), "Creating");
+    EXPECT_EQ(taken.object().at("status").at("reason"), "snapshot_accepted");
+
+    const auto deleting = call(s.port(), http::verb::delete_, "/v1/snapshots/" + snapshot);
+    EXPECT_EQ(deleting.status, 409u);
+    EXPECT_EQ(deleting.object().at("code"), "SNAPSHOT::INVALID_STATE");
+    const auto restoring = call(s.port(), http::verb::post, "/v1/sandboxes", R"({"snapshotId":")" + snapshot + R"("})");
+    EXPECT_EQ(restoring.status, 409u);
+    EXPECT_EQ(restoring.object().at("code"), "SNAPSHOT::NOT_READY");
+
+    const auto second = call(s.port(), http::verb::post, "/v1/sandboxes/" + id + "/snapshots");
+    EXPECT_EQ(second.status, 202u) << "an empty body is no name";
+    EXPECT_FALSE(second.object().contains("name"));
+    const auto third = call(s.port(), http::verb::post, "/v1/sandboxes/" + id + "/snapshots");
+    EXPECT_EQ(third.status, 409u) << "two kept at most";
+    EXPECT_EQ(third.object().at("code"), "SNAPSHOT::LIMIT_EXCEEDED");
+    EXPECT_EQ(call(s.port(), http::verb::post, "/v1/sandboxes/" + id + "/snapshots", R"({"name":""})").status, 400u);
+    EXPECT_EQ(call(s.port(), http::verb::get, "/v1/snapshots?pageSize=201").status, 400u);
+
+    const auto state_of = [&] {
+        return std::string(call(s.port(), http::verb::get, "/v1/snapshots/" + snapshot).object().at("status").at("state").as_string());
+    };
+    for (int i = 0; i < 100 && state_of() != "Ready"; ++i) std::this_thread::sleep_for(50ms);
+    EXPECT_EQ(state_of(), "Ready");
+    const auto listed = call(s.port(), http::verb::get, "/v1/snapshots?sandboxId=" + id).object();
+    ASSERT_EQ(listed.at("items").as_array().size(), 2u);
+    EXPECT_EQ(listed.at("items").as_array()[1].at("id").as_string(), snapshot) << "newest first";
+    EXPECT_EQ(call(s.port(), http::verb::get, "/v1/snapshots?state=ready").object().at("items").as_array().size(), 0u)
+        << "states as written";
+
+    const auto restored = call(s.port(), http::verb::post, "/v1/sandboxes", R"({"snapshotId":")" + snapshot + R"("})");
+    ASSERT_EQ(restored.status, 202u) << restored.body;
+    EXPECT_FALSE(restored.object().contains("snapshotId")) << "the create reply carries no startup source";
+    const auto restored_sandbox =
+        call(s.port(), http::verb::get, "/v1/sandboxes/" + std::string(restored.object().at("id").as_string())).object();
+    EXPECT_EQ(restored_sandbox.at("snapshotId").as_string(), snapshot);
+    EXPECT_EQ(restored_sandbox.at("image").at("uri").as_string(), "opensandbox-snapshots:" + snapshot);
+    EXPECT_EQ(call(s.port(), http::verb::delete_, "/v1/snapshots/" + snapshot).status, 204u);
+    EXPECT_EQ(call(s.port(), http::verb::get, "/v1/snapshots/" + snapshot).object().at("code"), "SNAPSHOT::NOT_FOUND");
+}
+
 TEST(embedded_server, a_kubernetes_pause_and_resume_pass_through_pausing_and_resuming) {
     embedded_server s({.transition_for = 2s});  // long enough for the checks on a loaded machine
     const std::string id = create(s);

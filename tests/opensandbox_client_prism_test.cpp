@@ -148,6 +148,14 @@ void every_lifecycle_operation(unsigned short port) {
     }
     EXPECT_TRUE(c.try_pause("sbx-1")) << outcome(c.try_pause("sbx-1"));
     EXPECT_TRUE(c.try_resume("sbx-1")) << outcome(c.try_resume("sbx-1"));
+    const auto snapshot = c.try_create_snapshot("sbx-1", "checkpoint");
+    EXPECT_TRUE(snapshot) << outcome(snapshot);
+    EXPECT_TRUE(c.try_get_snapshot("snap-1")) << outcome(c.try_get_snapshot("snap-1"));
+    const auto snapshots = c.try_list_snapshots({.sandbox_id = "sbx-1", .states = {"Ready", "Failed"}, .page_size = 50});
+    EXPECT_TRUE(snapshots) << outcome(snapshots);
+    const auto restored = c.try_create({.entrypoint = {}, .wait_until_ready = false, .snapshot_id = "snap-1"});
+    EXPECT_TRUE(restored) << outcome(restored);
+    EXPECT_TRUE(c.try_delete_snapshot("snap-1")) << outcome(c.try_delete_snapshot("snap-1"));
     EXPECT_TRUE(c.try_kill("sbx-1")) << outcome(c.try_kill("sbx-1"));
 }
 

@@ -1297,6 +1297,55 @@ TEST_P(operations, parts_of_a_file_by_bytes_and_by_lines) {
     EXPECT_EQ(server.requests(), before) << "refused before sending";
 }
 
+TEST_P(operations, a_snapshot_is_taken_listed_restored_with_its_files_and_deleted) {
+    const auto id = new_sandbox();
+    sandboxes.upload(id, "/w/state.txt", "before the snapshot");
+    const ngfail::opensandbox::snapshot_info taken = sandboxes.create_snapshot(id, "checkpoint");
+    EXPECT_EQ(taken.sandbox_id, id);
+    EXPECT_EQ(taken.name, "checkpoint");
+    EXPECT_EQ(taken.state, "Creating") << "accepted, not yet captured";
+    sandboxes.upload(id, "/w/state.txt", "after the snapshot");
+
+    const ngfail::opensandbox::snapshot_info ready = sandboxes.get_snapshot(taken.id);
+    EXPECT_EQ(ready.state, "Ready");
+    EXPECT_EQ(ready.reason, "snapshot_runtime_ready");
+    const auto listed = sandboxes.list_snapshots({.sandbox_id = id, .states = {"Ready"}});
+    ASSERT_EQ(listed.size(), 1u);
+    EXPECT_EQ(listed.front().id, taken.id);
+    EXPECT_TRUE(sandboxes.list_snapshots({.sandbox_id = id, .states = {"Failed"}}).empty());
+
+    const ngfail::opensandbox::sandbox_info restored = sandboxes.create({.entrypoint = {}, .snapshot_id = taken.id});
+    EXPECT_EQ(sandboxes.get(restored.id).snapshot_id, taken.id);
+    EXPECT_EQ(sandboxes.download(restored.id, "/w/state.txt"), "before the snapshot") << "the files as they were";
+    EXPECT_EQ(sandboxes.download(id, "/w/state.txt"), "after the snapshot") << "the source kept its own";
+
+    sandboxes.delete_snapshot(taken.id);
+    const auto gone = sandboxes.try_get_snapshot(taken.id);
+    ASSERT_FALSE(gone);
+    EXPECT_EQ(gone.error().http_status(), 404);
+    EXPECT_NE(gone.error().code(), kind::provider_sandbox_lost) << "a missing snapshot loses no sandbox";
+    EXPECT_EQ(std::get<ngfail::sandbox_details>(gone.error().details()).provider_code, "SNAPSHOT::NOT_FOUND");
+    const auto restore_gone = sandboxes.try_create({.snapshot_id = taken.id});
+    ASSERT_FALSE(restore_gone);
+    EXPECT_EQ(restore_gone.error().http_status(), 404);
+    EXPECT_EQ(std::get<ngfail::sandbox_details>(restore_gone.error().details()).delivery, delivery::not_sent);
+}
+
+TEST_P(operations, a_snapshot_needs_a_running_sandbox_and_refuses_bad_arguments_before_sending) {
+    const auto id = new_sandbox();
+    sandboxes.pause(id);
+    const auto paused = sandboxes.try_create_snapshot(id);
+    ASSERT_FALSE(paused);
+    EXPECT_EQ(paused.error().http_status(), 409);
+    EXPECT_EQ(paused.error().code(), kind::provider_state_conflict);
+    EXPECT_EQ(std::get<ngfail::sandbox_details>(paused.error().details()).delivery, delivery::not_sent);
+    const std::size_t before = server.requests();
+    EXPECT_FALSE(sandboxes.try_create_snapshot(id, ""));
+    EXPECT_FALSE(sandboxes.try_get_snapshot("a/b\r\n"));
+    EXPECT_FALSE(sandboxes.try_delete_snapshot(""));
+    EXPECT_EQ(server.requests(), before) << "refused before sending";
+}
+
 INSTANTIATE_TEST_SUITE_P(transports, operations, every_transport, transport_name);
 
 }  // namespace

@@ -156,6 +156,18 @@ test("every lifecycle route, as the spec describes it", async () => {
   assert.equal(renewed.status, 200);
   assert.equal((await checked(lifecycle, `/sandboxes/${id}/pause`, { method: "POST", headers: key })).status, 202);
   assert.equal((await checked(lifecycle, `/sandboxes/${id}/resume`, { method: "POST", headers: key })).status, 202);
+  const snapshot = await checked(lifecycle, `/sandboxes/${id}/snapshots`, { method: "POST", headers: { ...key, ...json },
+                                                                         body: JSON.stringify({ name: "checkpoint" }) });
+  assert.equal(snapshot.status, 202, snapshot.body);
+  const snapshotId = JSON.parse(snapshot.body).id;
+  assert.equal((await checked(lifecycle, `/snapshots/${snapshotId}`, { headers: key })).status, 200);
+  const snapshots = await checked(lifecycle, `/snapshots?sandboxId=${id}&state=Ready&state=Failed&page=1&pageSize=5`, { headers: key });
+  assert.deepEqual(JSON.parse(snapshots.body).items.map((s) => s.id), [snapshotId]);
+  const restored = await checked(lifecycle, "/sandboxes", { method: "POST", headers: { ...key, ...json },
+                                                             body: JSON.stringify({ snapshotId }) });
+  assert.equal(restored.status, 202, restored.body);
+  assert.equal((await checked(lifecycle, `/snapshots/${snapshotId}`, { method: "DELETE", headers: key })).status, 204);
+  assert.equal((await checked(lifecycle, `/snapshots/${snapshotId}`, { headers: key })).status, 404);
   assert.equal((await checked(lifecycle, `/sandboxes/${id}`, { method: "DELETE", headers: key })).status, 204);
 });
 

@@ -153,6 +153,10 @@ struct create_request {
     // A sandbox the create leaves Failed, Terminated or never ready is deleted, so that no
     // failed create leaves one behind; the failure's reason says whether the delete worked.
     bool delete_if_failed = true;
+    // Restores the sandbox from a Ready snapshot (`create_snapshot`): its files as they were.
+    // When set, `image` is not sent (the server runs the snapshot's image) and the entrypoint
+    // may be left empty (the server's default for a restore is `tail -f /dev/null`).
+    std::string snapshot_id{};
 
     operator create_request_ref() const noexcept;  // NOLINT(google-explicit-constructor)
 };
@@ -170,13 +174,14 @@ struct create_request_ref {
     std::chrono::milliseconds ready_timeout{30000};
     std::chrono::milliseconds ready_poll{200};
     bool delete_if_failed = true;
+    std::string_view snapshot_id{};
 
     [[nodiscard]] create_request copy() const;
 };
 
 inline create_request::operator create_request_ref() const noexcept {
-    return {image, entrypoint, timeout_s, resource_limits, metadata, wait_until_ready, ready_timeout, ready_poll,
-            delete_if_failed};
+    return {image,         entrypoint, timeout_s,  resource_limits,  metadata, wait_until_ready,
+            ready_timeout, ready_poll, delete_if_failed, snapshot_id};
 }
 
 struct sandbox_info {
@@ -184,6 +189,29 @@ struct sandbox_info {
     std::string state{};                  // Pending, Running, …, Terminated, Failed (or newer)
     std::optional<std::string> reason{};  // the status reason, as reported
     std::optional<std::string> expires_at{};
+    std::optional<std::string> snapshot_id{};  // the snapshot it was restored from
+};
+
+// A snapshot: a point-in-time capture of a sandbox that outlives it. `state` is Creating
+// until the server has captured it, then Ready (a restore needs Ready) or Failed; newer
+// servers may add states.
+struct snapshot_info {
+    std::string id{};
+    std::string sandbox_id{};  // the sandbox it was taken from
+    std::optional<std::string> name{};
+    std::string state{};
+    std::optional<std::string> reason{};   // machine-readable, e.g. "snapshot_runtime_ready"
+    std::optional<std::string> message{};  // for people
+    std::string created_at{};              // RFC 3339, as the server wrote it
+};
+
+// Which snapshots `list_snapshots` returns: of one sandbox, in any of the states (as the
+// server writes them: "Ready", not "ready"), newest first, pages of 1 to 200.
+struct snapshot_list_request {
+    std::string sandbox_id{};           // empty: every sandbox's
+    std::vector<std::string> states{};  // none: every state
+    int page = 1;
+    int page_size = 20;
 };
 
 struct endpoint_info {
@@ -402,6 +430,15 @@ public:
     std::vector<entry_info> search_files(std::string_view sandbox_id, std::string_view path,
                                          std::string_view pattern = "**", const call_options& options = {});
     // How many replacements were made in each file.
+    // Snapshots. `create_snapshot` returns at once with the snapshot Creating (the sandbox must
+    // be Running); poll `get_snapshot` until it is Ready, then restore it with
+    // `create({.snapshot_id = …})`. A snapshot still Creating cannot be deleted (409).
+    snapshot_info create_snapshot(std::string_view sandbox_id, std::optional<std::string> name = std::nullopt,
+                                  const call_options& options = {});
+    snapshot_info get_snapshot(std::string_view snapshot_id, const call_options& options = {});
+    std::vector<snapshot_info> list_snapshots(const snapshot_list_request& request = {},
+                                              const call_options& options = {});
+    void delete_snapshot(std::string_view snapshot_id, const call_options& options = {});
     std::map<std::string, std::int64_t> replace_contents(std::string_view sandbox_id,
                                                         const std::map<std::string, content_replacement>& replacements,
                                                         const call_options& options = {});
@@ -461,6 +498,12 @@ public:
     result<std::vector<entry_info>> try_search_files(std::string_view sandbox_id, std::string_view path,
                                                      std::string_view pattern = "**",
                                                      const call_options& options = {}) noexcept;
+    result<snapshot_info> try_create_snapshot(std::string_view sandbox_id, std::optional<std::string> name = std::nullopt,
+                                              const call_options& options = {}) noexcept;
+    result<snapshot_info> try_get_snapshot(std::string_view snapshot_id, const call_options& options = {}) noexcept;
+    result<std::vector<snapshot_info>> try_list_snapshots(const snapshot_list_request& request = {},
+                                                          const call_options& options = {}) noexcept;
+    result<void> try_delete_snapshot(std::string_view snapshot_id, const call_options& options = {}) noexcept;
     result<std::map<std::string, std::int64_t>> try_replace_contents(
         std::string_view sandbox_id, const std::map<std::string, content_replacement>& replacements,
         const call_options& options = {}) noexcept;
@@ -535,6 +578,13 @@ public:
     awaitable<std::vector<entry_info>> async_search_files(std::string_view sandbox_id, std::string_view path,
                                                           std::string_view pattern = "**",
                                                           const call_options& options = {});
+    awaitable<snapshot_info> async_create_snapshot(std::string_view sandbox_id,
+                                                   std::optional<std::string> name = std::nullopt,
+                                                   const call_options& options = {});
+    awaitable<snapshot_info> async_get_snapshot(std::string_view snapshot_id, const call_options& options = {});
+    awaitable<std::vector<snapshot_info>> async_list_snapshots(const snapshot_list_request& request = {},
+                                                               const call_options& options = {});
+    awaitable<void> async_delete_snapshot(std::string_view snapshot_id, const call_options& options = {});
     awaitable<std::map<std::string, std::int64_t>> async_replace_contents(
         std::string_view sandbox_id, const std::map<std::string, content_replacement>& replacements,
         const call_options& options = {});

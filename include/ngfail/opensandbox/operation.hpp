@@ -30,6 +30,8 @@ enum class operation : int {
     file_info, delete_files, list_directory, create_directories, delete_directories,
     create_session, run_in_session, delete_session,
     move_files, set_permissions, search_files, replace_contents,
+    // lifecycle server: snapshots
+    create_snapshot, get_snapshot, list_snapshots, delete_snapshot,
 };
 
 struct operation_traits {

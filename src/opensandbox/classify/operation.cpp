@@ -8,7 +8,7 @@ namespace {
 using enum replay_policy;
 
 // Index = enumerator value.
-constexpr std::array<operation_traits, 27> table{{
+constexpr std::array<operation_traits, 31> table{{
     //  name           replay           command  creates
     {"create",      before_delivery, false,   true},
     {"get",         idempotent,      false,   false},
@@ -42,6 +42,11 @@ constexpr std::array<operation_traits, 27> table{{
     {"set_permissions",    idempotent,      false, false},
     {"search_files",       idempotent,      false, false},
     {"replace_contents",   before_delivery, false, false},
+    // a snapshot's creation starts work on the server; deleting it is a change, as kill is
+    {"create_snapshot",    before_delivery, false, false},
+    {"get_snapshot",       idempotent,      false, false},
+    {"list_snapshots",     idempotent,      false, false},
+    {"delete_snapshot",    before_delivery, false, false},
 }};
 
 constexpr auto operations = [] {

@@ -28,7 +28,8 @@ create_request create_request_ref::copy() const {
             .wait_until_ready = wait_until_ready,
             .ready_timeout = ready_timeout,
             .ready_poll = ready_poll,
-            .delete_if_failed = delete_if_failed};
+            .delete_if_failed = delete_if_failed,
+            .snapshot_id = std::string(snapshot_id)};
 }
 
 struct command command_ref::copy() const {
@@ -151,6 +152,21 @@ client::awaitable<std::vector<entry_info>> client::async_search_files(std::strin
                                                                       const call_options& options) {
     return search_files_operation(*state_, std::string(sandbox_id), std::string(path), std::string(pattern), options);
 }
+client::awaitable<snapshot_info> client::async_create_snapshot(std::string_view sandbox_id,
+                                                               std::optional<std::string> name,
+                                                               const call_options& options) {
+    return create_snapshot_operation(*state_, std::string(sandbox_id), std::move(name), options);
+}
+client::awaitable<snapshot_info> client::async_get_snapshot(std::string_view snapshot_id, const call_options& options) {
+    return get_snapshot_operation(*state_, std::string(snapshot_id), options);
+}
+client::awaitable<std::vector<snapshot_info>> client::async_list_snapshots(const snapshot_list_request& request,
+                                                                           const call_options& options) {
+    return list_snapshots_operation(*state_, request, options);
+}
+client::awaitable<void> client::async_delete_snapshot(std::string_view snapshot_id, const call_options& options) {
+    return delete_snapshot_operation(*state_, std::string(snapshot_id), options);
+}
 client::awaitable<std::map<std::string, std::int64_t>> client::async_replace_contents(
     std::string_view sandbox_id, const std::map<std::string, content_replacement>& replacements,
     const call_options& options) {
@@ -268,6 +284,20 @@ result<std::vector<entry_info>> client::try_search_files(std::string_view sandbo
                                                          const call_options& options) noexcept {
     return run_blocking(*state_, [&] { return async_search_files(sandbox_id, path, pattern, options); });
 }
+result<snapshot_info> client::try_create_snapshot(std::string_view sandbox_id, std::optional<std::string> name,
+                                                  const call_options& options) noexcept {
+    return run_blocking(*state_, [&] { return async_create_snapshot(sandbox_id, name, options); });
+}
+result<snapshot_info> client::try_get_snapshot(std::string_view snapshot_id, const call_options& options) noexcept {
+    return run_blocking(*state_, [&] { return async_get_snapshot(snapshot_id, options); });
+}
+result<std::vector<snapshot_info>> client::try_list_snapshots(const snapshot_list_request& request,
+                                                              const call_options& options) noexcept {
+    return run_blocking(*state_, [&] { return async_list_snapshots(request, options); });
+}
+result<void> client::try_delete_snapshot(std::string_view snapshot_id, const call_options& options) noexcept {
+    return run_blocking(*state_, [&] { return async_delete_snapshot(snapshot_id, options); });
+}
 result<std::map<std::string, std::int64_t>> client::try_replace_contents(
     std::string_view sandbox_id, const std::map<std::string, content_replacement>& replacements,
     const call_options& options) noexcept {
@@ -368,6 +398,19 @@ void client::set_permissions(std::string_view sandbox_id, const std::map<std::st
 std::vector<entry_info> client::search_files(std::string_view sandbox_id, std::string_view path,
                                              std::string_view pattern, const call_options& options) {
     return try_search_files(sandbox_id, path, pattern, options).value();
+}
+snapshot_info client::create_snapshot(std::string_view sandbox_id, std::optional<std::string> name,
+                                      const call_options& options) {
+    return try_create_snapshot(sandbox_id, std::move(name), options).value();
+}
+snapshot_info client::get_snapshot(std::string_view snapshot_id, const call_options& options) {
+    return try_get_snapshot(snapshot_id, options).value();
+}
+std::vector<snapshot_info> client::list_snapshots(const snapshot_list_request& request, const call_options& options) {
+    return try_list_snapshots(request, options).value();
+}
+void client::delete_snapshot(std::string_view snapshot_id, const call_options& options) {
+    try_delete_snapshot(snapshot_id, options).value();
 }
 std::map<std::string, std::int64_t> client::replace_contents(std::string_view sandbox_id,
                                                             const std::map<std::string, content_replacement>& replacements,

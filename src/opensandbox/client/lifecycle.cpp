@@ -12,9 +12,14 @@ namespace json = boost::json;
 using verb = beast_http::verb;
 
 json::value create_body(const create_request& request) {
-    json::object body{{"image", json::object{{"uri", request.image}}},
-                      {"entrypoint", json::array(request.entrypoint.begin(), request.entrypoint.end())},
-                      {"resourceLimits", string_map(request.resource_limits)}};
+    json::object body{{"resourceLimits", string_map(request.resource_limits)}};
+    if (!request.entrypoint.empty()) body["entrypoint"] = json::array(request.entrypoint.begin(), request.entrypoint.end());
+    // A restore sends the snapshot alone: the server runs the snapshot's image.
+    if (request.snapshot_id.empty()) {
+        body["image"] = json::object{{"uri", request.image}};
+    } else {
+        body["snapshotId"] = request.snapshot_id;
+    }
     if (request.timeout_s) body["timeout"] = *request.timeout_s;
     if (!request.metadata.empty()) body["metadata"] = string_map(request.metadata);
     return body;

@@ -20,6 +20,15 @@ awaitable<result<std::vector<sandbox_info>>> list_operation(client_state& s, lis
 awaitable<result<void>> pause_operation(client_state& s, std::string sandbox_id, call_options per_call);
 awaitable<result<void>> resume_operation(client_state& s, std::string sandbox_id, call_options per_call);
 
+// snapshots.cpp
+awaitable<result<snapshot_info>> create_snapshot_operation(client_state& s, std::string sandbox_id,
+                                                           std::optional<std::string> name, call_options per_call);
+awaitable<result<snapshot_info>> get_snapshot_operation(client_state& s, std::string snapshot_id,
+                                                        call_options per_call);
+awaitable<result<std::vector<snapshot_info>>> list_snapshots_operation(client_state& s, snapshot_list_request request,
+                                                                       call_options per_call);
+awaitable<result<void>> delete_snapshot_operation(client_state& s, std::string snapshot_id, call_options per_call);
+
 // commands.cpp
 awaitable<result<exec_result>> exec_operation(client_state& s, std::string sandbox_id, command cmd,
                                               call_options per_call);

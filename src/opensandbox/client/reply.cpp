@@ -134,7 +134,9 @@ entry_info entry_of(const json::value& v) {
 
 sandbox_info sandbox_of(const json::value& v) {
     const auto& o = as_object(v);
-    sandbox_info info{.id = required_string(o, "id"), .expires_at = optional_string(o, "expiresAt")};
+    sandbox_info info{.id = required_string(o, "id"),
+                      .expires_at = optional_string(o, "expiresAt"),
+                      .snapshot_id = optional_string(o, "snapshotId")};
     const json::value* status = o.if_contains("status");
     if (!status) malformed("the sandbox has no status");
     const auto& s = as_object(*status);

@@ -26,6 +26,8 @@ constexpr std::array profiles{
                              "Pod did not become ready within the timeout; the workload was deleted"},
         .expiry_deletes = true,
         .expired = {"Terminated", "SandboxExpired", "Sandbox expired"},
+        .snapshot_ready_message = "Kubernetes snapshot image created successfully.",
+        .snapshot_image = "opensandbox-snapshots:{id}",
     },
     backend_profile{
         .kind = backend::docker,
@@ -42,6 +44,8 @@ constexpr std::array profiles{
         .image_pull_error = {500, "SANDBOX_IMAGE_PULL_FAILED", "Failed to pull the sandbox image."},
         .expiry_deletes = true,
         .expired = {"Terminated", "CONTAINER_EXITED", "Sandbox container exited with code 0."},
+        .snapshot_ready_message = "Docker snapshot image created successfully.",
+        .snapshot_image = "opensandbox-snapshots:{id}",
     },
 };
 
@@ -52,12 +56,10 @@ const backend_profile& profile_of(backend b) noexcept {
     return profiles.front();
 }
 
-std::string message_for(const status_shape& shape, std::string_view sandbox_id) {
-    std::string text(shape.message);
-    for (auto at = text.find("{id}"); at != std::string::npos; at = text.find("{id}", at + sandbox_id.size())) {
-        text.replace(at, 4, sandbox_id);
-    }
-    return text;
+std::string with_id(std::string_view text, std::string_view id) {
+    std::string out(text);
+    for (auto at = out.find("{id}"); at != std::string::npos; at = out.find("{id}", at + id.size())) out.replace(at, 4, id);
+    return out;
 }
 
 }  // namespace ngfail::opensandbox::emulator

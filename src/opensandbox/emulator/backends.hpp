@@ -45,11 +45,19 @@ struct backend_profile {
     // a backend that keeps it shows this status instead.
     bool expiry_deletes;
     status_shape expired;
+    // A snapshot once captured: the runtime's message, and the image a restore runs ("{id}"
+    // is the snapshot's id).
+    std::string_view snapshot_ready_message;
+    std::string_view snapshot_image;
 };
 
 [[nodiscard]] const backend_profile& profile_of(ngfail::opensandbox::backend b) noexcept;
 
+// `text` with each "{id}" replaced by `id`.
+[[nodiscard]] std::string with_id(std::string_view text, std::string_view id);
 // `shape.message` with "{id}" replaced.
-[[nodiscard]] std::string message_for(const status_shape& shape, std::string_view sandbox_id);
+[[nodiscard]] inline std::string message_for(const status_shape& shape, std::string_view sandbox_id) {
+    return with_id(shape.message, sandbox_id);
+}
 
 }  // namespace ngfail::opensandbox::emulator

@@ -59,6 +59,7 @@ json::object sandbox_json(const sandbox_record& s) {
                    {"entrypoint", s.entrypoint},
                    {"createdAt", rfc3339(s.created_at)}};
     if (!s.image.empty()) o["image"] = s.image;
+    if (!s.snapshot_id.empty()) o["snapshotId"] = s.snapshot_id;
     if (s.expires_at) o["expiresAt"] = rfc3339(*s.expires_at);
     return o;
 }
@@ -72,6 +73,91 @@ sandbox_record as_reported(sandbox_record s, const call& k) {
     return s;
 }
 
+// An absolute URL on the lifecycle server, as the spec's Location header (format "uri") wants:
+// the real server sends a bare path for snapshots, which Prism rejects.
+std::string lifecycle_url(const context& c, const std::string& path) {
+    return (c.options.tls_certificate_file.empty() ? "http://" : "https://") + c.options.host + ":" +
+           std::to_string(c.lifecycle_port) + path;
+}
+
+// ---- snapshots, as the server's snapshot service keeps them --------------------------------------
+
+json::object snapshot_json(const snapshot_record& r) {
+    json::object o{{"id", r.id},
+                   {"sandboxId", r.sandbox_id},
+                   {"status", json::object{{"state", r.state}, {"reason", r.reason}, {"message", r.message},
+                                           {"lastTransitionAt", rfc3339(r.transition_at)}}},
+                   {"createdAt", rfc3339(r.created_at)}};
+    if (r.name) o["name"] = *r.name;
+    return o;
+}
+
+response snapshot_not_found(context& c, const exchange& x, const std::string& id) {
+    return c.error_reply(x, 404, "SNAPSHOT::NOT_FOUND", "Snapshot " + id + " not found");
+}
+
+// Why a snapshot cannot be restored: gone, or not Ready yet.
+response snapshot_refusal(context& c, const exchange& x, const std::string& id, bool exists) {
+    if (!exists) return snapshot_not_found(c, x, id);
+    return c.error_reply(x, 409, "SNAPSHOT::NOT_READY", "Snapshot " + id + " is not ready for restore.");
+}
+
+// The optional body of a snapshot's creation: nothing, or `{"name": "…"}` with a name.
+std::optional<std::optional<std::string>> snapshot_name(const exchange& x) {
+    if (x.req().body().empty()) return std::optional<std::string>{};
+    json::value holder;
+    const json::object* o = body_object(x, holder);
+    if (!o) return std::nullopt;
+    std::optional<std::string> name;
+    for (const auto& [key, value] : *o) {
+        if (key != "name" || !value.is_string() || value.as_string().empty()) return std::nullopt;
+        name.emplace(value.as_string());
+    }
+    return name;
+}
+
+awaitable<void> create_snapshot(context& c, exchange& x, call& k) {
+    const auto name = snapshot_name(x);
+    if (!name) {
+        co_await x.reply(c.error_reply(x, 400, "SANDBOX::INVALID_PARAMETER",
+                                       "the body must be empty or an object with only a non-empty name"));
+        co_return;
+    }
+    auto taken = c.sandboxes.take_snapshot(k.sandbox_id, *name);
+    using refusal = sandbox_store::snapshot_refusal;
+    if (const auto* why = std::get_if<refusal>(&taken)) {
+        response res = *why == refusal::no_sandbox ? c.not_found(x, k.sandbox_id)
+                       : *why == refusal::not_running
+                           ? c.error_reply(x, 409, "SNAPSHOT::INVALID_SOURCE_STATE",
+                                           "Snapshot can only be created from a Running sandbox.")
+                           : c.error_reply(x, 409, "SNAPSHOT::LIMIT_EXCEEDED",
+                                           "this server keeps no more snapshots; delete one first");
+        co_await x.reply(std::move(res));
+        co_return;
+    }
+    const snapshot_record& r = std::get<snapshot_record>(taken);
+    response res = c.json_reply(x, 202, snapshot_json(r));
+    res.set(http::field::location, lifecycle_url(c, "/v1/snapshots/" + r.id));
+    co_await x.reply(std::move(res));
+}
+
+awaitable<void> get_snapshot(context& c, exchange& x, call& k) {
+    const auto r = c.sandboxes.snapshot(k.sandbox_id);
+    response res = r ? c.json_reply(x, 200, snapshot_json(*r)) : snapshot_not_found(c, x, k.sandbox_id);
+    co_await x.reply(std::move(res));
+}
+
+awaitable<void> delete_snapshot(context& c, exchange& x, call& k) {
+    using erase = sandbox_store::snapshot_erase;
+    const erase done = c.sandboxes.erase_snapshot(k.sandbox_id);
+    response res = done == erase::erased        ? c.empty_reply(x, 204)
+                   : done == erase::no_snapshot ? snapshot_not_found(c, x, k.sandbox_id)
+                                                : c.error_reply(x, 409, "SNAPSHOT::INVALID_STATE",
+                                                                "Snapshot " + k.sandbox_id +
+                                                                    " is still being created and cannot be deleted");
+    co_await x.reply(std::move(res));
+}
+
 awaitable<void> create(context& c, exchange& x, call& k) {
     json::value holder;
     const json::object* o = body_object(x, holder);
@@ -81,6 +167,18 @@ awaitable<void> create(context& c, exchange& x, call& k) {
     if (!(uri && uri->is_string()) && !(snapshot && snapshot->is_string())) {
         co_await x.reply(c.error_reply(x, 400, "SANDBOX::INVALID_PARAMETER", "exactly one of image.uri or snapshotId is required"));
         co_return;
+    }
+    // As the server's resolve_sandbox_image_from_request: an image wins; a snapshot must be Ready.
+    std::optional<snapshot_record> restored_from;
+    json::object effective_image = image && image->is_object() ? image->as_object() : json::object{};
+    if (!(uri && uri->is_string())) {
+        const std::string snapshot_id(snapshot->as_string());
+        restored_from = c.sandboxes.snapshot(snapshot_id);
+        if (!restored_from || restored_from->state != "Ready") {
+            co_await x.reply(snapshot_refusal(c, x, snapshot_id, restored_from.has_value()));
+            co_return;
+        }
+        effective_image = json::object{{"uri", with_id(c.profile.snapshot_image, snapshot_id)}};
     }
     if (k.active_fault && k.active_fault->what == fault::action::image_pull_failure) {
         const auto& e = c.profile.image_pull_error;
@@ -102,9 +200,9 @@ awaitable<void> create(context& c, exchange& x, call& k) {
     json::object metadata;
     if (const json::value* m = o->if_contains("metadata"); m && m->is_object()) metadata = m->as_object();
     const json::value* secure = o->if_contains("secureAccess");
-    sandbox_record s = c.sandboxes.create(image && image->is_object() ? image->as_object() : json::object{},
-                                          std::move(entrypoint), std::move(metadata), timeout,
-                                          secure && secure->is_bool() && secure->as_bool());
+    sandbox_record s = c.sandboxes.create(std::move(effective_image), std::move(entrypoint), std::move(metadata), timeout,
+                                          secure && secure->is_bool() && secure->as_bool(),
+                                          restored_from ? &*restored_from : nullptr);
     if (k.active_fault && k.active_fault->what == fault::action::sandbox_status) {
         c.sandboxes.update(s.id, [&](sandbox_record& stored) {
             stored.state = k.active_fault->state;
@@ -114,9 +212,9 @@ awaitable<void> create(context& c, exchange& x, call& k) {
     }
     json::object reply = sandbox_json(s);
     reply.erase("image");  // the create response carries no startup source
+    reply.erase("snapshotId");
     response res = c.json_reply(x, 202, reply);
-    res.set(http::field::location,
-            (c.options.tls_certificate_file.empty() ? "http://" : "https://") + c.options.host + ":" + std::to_string(c.lifecycle_port) + "/v1/sandboxes/" + s.id);
+    res.set(http::field::location, lifecycle_url(c, "/v1/sandboxes/" + s.id));
     co_await x.reply(std::move(res));
 }
 
@@ -141,17 +239,36 @@ json::object endpoint_json(std::string endpoint, json::object headers) {
     return {{"endpoint", std::move(endpoint)}, {"headers", std::move(headers)}};
 }
 
+// One page of `all` as the server's list replies lay it out. Without a product that could
+// overflow: a page past the last is empty.
+template <class Record, class ToJson>
+json::object page_json(const std::vector<Record>& all, std::int64_t page, std::int64_t page_size, ToJson to_json) {
+    json::array items;
+    const auto total = static_cast<std::int64_t>(all.size());
+    const std::int64_t pages = total == 0 ? 0 : (total - 1) / page_size + 1;
+    if (page <= pages) {
+        const std::int64_t first = (page - 1) * page_size;  // <= total - 1, as page - 1 <= (total - 1) / page_size
+        const std::int64_t count = std::min(page_size, total - first);
+        for (std::int64_t i = first; i < first + count; ++i) items.push_back(to_json(all[static_cast<std::size_t>(i)]));
+    }
+    return list_json(std::move(items), page, page_size, total, pages);
+}
+
+// `page` and `pageSize` (at most `largest_page`), or none when either is not a whole number in range.
+std::optional<std::pair<std::int64_t, std::int64_t>> paging(const exchange& x, std::int64_t largest_page) {
+    const auto page = number_query(x, "page", 1, std::numeric_limits<std::int64_t>::max());
+    const auto page_size = number_query(x, "pageSize", 1, largest_page);
+    if (!page || !page_size) return std::nullopt;
+    return std::pair{page->value_or(1), page_size->value_or(20)};
+}
+
 awaitable<void> list(context& c, exchange& x, call&) {
-    constexpr std::int64_t most = std::numeric_limits<std::int64_t>::max();
-    const auto page_param = number_query(x, "page", 1, most);
-    const auto page_size_param = number_query(x, "pageSize", 1, most);
-    if (!page_param || !page_size_param) {
+    const auto pages = paging(x, std::numeric_limits<std::int64_t>::max());
+    if (!pages) {
         co_await x.reply(c.error_reply(x, 400, "SANDBOX::INVALID_PARAMETER",
                                        "page and pageSize must be whole numbers of at least 1"));
         co_return;
     }
-    const std::int64_t page = page_param->value_or(1);
-    const std::int64_t page_size = page_size_param->value_or(20);
     const auto wanted_metadata = metadata_filter(query_value(x.req().target(), "metadata").value_or(""));
     if (!wanted_metadata) {
         co_await x.reply(c.error_reply(x, 400, "INVALID_METADATA_FORMAT",
@@ -170,16 +287,27 @@ awaitable<void> list(context& c, exchange& x, call&) {
         });
         return !state_ok || !metadata_ok;
     });
-    json::array items;
-    // Without a product that could overflow: a page past the last is empty.
-    const auto total = static_cast<std::int64_t>(all.size());
-    const std::int64_t pages = total == 0 ? 0 : (total - 1) / page_size + 1;
-    if (page <= pages) {
-        const std::int64_t first = (page - 1) * page_size;  // <= total - 1, as page - 1 <= (total - 1) / page_size
-        const std::int64_t count = std::min(page_size, total - first);
-        for (std::int64_t i = first; i < first + count; ++i) items.push_back(sandbox_json(all[static_cast<std::size_t>(i)]));
+    co_await x.reply(c.json_reply(x, 200, page_json(all, pages->first, pages->second, sandbox_json)));
+}
+
+// As the server's snapshot repository: the source sandbox and any of the states (exactly as
+// written), newest first, pages of at most 200.
+awaitable<void> list_snapshots(context& c, exchange& x, call&) {
+    const auto pages = paging(x, 200);
+    if (!pages) {
+        co_await x.reply(c.error_reply(x, 400, "SANDBOX::INVALID_PARAMETER",
+                                       "page must be a whole number of at least 1 and pageSize one from 1 to 200"));
+        co_return;
     }
-    co_await x.reply(c.json_reply(x, 200, list_json(std::move(items), page, page_size, total, pages)));
+    const auto source = query_value(x.req().target(), "sandboxId");
+    const std::vector<std::string> wanted_states = query_values(x.req().target(), "state");
+    std::vector<snapshot_record> all = c.sandboxes.snapshots();
+    std::erase_if(all, [&](const snapshot_record& r) {
+        return (source && r.sandbox_id != *source) ||
+               (!wanted_states.empty() && std::ranges::count(wanted_states, r.state) == 0);
+    });
+    std::ranges::reverse(all);
+    co_await x.reply(c.json_reply(x, 200, page_json(all, pages->first, pages->second, snapshot_json)));
 }
 
 awaitable<void> kill(context& c, exchange& x, call& k) {
@@ -286,6 +414,10 @@ constexpr std::array routes{
     route{v::post, "/sandboxes/{id}/resume", "resume", resume},
     route{v::post, "/sandboxes/{id}/renew-expiration", "renew", renew},
     route{v::get, "/sandboxes/{id}/endpoints/{param}", "endpoint", endpoint},
+    route{v::post, "/sandboxes/{id}/snapshots", "create_snapshot", create_snapshot},
+    route{v::get, "/snapshots", "list_snapshots", list_snapshots},
+    route{v::get, "/snapshots/{id}", "get_snapshot", get_snapshot},
+    route{v::delete_, "/snapshots/{id}", "delete_snapshot", delete_snapshot},
 };
 
 }  // namespace

@@ -50,7 +50,7 @@ std::optional<wall_clock::time_point> parse_rfc3339(std::string_view text) {
 
 sandbox_record sandbox_store::create(boost::json::object image, boost::json::array entrypoint,
                                      boost::json::object metadata, std::optional<std::chrono::seconds> timeout,
-                                     bool secure_access) {
+                                     bool secure_access, const snapshot_record* restored_from) {
     sandbox_record s;
     s.id = to_string(event_id::generate());
     s.image = std::move(image);
@@ -64,8 +64,74 @@ sandbox_record sandbox_store::create(boost::json::object image, boost::json::arr
     apply(s, profile_.pending);
     settle(s);
     const std::lock_guard lock(mutex_);
-    sandboxes_.emplace(s.id, held_sandbox{.record = s});
+    held_sandbox held{.record = s};
+    if (restored_from) {
+        held.record.snapshot_id = s.snapshot_id = restored_from->id;
+        // The snapshot may have been deleted since it was read: a sandbox then starts empty,
+        // as a restore that raced a delete would find no image.
+        if (const auto found = snapshots_.find(restored_from->id); found != snapshots_.end()) {
+            held.files = found->second.files;
+        }
+    }
+    sandboxes_.emplace(s.id, std::move(held));
     return s;
+}
+
+void sandbox_store::settle(snapshot_record& s) const {
+    if (s.state != "Creating" || mono_clock::now() < s.ready_at) return;
+    s.state = "Ready";
+    s.reason = "snapshot_runtime_ready";
+    s.message = std::string(profile_.snapshot_ready_message);
+    s.transition_at = wall_clock::now();
+}
+
+std::variant<snapshot_record, sandbox_store::snapshot_refusal> sandbox_store::take_snapshot(
+    const std::string& sandbox_id, std::optional<std::string> name) {
+    const std::lock_guard lock(mutex_);
+    const held_sandbox* source = live(sandbox_id);
+    if (!source) return snapshot_refusal::no_sandbox;
+    if (source->record.state != profile_.running.state) return snapshot_refusal::not_running;
+    if (snapshots_.size() >= limits_.snapshots) return snapshot_refusal::full;
+    snapshot_record r{.id = to_string(event_id::generate()),
+                      .sandbox_id = sandbox_id,
+                      .name = std::move(name),
+                      .state = "Creating",
+                      .reason = "snapshot_accepted",
+                      .message = "Snapshot creation accepted.",
+                      .created_at = wall_clock::now(),
+                      .transition_at = wall_clock::now(),
+                      .ready_at = mono_clock::now() + pending_for_};
+    snapshots_.emplace(r.id, held_snapshot{.record = r, .files = source->files});
+    return r;
+}
+
+std::optional<snapshot_record> sandbox_store::snapshot(const std::string& id) {
+    const std::lock_guard lock(mutex_);
+    const auto found = snapshots_.find(id);
+    if (found == snapshots_.end()) return std::nullopt;
+    settle(found->second.record);
+    return found->second.record;
+}
+
+std::vector<snapshot_record> sandbox_store::snapshots() {
+    const std::lock_guard lock(mutex_);
+    std::vector<snapshot_record> found;
+    for (auto& [id, held] : snapshots_) {
+        settle(held.record);
+        found.push_back(held.record);
+    }
+    std::ranges::sort(found, {}, &snapshot_record::created_at);
+    return found;
+}
+
+sandbox_store::snapshot_erase sandbox_store::erase_snapshot(const std::string& id) {
+    const std::lock_guard lock(mutex_);
+    const auto found = snapshots_.find(id);
+    if (found == snapshots_.end()) return snapshot_erase::no_snapshot;
+    settle(found->second.record);
+    if (found->second.record.state == "Creating") return snapshot_erase::creating;
+    snapshots_.erase(found);
+    return snapshot_erase::erased;
 }
 
 void sandbox_store::settle(sandbox_record& s) const {

@@ -63,6 +63,7 @@ struct history_limits {
     std::size_t commands = 256;
     std::size_t sessions = 256;  // bash sessions open at once
     std::size_t output_bytes = 64u << 20;
+    std::size_t snapshots = 256;  // kept at once, in the whole server (each holds a file tree)
 };
 
 struct sandbox_record {
@@ -78,6 +79,21 @@ struct sandbox_record {
     mono_clock::time_point ready_at{};  // the end of a passing phase (Pending, Pausing, Resuming)
     bool secure_access = false;
     std::string access_token{};  // sent as X-EXECD-ACCESS-TOKEN when secure_access
+    std::string snapshot_id{};   // the snapshot it was restored from, if any
+};
+
+// A point-in-time capture of a sandbox's file system, as the server's snapshot service keeps
+// one: Creating until the backend has captured it, then Ready; it outlives its sandbox.
+struct snapshot_record {
+    std::string id{};
+    std::string sandbox_id{};
+    std::optional<std::string> name{};
+    std::string state{};  // Creating, Ready
+    std::string reason{};
+    std::string message{};
+    wall_clock::time_point created_at{};
+    wall_clock::time_point transition_at{};
+    mono_clock::time_point ready_at{};
 };
 
 class sandbox_store {
@@ -87,8 +103,10 @@ public:
         : profile_(profile), pending_for_(pending_for), transition_for_(transition_for), limits_(limits) {}
 
     // A new sandbox, Pending until `pending_for` has passed (Running at once when zero).
+    // Restored from a snapshot, it starts with the snapshot's files and names it.
     sandbox_record create(boost::json::object image, boost::json::array entrypoint, boost::json::object metadata,
-                          std::optional<std::chrono::seconds> timeout, bool secure_access);
+                          std::optional<std::chrono::seconds> timeout, bool secure_access,
+                          const snapshot_record* restored_from = nullptr);
 
     // The sandbox as it is now (a Pending one whose time has come is Running); none when it
     // does not exist or has expired (an expired one is removed, as the backend does).
@@ -107,6 +125,16 @@ public:
     bool erase(const std::string& id);
 
     [[nodiscard]] std::vector<sandbox_record> all();
+
+    // Snapshots. Taking one needs a Running sandbox and room (`history_limits::snapshots`);
+    // it is Creating until `pending_for` has passed, with the files as they were when taken.
+    enum class snapshot_refusal { no_sandbox, not_running, full };
+    [[nodiscard]] std::variant<snapshot_record, snapshot_refusal> take_snapshot(const std::string& sandbox_id,
+                                                                              std::optional<std::string> name);
+    [[nodiscard]] std::optional<snapshot_record> snapshot(const std::string& id);
+    [[nodiscard]] std::vector<snapshot_record> snapshots();  // oldest first
+    enum class snapshot_erase { erased, no_snapshot, creating };
+    snapshot_erase erase_snapshot(const std::string& id);
 
     // Runs `use` on the sandbox's file system under the lock and returns what it returns;
     // none when the sandbox does not exist.
@@ -179,6 +207,12 @@ private:
     history_limits limits_;
     std::mutex mutex_;
     std::map<std::string, held_sandbox> sandboxes_;
+    struct held_snapshot {
+        snapshot_record record;
+        file_tree files;
+    };
+    void settle(snapshot_record& s) const;
+    std::map<std::string, held_snapshot> snapshots_;
 };
 
 }  // namespace ngfail::opensandbox::emulator

@@ -105,6 +105,9 @@ struct server_options {
     // What one sandbox keeps: this many commands and 64 MiB of their output (past either the
     // oldest finished go), and at most this many running in the background (one more is a 429).
     std::size_t commands_per_sandbox = 256;
+    // Snapshots kept at once in the whole server (each holds its sandbox's files as they were);
+    // one more is a 409 SNAPSHOT::LIMIT_EXCEEDED until one is deleted.
+    std::size_t max_snapshots = 256;
     // Serve HTTPS on both listeners with this certificate chain and private key (PEM files);
     // plain HTTP when empty. Endpoints keep their form: clients reach them with the scheme
     // they reached the server with, as the official SDKs do.
