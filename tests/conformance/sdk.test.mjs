@@ -7,7 +7,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
-import { Sandbox, ConnectionConfig, SandboxApiException } from "@alibaba-group/opensandbox";
+import { Sandbox, SandboxManager, ConnectionConfig, SandboxApiException } from "@alibaba-group/opensandbox";
 
 const cli = process.env.NGFAIL_CLI;
 if (!cli) throw new Error("set NGFAIL_CLI to the ngfail binary");
@@ -135,6 +135,32 @@ test("files: write, read back, and cat in a command", async () => {
     await sandbox.files.writeFiles([{ path: "/workspace/notes.txt", data: "line one\nline two\n" }]);
     assert.equal(await sandbox.files.readFile("/workspace/notes.txt"), "line one\nline two\n");
     assert.equal(stdoutOf(await sandbox.commands.run("cat /workspace/notes.txt")), "line one\nline two\n");
+  });
+});
+
+test("snapshots: taken, polled to Ready, listed, restored with the files, deleted", async () => {
+  const manager = SandboxManager.create({ connectionConfig: connection() });
+  await withSandbox(async (sandbox) => {
+    await sandbox.files.writeFiles([{ path: "/workspace/state.txt", data: "kept" }]);
+    const taken = await manager.createSnapshot(sandbox.id, { name: "checkpoint" });
+    assert.equal(taken.sandboxId, sandbox.id);
+    assert.equal(taken.status.state, "Creating");
+    let ready = await manager.getSnapshot(taken.id);
+    for (let i = 0; i < 100 && ready.status.state === "Creating"; ++i) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      ready = await manager.getSnapshot(taken.id);
+    }
+    assert.equal(ready.status.state, "Ready");
+    const listed = await manager.listSnapshots({ sandboxId: sandbox.id, states: ["Ready"] });
+    assert.deepEqual(listed.items.map((s) => s.id), [taken.id]);
+    const restored = await Sandbox.create({ snapshotId: taken.id, connectionConfig: connection() });
+    try {
+      assert.equal(await restored.files.readFile("/workspace/state.txt"), "kept");
+    } finally {
+      await restored.kill();
+    }
+    await manager.deleteSnapshot(taken.id);
+    await assert.rejects(manager.getSnapshot(taken.id), apiError(404, "SNAPSHOT::NOT_FOUND"));
   });
 });
 
