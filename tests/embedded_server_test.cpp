@@ -397,6 +397,20 @@ reply upload(const embedded_server& s, const std::string& id, const std::string&
 
 }  // namespace stranger
 
+// Real execd writes its response head with the first event: a stream dropped before `init`
+// shows the client a connection closed with nothing, not a 200 cut short.
+TEST(embedded_server, a_stream_dropped_before_init_sends_no_head) {
+    embedded_server s;
+    const std::string id = create(s);
+    s.inject(fault::exec(action::drop_before_init));
+    const std::string body = R"({"command":"ls"})";
+    const std::string answer = stranger::exchange_raw(
+        s.port(), "POST /sandboxes/" + id + "/proxy/44772/command HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                  "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body);
+    EXPECT_EQ(answer, "");
+    EXPECT_EQ(exec(s, id, "ls").status, 200u) << "the next stream is whole";
+}
+
 TEST(stranger, paging_numbers_never_wrap_and_bad_ones_are_a_400) {
     embedded_server s;
     create(s);

@@ -165,15 +165,17 @@ awaitable<void> stream_run(context& c, exchange& x, call& k, const command_run& 
                            std::optional<std::chrono::milliseconds> timeout) {
     using action = fault::action;
     const std::optional<action> misbehave = k.active_fault ? std::optional(k.active_fault->what) : std::nullopt;
+    // Real execd's head goes out with its first event (gin writes it on the first flush): a
+    // stream dropped before `init` has sent nothing at all.
+    if (misbehave == action::drop_before_init) {
+        x.close_connection();
+        co_return;
+    }
     http::response<http::empty_body> head(http::status::ok, x.req().version());
     head.set(http::field::content_type, "text/event-stream");
     head.set(http::field::cache_control, "no-cache");
     set_request_id(head);
     if (!co_await x.begin_stream(std::move(head))) co_return;
-    if (misbehave == action::drop_before_init) {
-        x.close_connection();
-        co_return;
-    }
     co_await x.chunk(text_frame("init", std::string(init_text)));
     co_await x.chunk(ping_frame());  // execd's pinger fires at once
     if (misbehave == action::drop_after_init || misbehave == action::crash) {
