@@ -205,6 +205,8 @@ void every_execd_operation(unsigned short execd_port) {
     EXPECT_TRUE(searched) << outcome(searched);
     const auto replaced = c.try_replace_contents("sbx-1", {{"/tmp/b.txt", {.old_text = "a", .new_text = "b"}}});
     EXPECT_TRUE(replaced) << outcome(replaced);
+    const auto metrics = c.try_get_metrics("sbx-1");
+    EXPECT_TRUE(metrics) << outcome(metrics);
     const auto session = c.try_create_session("sbx-1", "/tmp");
     EXPECT_TRUE(session) << outcome(session);
     EXPECT_TRUE(c.try_delete_session("sbx-1", "session-1")) << outcome(c.try_delete_session("sbx-1", "session-1"));

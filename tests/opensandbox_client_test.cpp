@@ -38,7 +38,7 @@ struct transport {
 class opensandbox_e2e : public testing::TestWithParam<transport> {
 protected:
     static ngfail::opensandbox::server_options server_options() {
-        ngfail::opensandbox::server_options o{.api_key = std::string(secret), .ping_every = 50ms};
+        ngfail::opensandbox::server_options o{.api_key = std::string(secret), .ping_every = 50ms, .metrics_every = 20ms};
         if (GetParam().tls) {
             o.tls_certificate_file = ngfail_test::ca().file("server.pem");
             o.tls_key_file = ngfail_test::ca().file("server.key");
@@ -1344,6 +1344,35 @@ TEST_P(operations, a_snapshot_needs_a_running_sandbox_and_refuses_bad_arguments_
     EXPECT_FALSE(sandboxes.try_get_snapshot("a/b\r\n"));
     EXPECT_FALSE(sandboxes.try_delete_snapshot(""));
     EXPECT_EQ(server.requests(), before) << "refused before sending";
+}
+
+TEST_P(operations, metrics_once_and_watched_until_the_caller_has_enough) {
+    const auto id = new_sandbox();
+    const ngfail::opensandbox::metrics_sample once = sandboxes.get_metrics(id);
+    EXPECT_GT(once.cpu_count, 0);
+    EXPECT_GT(once.mem_total_mib, 0);
+    EXPECT_GT(once.timestamp_ms, 0);
+    EXPECT_FALSE(once.error);
+
+    std::vector<std::int64_t> times;
+    const std::size_t read = sandboxes.watch_metrics(id, [&](const ngfail::opensandbox::metrics_sample& sample) {
+        times.push_back(sample.timestamp_ms);
+        return times.size() < 3;
+    });
+    EXPECT_EQ(read, 3u);
+    ASSERT_EQ(times.size(), 3u);
+    EXPECT_LE(times.front(), times.back()) << "samples in time order";
+    EXPECT_EQ(sandboxes.get_metrics(id).cpu_count, once.cpu_count) << "the client goes on after a watch it ended";
+
+    const auto throwing = sandboxes.try_watch_metrics(id, [](const auto&) -> bool { throw std::runtime_error("no"); });
+    ASSERT_FALSE(throwing);
+    EXPECT_EQ(throwing.error().code(), kind::cancelled);
+    const std::size_t before = server.requests();
+    EXPECT_FALSE(sandboxes.try_watch_metrics(id, nullptr)) << "no callback";
+    EXPECT_EQ(server.requests(), before) << "refused before sending";
+    const auto gone = sandboxes.try_get_metrics("missing");
+    ASSERT_FALSE(gone);
+    EXPECT_EQ(gone.error().code(), kind::provider_sandbox_lost);
 }
 
 INSTANTIATE_TEST_SUITE_P(transports, operations, every_transport, transport_name);

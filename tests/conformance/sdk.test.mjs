@@ -130,6 +130,13 @@ test("background commands, their logs with the tail cursor, and interrupt", asyn
   });
 });
 
+test("metrics: the SDK reads execd's sample", async () => {
+  await withSandbox(async (sandbox) => {
+    const m = await sandbox.metrics.getMetrics();
+    assert.ok(m.cpuCount > 0 || m.cpu_count > 0, JSON.stringify(m));
+  });
+});
+
 test("files: write, read back, and cat in a command", async () => {
   await withSandbox(async (sandbox) => {
     await sandbox.files.writeFiles([{ path: "/workspace/notes.txt", data: "line one\nline two\n" }]);

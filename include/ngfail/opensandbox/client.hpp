@@ -214,6 +214,21 @@ struct snapshot_list_request {
     int page_size = 20;
 };
 
+// A sandbox's resource use as execd reports it (`get_metrics`, `watch_metrics`).
+struct metrics_sample {
+    double cpu_count = 0;
+    double cpu_used_pct = 0;
+    double mem_total_mib = 0;
+    double mem_used_mib = 0;
+    std::int64_t timestamp_ms = 0;  // when execd read it, Unix milliseconds
+    // A watched sample execd could not read, as it said (its numbers are then 0): the watch
+    // goes on, as execd's does.
+    std::optional<std::string> error{};
+};
+
+// Receives each sample of `watch_metrics`; returning false ends the watch.
+using metrics_callback = std::function<bool(const metrics_sample&)>;
+
 struct endpoint_info {
     std::string endpoint{};  // host:port[/path]
     std::map<std::string, std::string> headers{};
@@ -430,6 +445,12 @@ public:
     std::vector<entry_info> search_files(std::string_view sandbox_id, std::string_view path,
                                          std::string_view pattern = "**", const call_options& options = {});
     // How many replacements were made in each file.
+    // Metrics: one sample, or execd's stream of them (about one a second) handed to
+    // `on_sample` until it returns false; the number of samples read. The stream is bounded
+    // by silence (60 s without a sample is `timeout`), not by the call's timeout.
+    metrics_sample get_metrics(std::string_view sandbox_id, const call_options& options = {});
+    std::size_t watch_metrics(std::string_view sandbox_id, const metrics_callback& on_sample,
+                              const call_options& options = {});
     // Snapshots. `create_snapshot` returns at once with the snapshot Creating (the sandbox must
     // be Running); poll `get_snapshot` until it is Ready, then restore it with
     // `create({.snapshot_id = …})`. A snapshot still Creating cannot be deleted (409).
@@ -498,6 +519,9 @@ public:
     result<std::vector<entry_info>> try_search_files(std::string_view sandbox_id, std::string_view path,
                                                      std::string_view pattern = "**",
                                                      const call_options& options = {}) noexcept;
+    result<metrics_sample> try_get_metrics(std::string_view sandbox_id, const call_options& options = {}) noexcept;
+    result<std::size_t> try_watch_metrics(std::string_view sandbox_id, const metrics_callback& on_sample,
+                                          const call_options& options = {}) noexcept;
     result<snapshot_info> try_create_snapshot(std::string_view sandbox_id, std::optional<std::string> name = std::nullopt,
                                               const call_options& options = {}) noexcept;
     result<snapshot_info> try_get_snapshot(std::string_view snapshot_id, const call_options& options = {}) noexcept;
@@ -578,6 +602,9 @@ public:
     awaitable<std::vector<entry_info>> async_search_files(std::string_view sandbox_id, std::string_view path,
                                                           std::string_view pattern = "**",
                                                           const call_options& options = {});
+    awaitable<metrics_sample> async_get_metrics(std::string_view sandbox_id, const call_options& options = {});
+    awaitable<std::size_t> async_watch_metrics(std::string_view sandbox_id, const metrics_callback& on_sample,
+                                               const call_options& options = {});
     awaitable<snapshot_info> async_create_snapshot(std::string_view sandbox_id,
                                                    std::optional<std::string> name = std::nullopt,
                                                    const call_options& options = {});

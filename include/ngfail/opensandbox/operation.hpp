@@ -32,6 +32,8 @@ enum class operation : int {
     move_files, set_permissions, search_files, replace_contents,
     // lifecycle server: snapshots
     create_snapshot, get_snapshot, list_snapshots, delete_snapshot,
+    // execd: metrics
+    metrics, watch_metrics,
 };
 
 struct operation_traits {

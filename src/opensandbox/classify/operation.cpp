@@ -8,7 +8,7 @@ namespace {
 using enum replay_policy;
 
 // Index = enumerator value.
-constexpr std::array<operation_traits, 31> table{{
+constexpr std::array<operation_traits, 33> table{{
     //  name           replay           command  creates
     {"create",      before_delivery, false,   true},
     {"get",         idempotent,      false,   false},
@@ -47,6 +47,8 @@ constexpr std::array<operation_traits, 31> table{{
     {"get_snapshot",       idempotent,      false, false},
     {"list_snapshots",     idempotent,      false, false},
     {"delete_snapshot",    before_delivery, false, false},
+    {"metrics",            idempotent,      false, false},
+    {"watch_metrics",      idempotent,      false, false},
 }};
 
 constexpr auto operations = [] {

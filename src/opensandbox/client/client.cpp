@@ -152,6 +152,13 @@ client::awaitable<std::vector<entry_info>> client::async_search_files(std::strin
                                                                       const call_options& options) {
     return search_files_operation(*state_, std::string(sandbox_id), std::string(path), std::string(pattern), options);
 }
+client::awaitable<metrics_sample> client::async_get_metrics(std::string_view sandbox_id, const call_options& options) {
+    return get_metrics_operation(*state_, std::string(sandbox_id), options);
+}
+client::awaitable<std::size_t> client::async_watch_metrics(std::string_view sandbox_id, const metrics_callback& on_sample,
+                                                           const call_options& options) {
+    return watch_metrics_operation(*state_, std::string(sandbox_id), on_sample, options);
+}
 client::awaitable<snapshot_info> client::async_create_snapshot(std::string_view sandbox_id,
                                                                std::optional<std::string> name,
                                                                const call_options& options) {
@@ -284,6 +291,13 @@ result<std::vector<entry_info>> client::try_search_files(std::string_view sandbo
                                                          const call_options& options) noexcept {
     return run_blocking(*state_, [&] { return async_search_files(sandbox_id, path, pattern, options); });
 }
+result<metrics_sample> client::try_get_metrics(std::string_view sandbox_id, const call_options& options) noexcept {
+    return run_blocking(*state_, [&] { return async_get_metrics(sandbox_id, options); });
+}
+result<std::size_t> client::try_watch_metrics(std::string_view sandbox_id, const metrics_callback& on_sample,
+                                              const call_options& options) noexcept {
+    return run_blocking(*state_, [&] { return async_watch_metrics(sandbox_id, on_sample, options); });
+}
 result<snapshot_info> client::try_create_snapshot(std::string_view sandbox_id, std::optional<std::string> name,
                                                   const call_options& options) noexcept {
     return run_blocking(*state_, [&] { return async_create_snapshot(sandbox_id, name, options); });
@@ -398,6 +412,13 @@ void client::set_permissions(std::string_view sandbox_id, const std::map<std::st
 std::vector<entry_info> client::search_files(std::string_view sandbox_id, std::string_view path,
                                              std::string_view pattern, const call_options& options) {
     return try_search_files(sandbox_id, path, pattern, options).value();
+}
+metrics_sample client::get_metrics(std::string_view sandbox_id, const call_options& options) {
+    return try_get_metrics(sandbox_id, options).value();
+}
+std::size_t client::watch_metrics(std::string_view sandbox_id, const metrics_callback& on_sample,
+                                  const call_options& options) {
+    return try_watch_metrics(sandbox_id, on_sample, options).value();
 }
 snapshot_info client::create_snapshot(std::string_view sandbox_id, std::optional<std::string> name,
                                       const call_options& options) {

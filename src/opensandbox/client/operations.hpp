@@ -20,6 +20,11 @@ awaitable<result<std::vector<sandbox_info>>> list_operation(client_state& s, lis
 awaitable<result<void>> pause_operation(client_state& s, std::string sandbox_id, call_options per_call);
 awaitable<result<void>> resume_operation(client_state& s, std::string sandbox_id, call_options per_call);
 
+// metrics.cpp
+awaitable<result<metrics_sample>> get_metrics_operation(client_state& s, std::string sandbox_id, call_options per_call);
+awaitable<result<std::size_t>> watch_metrics_operation(client_state& s, std::string sandbox_id,
+                                                       metrics_callback on_sample, call_options per_call);
+
 // snapshots.cpp
 awaitable<result<snapshot_info>> create_snapshot_operation(client_state& s, std::string sandbox_id,
                                                            std::optional<std::string> name, call_options per_call);

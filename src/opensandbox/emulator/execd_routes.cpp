@@ -457,6 +457,25 @@ json::object simulated_metrics() {
 
 awaitable<void> metrics(context& c, exchange& x, call&) { co_await x.reply(c.json_reply(x, 200, simulated_metrics())); }
 
+// As execd's WatchMetrics: an event stream of bare JSON lines, a sample every `metrics_every`,
+// until the peer goes (a write that fails or outlasts the write deadline ends it) or the
+// server stops. Nothing accumulates: a peer that does not read is cut at the deadline.
+awaitable<void> watch_metrics(context& c, exchange& x, call&) {
+    http::response<http::empty_body> head(http::status::ok, x.req().version());
+    head.set(http::field::content_type, "text/event-stream");
+    head.set(http::field::cache_control, "no-cache");
+    set_request_id(head);
+    // The head goes out with the first sample, a period later, as gin writes it on the first flush.
+    if (!co_await x.wait(c.options.metrics_every) || !co_await x.begin_stream(std::move(head))) {
+        x.close_connection();
+        co_return;
+    }
+    do {
+        if (!co_await x.chunk(json::serialize(simulated_metrics()) + "\n")) co_return;
+    } while (co_await x.wait(c.options.metrics_every));
+    x.close_connection();
+}
+
 using v = http::verb;
 constexpr std::array routes{
     route{v::get, "/ping", "ping", ping},
@@ -468,6 +487,7 @@ constexpr std::array routes{
     route{v::post, "/session/{param}/run", "run_in_session", run_in_session},
     route{v::delete_, "/session/{param}", "delete_session", delete_session},
     route{v::get, "/metrics", "metrics", metrics},
+    route{v::get, "/metrics/watch", "watch_metrics", watch_metrics},
 };
 
 }  // namespace

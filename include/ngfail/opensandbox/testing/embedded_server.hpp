@@ -94,6 +94,7 @@ struct server_options {
     // Pausing, then Paused; Resuming, then Running, execd unreachable until then).
     std::chrono::milliseconds transition_for{0};
     std::chrono::milliseconds ping_every{3000};  // execd's keep-alive events on a command stream
+    std::chrono::milliseconds metrics_every{1000};  // a sample on GET /metrics/watch, as execd's
     unsigned threads = 2;             // serving every connection
     // Bounds against a network of strangers. A request's head (and a TLS handshake) must
     // arrive within `read_timeout` of the previous reply, its body within five minutes;
