@@ -148,6 +148,8 @@ void every_lifecycle_operation(unsigned short port) {
     }
     EXPECT_TRUE(c.try_pause("sbx-1")) << outcome(c.try_pause("sbx-1"));
     EXPECT_TRUE(c.try_resume("sbx-1")) << outcome(c.try_resume("sbx-1"));
+    const auto patched = c.try_patch_metadata("sbx-1", {{"stage", "eval"}, {"team", std::nullopt}});
+    EXPECT_TRUE(patched) << outcome(patched);
     const auto snapshot = c.try_create_snapshot("sbx-1", "checkpoint");
     EXPECT_TRUE(snapshot) << outcome(snapshot);
     EXPECT_TRUE(c.try_get_snapshot("snap-1")) << outcome(c.try_get_snapshot("snap-1"));

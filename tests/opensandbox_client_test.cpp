@@ -1375,6 +1375,19 @@ TEST_P(operations, metrics_once_and_watched_until_the_caller_has_enough) {
     EXPECT_EQ(gone.error().code(), kind::provider_sandbox_lost);
 }
 
+TEST_P(operations, metadata_is_merge_patched_and_read_back) {
+    const auto id = sandboxes.create({.metadata = {{"team", "rl"}, {"run", "7"}}}).id;
+    EXPECT_EQ(sandboxes.get(id).metadata, (std::map<std::string, std::string>{{"run", "7"}, {"team", "rl"}}));
+    const auto patched = sandboxes.patch_metadata(id, {{"stage", "eval"}, {"team", std::nullopt}, {"absent", std::nullopt}});
+    const std::map<std::string, std::string> want{{"run", "7"}, {"stage", "eval"}};
+    EXPECT_EQ(patched.metadata, want) << "added, deleted, kept; a missing key's delete is no error";
+    EXPECT_EQ(sandboxes.get(id).metadata, want);
+    const auto gone = sandboxes.try_patch_metadata("missing", {{"a", "b"}});
+    ASSERT_FALSE(gone);
+    EXPECT_EQ(gone.error().code(), kind::provider_sandbox_lost);
+    EXPECT_EQ(std::get<ngfail::sandbox_details>(gone.error().details()).operation, "metadata");
+}
+
 INSTANTIATE_TEST_SUITE_P(transports, operations, every_transport, transport_name);
 
 }  // namespace

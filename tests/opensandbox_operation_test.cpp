@@ -21,7 +21,7 @@ TEST(operation, every_operation_has_one_distinct_name_that_parses_back) {
         EXPECT_TRUE(names.insert(n).second) << n << " twice";
         EXPECT_EQ(parse_operation(n), op) << n;
     }
-    EXPECT_EQ(names.size(), 33u);
+    EXPECT_EQ(names.size(), 34u);
     EXPECT_FALSE(parse_operation("Exec"));
     EXPECT_FALSE(parse_operation(""));
 }

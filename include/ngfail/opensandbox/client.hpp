@@ -190,7 +190,13 @@ struct sandbox_info {
     std::optional<std::string> reason{};  // the status reason, as reported
     std::optional<std::string> expires_at{};
     std::optional<std::string> snapshot_id{};  // the snapshot it was restored from
+    std::map<std::string, std::string> metadata{};
 };
+
+// What `patch_metadata` does to a sandbox's metadata (JSON Merge Patch, RFC 7396): a value
+// adds or replaces its key, `std::nullopt` deletes it (a missing key is no error), and keys
+// not named stay.
+using metadata_patch = std::map<std::string, std::optional<std::string>>;
 
 // A snapshot: a point-in-time capture of a sandbox that outlives it. `state` is Creating
 // until the server has captured it, then Ready (a restore needs Ready) or Failed; newer
@@ -445,6 +451,10 @@ public:
     std::vector<entry_info> search_files(std::string_view sandbox_id, std::string_view path,
                                          std::string_view pattern = "**", const call_options& options = {});
     // How many replacements were made in each file.
+    // Changes a sandbox's metadata and returns the sandbox as it now is. Not repeated after it
+    // may have arrived (two writers can interleave; the server takes no version).
+    sandbox_info patch_metadata(std::string_view sandbox_id, const metadata_patch& patch,
+                                const call_options& options = {});
     // Metrics: one sample, or execd's stream of them (about one a second) handed to
     // `on_sample` until it returns false; the number of samples read. The stream is bounded
     // by silence (60 s without a sample is `timeout`), not by the call's timeout.
@@ -519,6 +529,8 @@ public:
     result<std::vector<entry_info>> try_search_files(std::string_view sandbox_id, std::string_view path,
                                                      std::string_view pattern = "**",
                                                      const call_options& options = {}) noexcept;
+    result<sandbox_info> try_patch_metadata(std::string_view sandbox_id, const metadata_patch& patch,
+                                            const call_options& options = {}) noexcept;
     result<metrics_sample> try_get_metrics(std::string_view sandbox_id, const call_options& options = {}) noexcept;
     result<std::size_t> try_watch_metrics(std::string_view sandbox_id, const metrics_callback& on_sample,
                                           const call_options& options = {}) noexcept;
@@ -602,6 +614,8 @@ public:
     awaitable<std::vector<entry_info>> async_search_files(std::string_view sandbox_id, std::string_view path,
                                                           std::string_view pattern = "**",
                                                           const call_options& options = {});
+    awaitable<sandbox_info> async_patch_metadata(std::string_view sandbox_id, const metadata_patch& patch,
+                                                 const call_options& options = {});
     awaitable<metrics_sample> async_get_metrics(std::string_view sandbox_id, const call_options& options = {});
     awaitable<std::size_t> async_watch_metrics(std::string_view sandbox_id, const metrics_callback& on_sample,
                                                const call_options& options = {});

@@ -34,6 +34,8 @@ enum class operation : int {
     create_snapshot, get_snapshot, list_snapshots, delete_snapshot,
     // execd: metrics
     metrics, watch_metrics,
+    // lifecycle server: metadata
+    metadata,
 };
 
 struct operation_traits {

@@ -8,7 +8,7 @@ namespace {
 using enum replay_policy;
 
 // Index = enumerator value.
-constexpr std::array<operation_traits, 33> table{{
+constexpr std::array<operation_traits, 34> table{{
     //  name           replay           command  creates
     {"create",      before_delivery, false,   true},
     {"get",         idempotent,      false,   false},
@@ -49,6 +49,9 @@ constexpr std::array<operation_traits, 33> table{{
     {"delete_snapshot",    before_delivery, false, false},
     {"metrics",            idempotent,      false, false},
     {"watch_metrics",      idempotent,      false, false},
+    // a merge patch is idempotent in itself, but the server takes no version: a repeat could
+    // undo another writer's change that came between
+    {"metadata",           before_delivery, false, false},
 }};
 
 constexpr auto operations = [] {

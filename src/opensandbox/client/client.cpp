@@ -152,6 +152,10 @@ client::awaitable<std::vector<entry_info>> client::async_search_files(std::strin
                                                                       const call_options& options) {
     return search_files_operation(*state_, std::string(sandbox_id), std::string(path), std::string(pattern), options);
 }
+client::awaitable<sandbox_info> client::async_patch_metadata(std::string_view sandbox_id, const metadata_patch& patch,
+                                                             const call_options& options) {
+    return patch_metadata_operation(*state_, std::string(sandbox_id), patch, options);
+}
 client::awaitable<metrics_sample> client::async_get_metrics(std::string_view sandbox_id, const call_options& options) {
     return get_metrics_operation(*state_, std::string(sandbox_id), options);
 }
@@ -291,6 +295,10 @@ result<std::vector<entry_info>> client::try_search_files(std::string_view sandbo
                                                          const call_options& options) noexcept {
     return run_blocking(*state_, [&] { return async_search_files(sandbox_id, path, pattern, options); });
 }
+result<sandbox_info> client::try_patch_metadata(std::string_view sandbox_id, const metadata_patch& patch,
+                                                const call_options& options) noexcept {
+    return run_blocking(*state_, [&] { return async_patch_metadata(sandbox_id, patch, options); });
+}
 result<metrics_sample> client::try_get_metrics(std::string_view sandbox_id, const call_options& options) noexcept {
     return run_blocking(*state_, [&] { return async_get_metrics(sandbox_id, options); });
 }
@@ -412,6 +420,10 @@ void client::set_permissions(std::string_view sandbox_id, const std::map<std::st
 std::vector<entry_info> client::search_files(std::string_view sandbox_id, std::string_view path,
                                              std::string_view pattern, const call_options& options) {
     return try_search_files(sandbox_id, path, pattern, options).value();
+}
+sandbox_info client::patch_metadata(std::string_view sandbox_id, const metadata_patch& patch,
+                                    const call_options& options) {
+    return try_patch_metadata(sandbox_id, patch, options).value();
 }
 metrics_sample client::get_metrics(std::string_view sandbox_id, const call_options& options) {
     return try_get_metrics(sandbox_id, options).value();

@@ -62,6 +62,18 @@ awaitable<result<void>> sandbox_action(client_state& s, operation op, std::strin
     }));
 }
 
+json::value patch_body(const metadata_patch& patch) {
+    json::object body;
+    for (const auto& [key, value] : patch) {
+        if (value) {
+            body[key] = *value;
+        } else {
+            body[key] = nullptr;
+        }
+    }
+    return body;
+}
+
 }  // namespace
 
 awaitable<result<sandbox_info>> create_operation(client_state& s, create_request request, call_options per_call) {
@@ -98,6 +110,16 @@ awaitable<result<void>> pause_operation(client_state& s, std::string sandbox_id,
 
 awaitable<result<void>> resume_operation(client_state& s, std::string sandbox_id, call_options per_call) {
     return sandbox_action(s, operation::resume, std::move(sandbox_id), std::move(per_call), verb::post, "/resume");
+}
+
+awaitable<result<sandbox_info>> patch_metadata_operation(client_state& s, std::string sandbox_id, metadata_patch patch,
+                                                         call_options per_call) {
+    auto problem = refused_argument(s, {{"sandbox id", sandbox_id}});
+    co_return co_await call<sandbox_info>(s, per_call, operation::metadata, sandbox_id, std::move(problem),
+                                          [&](const call_context& c, observation&) -> attempt_result<sandbox_info> {
+        const json::value body = patch_body(patch);
+        co_return sandbox_of(co_await c.lifecycle(beast_http::verb::patch, sandbox_path(sandbox_id, "/metadata"), &body));
+    });
 }
 
 awaitable<result<std::string>> renew_operation(client_state& s, std::string sandbox_id, std::string expires_at,

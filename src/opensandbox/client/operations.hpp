@@ -19,6 +19,8 @@ awaitable<result<std::vector<sandbox_info>>> list_operation(client_state& s, lis
                                                             call_options per_call);
 awaitable<result<void>> pause_operation(client_state& s, std::string sandbox_id, call_options per_call);
 awaitable<result<void>> resume_operation(client_state& s, std::string sandbox_id, call_options per_call);
+awaitable<result<sandbox_info>> patch_metadata_operation(client_state& s, std::string sandbox_id, metadata_patch patch,
+                                                         call_options per_call);
 
 // metrics.cpp
 awaitable<result<metrics_sample>> get_metrics_operation(client_state& s, std::string sandbox_id, call_options per_call);

@@ -142,6 +142,12 @@ sandbox_info sandbox_of(const json::value& v) {
     const auto& s = as_object(*status);
     info.state = required_string(s, "state");
     info.reason = optional_string(s, "reason");
+    // Metadata values are strings (Kubernetes label values); anything else is not kept.
+    if (const json::value* m = o.if_contains("metadata"); m && m->is_object()) {
+        for (const auto& [key, value] : m->as_object()) {
+            if (value.is_string()) info.metadata.emplace(key, value.as_string());
+        }
+    }
     return info;
 }
 
