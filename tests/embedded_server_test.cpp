@@ -411,6 +411,31 @@ TEST(embedded_server, a_stream_dropped_before_init_sends_no_head) {
     EXPECT_EQ(exec(s, id, "ls").status, 200u) << "the next stream is whole";
 }
 
+// What a stranger can make the server hold is bounded across sandboxes: their number, and
+// every sandbox's and snapshot's files together (a full disk's answer past it).
+TEST(stranger, sandboxes_and_their_files_are_bounded_across_the_whole_server) {
+    embedded_server s({.max_sandboxes = 2, .max_file_bytes = 256 * 1024});
+    const std::string a = create(s);
+    const std::string b = create(s);
+    const auto third = call(s.port(), http::verb::post, "/v1/sandboxes", R"({"image":{"uri":"p"},"entrypoint":["x"]})");
+    EXPECT_EQ(third.status, 409u);
+    EXPECT_EQ(third.object().at("code"), "SANDBOX::LIMIT_EXCEEDED");
+
+    EXPECT_EQ(stranger::upload(s, a, "/w/one", std::string(100 * 1024, 'x')).status, 200u);
+    EXPECT_EQ(stranger::upload(s, b, "/w/two", std::string(100 * 1024, 'x')).status, 200u);
+    const auto full = stranger::upload(s, b, "/w/three", std::string(100 * 1024, 'x'));
+    EXPECT_EQ(full.status, 500u) << "the budget is the server's, not each sandbox's";
+    EXPECT_THAT(full.body, HasSubstr("no space left on device"));
+    const auto snapshot = call(s.port(), http::verb::post, "/v1/sandboxes/" + a + "/snapshots");
+    EXPECT_EQ(snapshot.status, 409u) << "a snapshot's copy of the files counts too";
+
+    EXPECT_EQ(call(s.port(), http::verb::delete_, "/v1/sandboxes/" + a).status, 204u);
+    EXPECT_EQ(stranger::upload(s, b, "/w/three", std::string(100 * 1024, 'x')).status, 200u)
+        << "a deleted sandbox gives its room back";
+    EXPECT_EQ(call(s.port(), http::verb::post, "/v1/sandboxes", R"({"image":{"uri":"p"},"entrypoint":["x"]})").status,
+              202u);
+}
+
 TEST(stranger, paging_numbers_never_wrap_and_bad_ones_are_a_400) {
     embedded_server s;
     create(s);

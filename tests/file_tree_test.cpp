@@ -149,4 +149,37 @@ TEST(file_tree, a_replacement_that_would_outgrow_the_largest_file_is_refused_and
     EXPECT_EQ(*t.replace("/a", "a", std::string(60, 'y')).value, 1u << 20) << "60 MiB still fits";
 }
 
+// The footprint follows every change and comes back to where it started; the room bounds it.
+TEST(file_tree, the_footprint_follows_every_change_and_returns_when_they_are_undone) {
+    file_tree t;
+    const std::size_t empty = t.footprint();
+    ASSERT_TRUE(t.put("/w/a/f.txt", std::string(1000, 'x')).value);
+    const std::size_t one = t.footprint();
+    EXPECT_GE(one, empty + 1000 + 3 * std::string("/w").size()) << "the file and its two new directories";
+    ASSERT_TRUE(t.put("/w/a/f.txt", std::string(10, 'x')).value);
+    EXPECT_EQ(t.footprint(), one - 990) << "a rewrite counts the new size only";
+    ASSERT_TRUE(t.replace("/w/a/f.txt", "x", "yy").value);
+    EXPECT_EQ(t.footprint(), one - 980);
+    ASSERT_TRUE(t.move("/w/a", "/w/bbbb").value);
+    EXPECT_EQ(t.footprint(), one - 980 + 2 * 3) << "two entries' paths, three bytes longer each";
+    ASSERT_TRUE(t.make_directories("/w/d/e", 755).value);
+    t.remove_directories({"/w"});
+    EXPECT_EQ(t.footprint(), empty);
+}
+
+TEST(file_tree, a_write_past_the_room_fails_as_on_a_full_disk_and_changes_nothing) {
+    file_tree t;
+    t.set_room(t.footprint() + 4096);
+    const auto big = t.put("/w/big", std::string(8192, 'x'));
+    ASSERT_FALSE(big.value);
+    EXPECT_EQ(big.error, fs_error::no_space);
+    EXPECT_FALSE(t.file("/w/big"));
+    EXPECT_FALSE(t.info("/w").value) << "not even its directory was made";
+    ASSERT_TRUE(t.put("/w/small", std::string(2048, 'x')).value);
+    EXPECT_EQ(t.replace("/w/small", "x", "xx").error, fs_error::no_space);
+    EXPECT_EQ(t.file("/w/small")->content->size(), 2048u);
+    ASSERT_TRUE(t.remove_files({"/w/small"}).value);
+    EXPECT_TRUE(t.put("/w/again", std::string(2048, 'x')).value) << "a removal gives its room back";
+}
+
 }  // namespace

@@ -7,6 +7,7 @@
 namespace {
 
 using ngfail::opensandbox::emulator::glob_match;
+using ngfail::opensandbox::emulator::glob;
 
 struct glob_case {
     const char* pattern;
@@ -40,6 +41,15 @@ TEST(glob, a_strangers_pattern_costs_bounded_work) {
     EXPECT_EQ(glob_match("*a*a*a*a*a*a*a*a*a*a*a*a*b", name), false);  // no exponential backtracking
     EXPECT_EQ(glob_match("{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}", "a"), std::nullopt) << "512 alternatives";
     EXPECT_EQ(glob_match(std::string(5000, '?'), "a"), std::nullopt) << "longer than any pattern needs";
+}
+
+TEST(glob, a_compiled_pattern_matches_many_names_as_one_call_each_would) {
+    const auto g = glob::compile("*.{py,txt}");
+    ASSERT_TRUE(g);
+    for (const char* name : {"a.py", "b.txt", "c.pyc", "d", ".py"}) {
+        EXPECT_EQ(g->matches(name), glob_match("*.{py,txt}", name).value()) << name;
+    }
+    EXPECT_FALSE(glob::compile("{a,b"));
 }
 
 }  // namespace

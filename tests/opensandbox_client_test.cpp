@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <limits>
 #include <set>
 
 namespace {
@@ -853,6 +854,9 @@ TEST(ranged_download, a_server_that_ignores_the_range_still_gives_only_the_bytes
     EXPECT_EQ(part.value(), "234");
     EXPECT_EQ(range_seen, "bytes=2-4");
     EXPECT_EQ(c.try_download_range("sbx-1", "/f", 20).value(), "") << "past the end of what came";
+    EXPECT_EQ(c.try_download_range("sbx-1", "/f", 7, std::numeric_limits<std::uint64_t>::max()).value(), "789")
+        << "the largest last byte is the end, not a wrap to 0";
+    EXPECT_EQ(c.try_download_range("sbx-1", "/f", 9, 9).value(), "9") << "the last byte alone";
 }
 
 // A server that keeps its first connection alive after one answer, then reads the next

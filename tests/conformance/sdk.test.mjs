@@ -171,6 +171,41 @@ test("snapshots: taken, polled to Ready, listed, restored with the files, delete
   });
 });
 
+test("bash sessions keep their directory and variables between runs", async () => {
+  await withSandbox(async (sandbox) => {
+    const session = await sandbox.commands.createSession({ workingDirectory: "/workspace/app" });
+    await sandbox.commands.runInSession(session, "export GREETING=hello && cd /tmp");
+    const run = await sandbox.commands.runInSession(session, "pwd && echo $GREETING");
+    assert.equal(stdoutOf(run), "/tmp\nhello\n");
+    await sandbox.commands.deleteSession(session);
+    await assert.rejects(sandbox.commands.deleteSession(session), apiError(404, "CONTEXT_NOT_FOUND"));
+  });
+});
+
+test("directories and files: made, listed, described, moved, searched, rewritten, read in parts, deleted", async () => {
+  await withSandbox(async (sandbox) => {
+    const files = sandbox.files;
+    await files.createDirectories([{ path: "/w/src", mode: 755 }]);
+    await files.writeFiles([{ path: "/w/src/a.py", data: "print('localhost')\n" },
+                            { path: "/w/conf.yaml", data: "host: localhost\nport: 80\n" }]);
+    const listed = await files.listDirectory({ path: "/w", depth: 2 });
+    assert.deepEqual(listed.map((f) => f.path), ["/w/conf.yaml", "/w/src", "/w/src/a.py"]);
+    const info = await files.getFileInfo(["/w/conf.yaml"]);
+    assert.equal(info["/w/conf.yaml"].size, 25);
+    await files.moveFiles([{ src: "/w/src/a.py", dest: "/w/lib/a.py" }]);
+    await files.setPermissions([{ path: "/w/lib/a.py", mode: 700, owner: "app", group: "staff" }]);
+    const found = await files.search({ path: "/w", pattern: "*.{py,yaml}" });
+    assert.deepEqual(found.map((f) => f.path).sort(), ["/w/conf.yaml", "/w/lib/a.py"]);
+    const replaced = await files.replaceContentsDetailed([{ path: "/w/conf.yaml", oldContent: "localhost", newContent: "0.0.0.0" }]);
+    assert.deepEqual(replaced.map((r) => r.replacedCount), [1]);
+    assert.equal(await files.readFile("/w/conf.yaml", { range: "bytes=6-12" }), "0.0.0.0");
+    assert.equal(await files.readFile("/w/conf.yaml", { offset: 2, limit: 1 }), "port: 80");
+    await files.deleteFiles(["/w/conf.yaml"]);
+    await files.deleteDirectories(["/w"]);
+    await assert.rejects(files.getFileInfo(["/w/lib/a.py"]), apiError(404, "FILE_NOT_FOUND"));
+  });
+});
+
 test("renew, metadata, pause and resume, then kill: the sandbox is gone", async () => {
   const sandbox = await Sandbox.create({
     image: "python:3.11",

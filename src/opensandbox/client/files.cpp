@@ -128,7 +128,8 @@ std::string part_of(const string_response& res, std::uint64_t first, std::option
     if (res.result() == beast_http::status::partial_content) return res.body();
     const std::string& whole = res.body();
     if (first >= whole.size()) return {};
-    const std::uint64_t end = last ? std::min<std::uint64_t>(*last + 1, whole.size()) : whole.size();
+    // `last` is inclusive and may be the largest number there is: compared, never incremented.
+    const std::uint64_t end = last && *last < whole.size() ? *last + 1 : whole.size();
     return whole.substr(first, end - first);
 }
 

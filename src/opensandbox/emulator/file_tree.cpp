@@ -55,7 +55,10 @@ void move_subtree(Map& entries, const std::string& from, const std::string& to) 
 }  // namespace
 
 file_tree::file_tree() {
-    for (const auto& [path, mode] : initial_directories) directories_[std::string(path)] = {mode, wall_clock::now()};
+    for (const auto& [path, mode] : initial_directories) {
+        directories_[std::string(path)] = {mode, wall_clock::now()};
+        footprint_ += cost(std::string(path));
+    }
 }
 
 std::string file_tree::normal(std::string_view path) {
@@ -81,10 +84,16 @@ std::string file_tree::normal(std::string_view path) {
 fs_result<bool> file_tree::put(std::string_view raw, std::string content, int mode) {
     const std::string path = normal(raw);
     if (is_directory(path)) return failed<bool>(fs_error::is_directory, path);
+    const auto old = files_.find(path);
+    const std::size_t replaced = old == files_.end() ? 0 : cost(path, old->second.content->size());
+    const std::size_t file_cost = cost(path, content.size());
+    const std::size_t added = file_cost + new_directories_cost(parent_of(path));
+    if (added > replaced && !fits(added - replaced)) return failed<bool>(fs_error::no_space, path);
     if (auto made = make_directories(parent_of(path), 755); !made.value) return made;
     files_[path] = file_entry{.content = std::make_shared<const std::string>(std::move(content)),
                               .mode = mode,
                               .modified_at = wall_clock::now()};
+    footprint_ = footprint_ - replaced + file_cost;  // the directories counted themselves
     return {true};
 }
 
@@ -97,7 +106,7 @@ fs_result<bool> file_tree::remove_files(const std::vector<std::string>& raw) {
     for (const std::string& r : raw) {
         const std::string path = normal(r);
         if (is_directory(path)) return failed<bool>(fs_error::is_directory, path);
-        files_.erase(path);
+        erase_file(path);
     }
     return {true};
 }
@@ -109,22 +118,50 @@ fs_result<bool> file_tree::make_directories(std::string_view raw, int mode) {
     for (const std::string& p : chain) {
         if (files_.contains(p)) return failed<bool>(fs_error::not_directory, p);
     }
+    const std::size_t added = new_directories_cost(path);
+    if (!fits(added)) return failed<bool>(fs_error::no_space, path);
     for (const std::string& p : chain) {
         directories_.try_emplace(p, directory_entry{p == path ? mode : 755, wall_clock::now()});
     }
+    footprint_ += added;
     return {true};
+}
+
+std::size_t file_tree::new_directories_cost(const std::string& path) const {
+    std::vector<std::string> chain = ancestors(path);
+    chain.push_back(path);
+    std::size_t added = 0;
+    for (const std::string& p : chain) {
+        if (!directories_.contains(p)) added += cost(p);
+    }
+    return added;
+}
+
+void file_tree::erase_file(const std::string& path) {
+    const auto it = files_.find(path);
+    if (it == files_.end()) return;
+    footprint_ -= cost(path, it->second.content->size());
+    files_.erase(it);
 }
 
 void file_tree::remove_directories(const std::vector<std::string>& raw) {
     for (const std::string& r : raw) {
         const std::string dir = normal(r);
         if (files_.contains(dir)) {  // RemoveAll removes a file too
-            files_.erase(dir);
+            erase_file(dir);
             continue;
         }
-        std::erase_if(files_, [&](const auto& f) { return is_below(f.first, dir); });
-        std::erase_if(directories_, [&](const auto& d) { return is_below(d.first, dir); });
-        if (dir != "/") directories_.erase(dir);
+        std::erase_if(files_, [&](const auto& f) {
+            const bool below = is_below(f.first, dir);
+            if (below) footprint_ -= cost(f.first, f.second.content->size());
+            return below;
+        });
+        std::erase_if(directories_, [&](const auto& d) {
+            const bool below = is_below(d.first, dir);
+            if (below) footprint_ -= cost(d.first);
+            return below;
+        });
+        if (dir != "/" && directories_.erase(dir) == 1) footprint_ -= cost(dir);
     }
 }
 
@@ -181,8 +218,18 @@ fs_result<bool> file_tree::move(std::string_view raw_src, std::string_view raw_d
     if (auto made = make_directories(parent_of(dest), 755); !made.value) return made;
     if (exists(dest)) return failed<bool>(fs_error::exists, dest);
     if (src == "/" || is_below(dest, src)) return failed<bool>(fs_error::into_itself, dest);
+    // Each moved entry's path changes by the same number of bytes.
+    std::size_t moved = 0;
+    const auto count = [&](const auto& entries) {
+        for (const auto& [p, e] : entries) moved += p == src || is_below(p, src) ? 1 : 0;
+    };
+    count(files_);
+    count(directories_);
+    const std::size_t longer = dest.size() > src.size() ? moved * (dest.size() - src.size()) : 0;
+    if (!fits(longer)) return failed<bool>(fs_error::no_space, dest);
     move_subtree(files_, src, dest);
     move_subtree(directories_, src, dest);
+    footprint_ = footprint_ + longer - (dest.size() < src.size() ? moved * (src.size() - dest.size()) : 0);
     return {true};
 }
 
@@ -211,9 +258,9 @@ fs_result<std::size_t> file_tree::replace(std::string_view raw, std::string_view
         ++count;
     }
     // count <= size / old.size() and both sizes are bounded by a request body: no overflow.
-    if (before.size() - count * old.size() + count * replacement.size() > max_file_size) {
-        return failed<std::size_t>(fs_error::too_large, path);
-    }
+    const std::size_t after_size = before.size() - count * old.size() + count * replacement.size();
+    if (after_size > max_file_size) return failed<std::size_t>(fs_error::too_large, path);
+    if (after_size > before.size() && !fits(after_size - before.size())) return failed<std::size_t>(fs_error::no_space, path);
     std::string after;
     std::size_t from = 0;
     for (std::size_t at = before.find(old); count > 0 && at != std::string::npos; at = before.find(old, from)) {
@@ -221,6 +268,7 @@ fs_result<std::size_t> file_tree::replace(std::string_view raw, std::string_view
         from = at + old.size();
     }
     after.append(before, from);
+    footprint_ = footprint_ - before.size() + after.size();
     it->second.content = std::make_shared<const std::string>(std::move(after));
     it->second.modified_at = wall_clock::now();
     return {count};

@@ -41,6 +41,7 @@ enum class fs_error {
     exists,         // a move's destination is taken
     into_itself,    // a directory moved below itself (rename's EINVAL)
     too_large,      // a file would outgrow `file_tree::max_file_size`
+    no_space,       // the tree would outgrow the room it is given (ENOSPC)
 };
 
 template <class T>
@@ -86,6 +87,13 @@ public:
     // Replaces every `old` in a file's content (the mode kept); how many there were.
     fs_result<std::size_t> replace(std::string_view path, std::string_view old, std::string_view replacement);
 
+    // What the tree holds, in bytes: every file's content and every entry's path with a
+    // fixed cost per entry (so that empty files and directories count too).
+    [[nodiscard]] std::size_t footprint() const noexcept { return footprint_; }
+    // Writes that would take the footprint past `room` fail with `no_space`, as a full disk
+    // fails them; removals always succeed. Unlimited until set.
+    void set_room(std::size_t room) noexcept { room_ = room; }
+
 private:
     struct directory_entry {
         int mode = 755;
@@ -97,9 +105,21 @@ private:
     [[nodiscard]] bool is_directory(const std::string& path) const { return directories_.contains(path); }
     void list_into(const std::string& dir, int depth, std::vector<entry_info>& out) const;
     [[nodiscard]] entry_info info_of(const std::string& path) const;
+    void erase_file(const std::string& path);
+    [[nodiscard]] std::size_t new_directories_cost(const std::string& path) const;  // of what mkdir -p would make
+
+    // Whether `more` bytes fit in the room left; a move or a change in place adds the
+    // difference only.
+    [[nodiscard]] bool fits(std::size_t more) const noexcept { return more <= room_ - std::min(room_, footprint_); }
+    static constexpr std::size_t entry_cost = 128;  // what a map node, its strings and times take, about
+    [[nodiscard]] static std::size_t cost(const std::string& path, std::size_t content = 0) noexcept {
+        return entry_cost + path.size() + content;
+    }
 
     std::map<std::string, file_entry> files_;
     std::map<std::string, directory_entry> directories_;
+    std::size_t footprint_ = 0;
+    std::size_t room_ = static_cast<std::size_t>(-1);
 };
 
 }  // namespace ngfail::opensandbox::emulator

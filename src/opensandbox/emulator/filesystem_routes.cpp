@@ -33,6 +33,8 @@ response error_of(const context& c, const exchange& x, fs_error e, const std::st
             return c.error_reply(x, 500, "RUNTIME_ERROR", std::string(doing) + " " + path + ". invalid argument");
         case fs_error::too_large:
             return c.error_reply(x, 500, "RUNTIME_ERROR", std::string(doing) + " " + path + ". file too large");
+        case fs_error::no_space:
+            return c.error_reply(x, 500, "RUNTIME_ERROR", std::string(doing) + " " + path + ". no space left on device");
     }
     return c.error_reply(x, 500, "RUNTIME_ERROR", std::string(doing) + " " + path);
 }
@@ -422,6 +424,9 @@ response move_error(const context& c, const exchange& x, const fs_result<bool>& 
         case fs_error::into_itself:
             return c.error_reply(x, 500, "RUNTIME_ERROR", "error accessing file: failed to rename file: rename " +
                                                               file_tree::normal(src) + " " + r.path + ": invalid argument");
+        case fs_error::no_space:
+            return c.error_reply(x, 500, "RUNTIME_ERROR", "error accessing file: failed to rename file: rename " +
+                                                              file_tree::normal(src) + " " + r.path + ": no space left on device");
         default:
             return c.error_reply(x, 500, "RUNTIME_ERROR", "error accessing file: failed to create destination directory: mkdir " +
                                                               r.path + ": not a directory");
@@ -529,7 +534,8 @@ awaitable<void> search_files(context& c, exchange& x, call& k) {
     }
     std::string pattern = query_value(x.req().target(), "pattern").value_or("");
     if (pattern.empty()) pattern = "**";
-    if (!glob_match(pattern, "")) {
+    const auto matcher = glob::compile(pattern);
+    if (!matcher) {
         co_await x.reply(c.error_reply(x, 500, "RUNTIME_ERROR", "error searching files. invalid pattern " + pattern +
                                                                     ": syntax error in pattern"));
         co_return;
@@ -552,7 +558,7 @@ awaitable<void> search_files(context& c, exchange& x, call& k) {
     json::array files;
     for (const entry_info& e : *found->value) {
         const std::string_view name = std::string_view(e.path).substr(e.path.rfind('/') + 1);
-        if (!e.directory && glob_match(pattern, name).value_or(false)) files.push_back(info_json(e));
+        if (!e.directory && matcher->matches(name)) files.push_back(info_json(e));
     }
     co_await x.reply(c.json_reply(x, 200, files));
 }

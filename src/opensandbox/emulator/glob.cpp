@@ -149,13 +149,23 @@ bool match(std::string_view p, std::string_view s) {
 
 }  // namespace
 
-std::optional<bool> glob_match(std::string_view pattern, std::string_view name) {
-    std::vector<std::string> alternatives;
-    if (pattern.size() > max_pattern || !expand(pattern, alternatives)) return std::nullopt;
-    for (const std::string& p : alternatives) {
+std::optional<glob> glob::compile(std::string_view pattern) {
+    glob g;
+    if (pattern.size() > max_pattern || !expand(pattern, g.alternatives_)) return std::nullopt;
+    return g;
+}
+
+bool glob::matches(std::string_view name) const {
+    for (const std::string& p : alternatives_) {
         if (match(p, name)) return true;
     }
     return false;
+}
+
+std::optional<bool> glob_match(std::string_view pattern, std::string_view name) {
+    const auto g = glob::compile(pattern);
+    if (!g) return std::nullopt;
+    return g->matches(name);
 }
 
 }  // namespace ngfail::opensandbox::emulator

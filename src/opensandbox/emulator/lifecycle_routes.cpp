@@ -96,6 +96,15 @@ response snapshot_not_found(context& c, const exchange& x, const std::string& id
     return c.error_reply(x, 404, "SNAPSHOT::NOT_FOUND", "Snapshot " + id + " not found");
 }
 
+// A create past the server's own bounds (not the real server's: this one keeps a stranger from
+// holding unbounded memory): a conflict with what the server holds, which the spec documents.
+response create_refusal_reply(context& c, const exchange& x, sandbox_store::create_refusal why) {
+    return why == sandbox_store::create_refusal::too_many
+               ? c.error_reply(x, 409, "SANDBOX::LIMIT_EXCEEDED", "this server keeps no more sandboxes; delete one first")
+               : c.error_reply(x, 409, "SANDBOX::LIMIT_EXCEEDED",
+                               "the snapshot's files do not fit in what this server keeps; delete sandboxes or snapshots first");
+}
+
 // Why a snapshot cannot be restored: gone, or not Ready yet.
 response snapshot_refusal(context& c, const exchange& x, const std::string& id, bool exists) {
     if (!exists) return snapshot_not_found(c, x, id);
@@ -131,7 +140,9 @@ awaitable<void> create_snapshot(context& c, exchange& x, call& k) {
                            ? c.error_reply(x, 409, "SNAPSHOT::INVALID_SOURCE_STATE",
                                            "Snapshot can only be created from a Running sandbox.")
                            : c.error_reply(x, 409, "SNAPSHOT::LIMIT_EXCEEDED",
-                                           "this server keeps no more snapshots; delete one first");
+                                           *why == refusal::full
+                                               ? "this server keeps no more snapshots; delete one first"
+                                               : "the sandbox's files do not fit in what this server keeps");
         co_await x.reply(std::move(res));
         co_return;
     }
@@ -200,9 +211,14 @@ awaitable<void> create(context& c, exchange& x, call& k) {
     json::object metadata;
     if (const json::value* m = o->if_contains("metadata"); m && m->is_object()) metadata = m->as_object();
     const json::value* secure = o->if_contains("secureAccess");
-    sandbox_record s = c.sandboxes.create(std::move(effective_image), std::move(entrypoint), std::move(metadata), timeout,
-                                          secure && secure->is_bool() && secure->as_bool(),
-                                          restored_from ? &*restored_from : nullptr);
+    auto created = c.sandboxes.create(std::move(effective_image), std::move(entrypoint), std::move(metadata), timeout,
+                                      secure && secure->is_bool() && secure->as_bool(),
+                                      restored_from ? &*restored_from : nullptr);
+    if (const auto* why = std::get_if<sandbox_store::create_refusal>(&created)) {
+        co_await x.reply(create_refusal_reply(c, x, *why));
+        co_return;
+    }
+    sandbox_record s = std::get<sandbox_record>(std::move(created));
     if (k.active_fault && k.active_fault->what == fault::action::sandbox_status) {
         c.sandboxes.update(s.id, [&](sandbox_record& stored) {
             stored.state = k.active_fault->state;

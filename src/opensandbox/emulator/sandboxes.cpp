@@ -48,9 +48,9 @@ std::optional<wall_clock::time_point> parse_rfc3339(std::string_view text) {
     return wall_clock::from_time_t(seconds);
 }
 
-sandbox_record sandbox_store::create(boost::json::object image, boost::json::array entrypoint,
-                                     boost::json::object metadata, std::optional<std::chrono::seconds> timeout,
-                                     bool secure_access, const snapshot_record* restored_from) {
+std::variant<sandbox_record, sandbox_store::create_refusal> sandbox_store::create(
+    boost::json::object image, boost::json::array entrypoint, boost::json::object metadata,
+    std::optional<std::chrono::seconds> timeout, bool secure_access, const snapshot_record* restored_from) {
     sandbox_record s;
     s.id = to_string(event_id::generate());
     s.image = std::move(image);
@@ -64,6 +64,7 @@ sandbox_record sandbox_store::create(boost::json::object image, boost::json::arr
     apply(s, profile_.pending);
     settle(s);
     const std::lock_guard lock(mutex_);
+    if (sandboxes_.size() >= limits_.sandboxes) return create_refusal::too_many;
     held_sandbox held{.record = s};
     if (restored_from) {
         held.record.snapshot_id = s.snapshot_id = restored_from->id;
@@ -73,8 +74,17 @@ sandbox_record sandbox_store::create(boost::json::object image, boost::json::arr
             held.files = found->second.files;
         }
     }
+    if (held.files.footprint() > limits_.file_bytes - std::min(limits_.file_bytes, file_bytes_)) {
+        return create_refusal::no_space;
+    }
+    file_bytes_ += held.files.footprint();
     sandboxes_.emplace(s.id, std::move(held));
     return s;
+}
+
+void sandbox_store::forget_sandbox(std::map<std::string, held_sandbox>::iterator it) {
+    file_bytes_ -= it->second.files.footprint();
+    sandboxes_.erase(it);
 }
 
 void sandbox_store::settle(snapshot_record& s) const {
@@ -92,6 +102,10 @@ std::variant<snapshot_record, sandbox_store::snapshot_refusal> sandbox_store::ta
     if (!source) return snapshot_refusal::no_sandbox;
     if (source->record.state != profile_.running.state) return snapshot_refusal::not_running;
     if (snapshots_.size() >= limits_.snapshots) return snapshot_refusal::full;
+    if (source->files.footprint() > limits_.file_bytes - std::min(limits_.file_bytes, file_bytes_)) {
+        return snapshot_refusal::no_space;
+    }
+    file_bytes_ += source->files.footprint();
     snapshot_record r{.id = to_string(event_id::generate()),
                       .sandbox_id = sandbox_id,
                       .name = std::move(name),
@@ -130,6 +144,7 @@ sandbox_store::snapshot_erase sandbox_store::erase_snapshot(const std::string& i
     if (found == snapshots_.end()) return snapshot_erase::no_snapshot;
     settle(found->second.record);
     if (found->second.record.state == "Creating") return snapshot_erase::creating;
+    file_bytes_ -= found->second.files.footprint();
     snapshots_.erase(found);
     return snapshot_erase::erased;
 }
@@ -164,7 +179,7 @@ sandbox_store::held_sandbox* sandbox_store::live(const std::string& id) {
     if (it == sandboxes_.end()) return nullptr;
     if (expired(it->second.record)) {
         if (profile_.expiry_deletes) {
-            sandboxes_.erase(it);
+            forget_sandbox(it);
             return nullptr;
         }
         apply(it->second.record, profile_.expired);
@@ -190,7 +205,10 @@ bool sandbox_store::update(const std::string& id, const std::function<void(sandb
 
 bool sandbox_store::erase(const std::string& id) {
     const std::lock_guard lock(mutex_);
-    return sandboxes_.erase(id) != 0;
+    const auto it = sandboxes_.find(id);
+    if (it == sandboxes_.end()) return false;
+    forget_sandbox(it);
+    return true;
 }
 
 std::vector<sandbox_record> sandbox_store::all() {

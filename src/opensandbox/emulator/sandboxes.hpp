@@ -64,6 +64,10 @@ struct history_limits {
     std::size_t sessions = 256;  // bash sessions open at once
     std::size_t output_bytes = 64u << 20;
     std::size_t snapshots = 256;  // kept at once, in the whole server (each holds a file tree)
+    std::size_t sandboxes = 4096;  // alive at once, in the whole server
+    // What every sandbox's and snapshot's files may take together (file_tree::footprint):
+    // past it a write fails as on a full disk, and a restore is refused.
+    std::size_t file_bytes = std::size_t{1} << 30;
 };
 
 struct sandbox_record {
@@ -103,10 +107,12 @@ public:
         : profile_(profile), pending_for_(pending_for), transition_for_(transition_for), limits_(limits) {}
 
     // A new sandbox, Pending until `pending_for` has passed (Running at once when zero).
-    // Restored from a snapshot, it starts with the snapshot's files and names it.
-    sandbox_record create(boost::json::object image, boost::json::array entrypoint, boost::json::object metadata,
-                          std::optional<std::chrono::seconds> timeout, bool secure_access,
-                          const snapshot_record* restored_from = nullptr);
+    // Restored from a snapshot, it starts with the snapshot's files and names it. Refused
+    // past `history_limits::sandboxes`, or when a restore's files would not fit.
+    enum class create_refusal { too_many, no_space };
+    [[nodiscard]] std::variant<sandbox_record, create_refusal> create(
+        boost::json::object image, boost::json::array entrypoint, boost::json::object metadata,
+        std::optional<std::chrono::seconds> timeout, bool secure_access, const snapshot_record* restored_from = nullptr);
 
     // The sandbox as it is now (a Pending one whose time has come is Running); none when it
     // does not exist or has expired (an expired one is removed, as the backend does).
@@ -126,9 +132,10 @@ public:
 
     [[nodiscard]] std::vector<sandbox_record> all();
 
-    // Snapshots. Taking one needs a Running sandbox and room (`history_limits::snapshots`);
+    // Snapshots. Taking one needs a Running sandbox and room (`history_limits::snapshots`,
+    // and the files' footprint within `history_limits::file_bytes`);
     // it is Creating until `pending_for` has passed, with the files as they were when taken.
-    enum class snapshot_refusal { no_sandbox, not_running, full };
+    enum class snapshot_refusal { no_sandbox, not_running, full, no_space };
     [[nodiscard]] std::variant<snapshot_record, snapshot_refusal> take_snapshot(const std::string& sandbox_id,
                                                                               std::optional<std::string> name);
     [[nodiscard]] std::optional<snapshot_record> snapshot(const std::string& id);
@@ -143,7 +150,18 @@ public:
         const std::lock_guard lock(mutex_);
         held_sandbox* s = live(sandbox_id);
         if (!s) return std::nullopt;
-        return use(s->files);
+        // The tree may grow into what the server's budget has left, and no further.
+        const std::size_t before = s->files.footprint();
+        const std::size_t others = file_bytes_ - before;
+        s->files.set_room(limits_.file_bytes - std::min(limits_.file_bytes, others));
+        auto used = use(s->files);
+        file_bytes_ = others + s->files.footprint();
+        return used;
+    }
+    // What every tree holds together (for tests and `ngfail serve`'s own bound).
+    [[nodiscard]] std::size_t file_bytes() {
+        const std::lock_guard lock(mutex_);
+        return file_bytes_;
     }
     [[nodiscard]] std::optional<file_entry> file(const std::string& sandbox_id, const std::string& path);
     // The same for its bash sessions, by id (at most `history_limits::sessions` of them).
@@ -213,6 +231,8 @@ private:
     };
     void settle(snapshot_record& s) const;
     std::map<std::string, held_snapshot> snapshots_;
+    std::size_t file_bytes_ = 0;  // the footprints of every sandbox's and snapshot's files
+    void forget_sandbox(std::map<std::string, held_sandbox>::iterator it);  // under the lock
 };
 
 }  // namespace ngfail::opensandbox::emulator

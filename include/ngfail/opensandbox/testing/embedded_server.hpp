@@ -109,6 +109,12 @@ struct server_options {
     // Snapshots kept at once in the whole server (each holds its sandbox's files as they were);
     // one more is a 409 SNAPSHOT::LIMIT_EXCEEDED until one is deleted.
     std::size_t max_snapshots = 256;
+    // Sandboxes alive at once (one more is a 409 SANDBOX::LIMIT_EXCEEDED), and what every
+    // sandbox's and snapshot's files may take together, paths and a fixed cost per entry
+    // included: past it an upload, a directory or a replacement fails as on a full disk
+    // (execd's 500 "no space left on device").
+    std::size_t max_sandboxes = 4096;
+    std::size_t max_file_bytes = std::size_t{1} << 30;
     // Serve HTTPS on both listeners with this certificate chain and private key (PEM files);
     // plain HTTP when empty. Endpoints keep their form: clients reach them with the scheme
     // they reached the server with, as the official SDKs do.
