@@ -223,6 +223,24 @@ void every_execd_operation(unsigned short execd_port) {
             EXPECT_EQ(ran.error().code(), ngfail::kind::provider_unavailable) << ran.error().what();
         }
     }
+    const auto context = c.try_create_code_context("sbx-1", "python", "/tmp");
+    EXPECT_TRUE(context) << outcome(context);
+    const auto got_context = c.try_get_code_context("sbx-1", "session-abc123");
+    EXPECT_TRUE(got_context) << outcome(got_context);
+    const auto contexts = c.try_list_code_contexts("sbx-1", "python");
+    EXPECT_TRUE(contexts) << outcome(contexts);
+    const auto deleted_context = c.try_delete_code_context("sbx-1", "session-abc123");
+    EXPECT_TRUE(deleted_context) << outcome(deleted_context);
+    const auto deleted_contexts = c.try_delete_code_contexts("sbx-1", "python");
+    EXPECT_TRUE(deleted_contexts) << outcome(deleted_contexts);
+    const auto interrupted = c.try_interrupt_code("sbx-1", "session-abc123");
+    EXPECT_TRUE(interrupted) << outcome(interrupted);
+    // A code run streams as exec does: the same check of its request.
+    const auto code = c.try_run_code("sbx-1", {.code = "print(1)", .context_id = "session-abc123", .language = "python"});
+    if (!code) {
+        EXPECT_EQ(code.error().http_status(), 500) << code.error().what();
+        EXPECT_EQ(code.error().code(), ngfail::kind::provider_unavailable) << code.error().what();
+    }
     // A session run streams as exec does: the same check of its request.
     const auto in_session = c.try_run_in_session("sbx-1", "session-1", {.command = "ls", .cwd = "/tmp", .timeout = 5s});
     if (!in_session) {

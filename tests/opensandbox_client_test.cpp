@@ -9,6 +9,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <future>
+#include <thread>
+
 #include <functional>
 #include <limits>
 #include <set>
@@ -1223,6 +1226,99 @@ TEST_P(operations, a_session_run_is_read_by_execs_rules) {
     EXPECT_EQ(sandboxes.try_run_in_session(id, session, {.command = "ls", .background = true}).error().code(),
               kind::provider_request_rejected);
     EXPECT_EQ(sandboxes.try_run_in_session(id, "", {.command = "ls"}).error().code(), kind::provider_request_rejected);
+    EXPECT_EQ(server.requests(), before) << "refused before sending";
+}
+
+TEST_P(operations, a_code_context_keeps_what_the_code_defines_between_runs) {
+    const auto id = new_sandbox();
+    const auto made = sandboxes.create_code_context(id, "python", "/lab");
+    EXPECT_EQ(made.language, "python");
+    EXPECT_EQ(made.cwd, "/lab");
+    EXPECT_EQ(made.id.find('-'), std::string::npos) << "execd's context ids are UUIDs without dashes";
+    EXPECT_EQ(sandboxes.get_code_context(id, made.id).language, "python");
+    const auto first = sandboxes.run_code(id, {.code = "x = 40", .context_id = made.id, .language = "python"});
+    EXPECT_EQ(first.context_id, made.id) << "execd's init names the context";
+    EXPECT_EQ(first.execution_count, 1);
+    EXPECT_TRUE(first.results.empty());
+    std::string streamed;
+    const auto second = sandboxes.run_code(id, {.code = "print(x + 2)\nx",
+                                                .context_id = made.id,
+                                                .language = "python",
+                                                .on_stdout = [&](std::string_view text) { streamed += text; }});
+    EXPECT_EQ(second.stdout_text, "42\n");
+    EXPECT_EQ(streamed, "42\n");
+    EXPECT_EQ(second.results.at("text"), "40") << "execd names text/plain \"text\"";
+    EXPECT_EQ(second.execution_count, 2);
+    EXPECT_FALSE(second.error);
+    const auto raised = sandboxes.run_code(id, {.code = "raise ValueError('no')", .context_id = made.id, .language = "python"});
+    ASSERT_TRUE(raised.error) << "code that raises is a result, not a failure";
+    EXPECT_EQ(raised.error->name, "ValueError");
+    EXPECT_EQ(raised.error->value, "no");
+    EXPECT_FALSE(raised.error->traceback.empty());
+
+    const auto fresh = sandboxes.run_code(id, {.code = "1 + 1", .language = "python"});
+    EXPECT_NE(fresh.context_id, made.id) << "no context named: the language's default one";
+    EXPECT_EQ(fresh.results.at("text"), "2");
+    EXPECT_EQ(sandboxes.list_code_contexts(id).size(), 2u);
+    EXPECT_EQ(sandboxes.list_code_contexts(id, "python").size(), 2u);
+    EXPECT_TRUE(sandboxes.list_code_contexts(id, "go").empty());
+    const auto as_command = sandboxes.run_code(id, {.code = "echo hi"});
+    EXPECT_EQ(as_command.stdout_text, "hi\n") << "no language: execd runs the code as a command";
+    EXPECT_FALSE(as_command.execution_count);
+
+    sandboxes.delete_code_context(id, made.id);
+    const auto gone = sandboxes.try_get_code_context(id, made.id);
+    ASSERT_FALSE(gone);
+    EXPECT_EQ(gone.error().code(), kind::provider_request_rejected) << "404 CONTEXT_NOT_FOUND";
+    sandboxes.delete_code_contexts(id, "python");
+    EXPECT_TRUE(sandboxes.list_code_contexts(id).empty());
+    const auto no_kernel = sandboxes.try_create_code_context(id, "cobol");
+    ASSERT_FALSE(no_kernel);
+    EXPECT_EQ(no_kernel.error().code(), kind::provider_unavailable) << "execd's 500: no kernel spec found";
+}
+
+TEST_P(operations, a_code_run_is_read_by_execs_rules_and_an_interrupt_stops_it) {
+    const auto id = new_sandbox();
+    const auto context = sandboxes.create_code_context(id, "python");
+    const ngfail::opensandbox::code_run slow{.code = "import time\ntime.sleep(30)", .context_id = context.id,
+                                             .language = "python"};
+    const std::size_t sent = server.requests();
+    auto running = std::async(std::launch::async, [&] { return sandboxes.try_run_code(id, slow); });
+    while (server.requests() == sent) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    // execd runs one cell at a time in a context: a second is refused while the first runs.
+    bool busy = false;
+    for (int i = 0; i < 200 && !busy; ++i) {
+        const auto second = sandboxes.try_run_code(id, {.code = "1", .context_id = context.id, .language = "python"});
+        busy = !second && second.error().code() == kind::provider_unavailable;
+        if (!busy) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    ASSERT_TRUE(busy) << (running.wait_for(std::chrono::seconds(0)) == std::future_status::ready
+                              ? "the slow run ended first"
+                              : "no run was refused");
+    sandboxes.interrupt_code(id, context.id);
+    const auto stopped = running.get();
+    ASSERT_TRUE(stopped) << "an interrupted cell completes with the kernel's error";
+    ASSERT_TRUE(stopped.value().error);
+    EXPECT_EQ(stopped.value().error->name, "KeyboardInterrupt");
+
+    server.inject({.operation = "run_code", .what = action::signal_exit});
+    const auto killed = sandboxes.try_run_code(id, {.code = "1", .context_id = context.id, .language = "python"});
+    ASSERT_FALSE(killed);
+    EXPECT_EQ(killed.error().code(), kind::provider_command_terminated);
+    EXPECT_EQ(ngfail::delivery_of(killed.error()), delivery::delivered);
+    server.inject({.operation = "run_code", .what = action::drop_after_init});
+    const auto dropped = sandboxes.try_run_code(id, {.code = "1", .context_id = context.id, .language = "python"});
+    ASSERT_FALSE(dropped);
+    EXPECT_EQ(dropped.error().code(), kind::transport_peer_drop);
+    EXPECT_EQ(ngfail::delivery_of(dropped.error()), delivery::delivered) << "init proves the run started";
+    const auto raised_minus_one =
+        sandboxes.run_code(id, {.code = "raise ValueError(-1)", .context_id = context.id, .language = "python"});
+    ASSERT_TRUE(raised_minus_one.error) << "an evalue of -1 from a kernel is no signal exit";
+
+    const std::size_t before = server.requests();
+    EXPECT_EQ(sandboxes.try_run_code(id, {.code = ""}).error().code(), kind::provider_request_rejected);
+    EXPECT_EQ(sandboxes.try_get_code_context(id, "").error().code(), kind::provider_request_rejected);
+    EXPECT_EQ(sandboxes.try_interrupt_code(id, "").error().code(), kind::provider_request_rejected);
     EXPECT_EQ(server.requests(), before) << "refused before sending";
 }
 

@@ -21,7 +21,7 @@ TEST(operation, every_operation_has_one_distinct_name_that_parses_back) {
         EXPECT_TRUE(names.insert(n).second) << n << " twice";
         EXPECT_EQ(parse_operation(n), op) << n;
     }
-    EXPECT_EQ(names.size(), 34u);
+    EXPECT_EQ(names.size(), 41u);
     EXPECT_FALSE(parse_operation("Exec"));
     EXPECT_FALSE(parse_operation(""));
 }
@@ -31,13 +31,16 @@ TEST(operation, reads_are_idempotent_and_what_starts_or_changes_something_is_not
                                operation::exec_status, operation::exec_logs, operation::download,
                                operation::file_info, operation::list_directory, operation::delete_files,
                                operation::create_directories, operation::delete_directories,
-                               operation::set_permissions, operation::search_files}) {
+                               operation::set_permissions, operation::search_files, operation::get_code_context,
+                               operation::list_code_contexts}) {
         EXPECT_EQ(traits(op).replay, replay_policy::idempotent) << traits(op).name;
     }
     for (const operation op : {operation::create, operation::exec, operation::kill, operation::renew,
                                operation::pause, operation::resume, operation::interrupt, operation::upload,
                                operation::create_session, operation::run_in_session, operation::delete_session,
-                               operation::move_files, operation::replace_contents}) {
+                               operation::move_files, operation::replace_contents, operation::create_code_context,
+                               operation::delete_code_context, operation::delete_code_contexts, operation::run_code,
+                               operation::interrupt_code}) {
         EXPECT_EQ(traits(op).replay, replay_policy::before_delivery) << traits(op).name;
     }
 }
@@ -50,6 +53,7 @@ TEST(operation, the_table_decides_which_evidence_rules_apply) {
     EXPECT_EQ(signal(operation::exec), ngfail::kind::provider_command_terminated);
     EXPECT_EQ(signal(operation::exec_status), ngfail::kind::provider_command_terminated);
     EXPECT_EQ(signal(operation::run_in_session), ngfail::kind::provider_command_terminated);
+    EXPECT_EQ(signal(operation::run_code), ngfail::kind::provider_command_terminated);
     EXPECT_EQ(signal(operation::get), ngfail::kind::undetermined);
     EXPECT_EQ(classify({.operation = "run_in_my_own_sdk", .exit_code = -1}).kind, ngfail::kind::undetermined)
         << "an operation the table does not know has no exec rules";

@@ -246,6 +246,22 @@ test("every execd route, as the spec describes it", async () => {
   assert.equal((await checked(execd, `/session/${session}`, { method: "DELETE" })).status, 200);
   assert.equal((await checked(execd, `/session/${session}`, { method: "DELETE" })).status, 404);
   assert.equal((await checked(execd, "/metrics")).status, 200);
+  const context = JSON.parse((await checked(execd, "/code/context", post({ language: "python", cwd: "/tmp" }))).body);
+  assert.equal(context.language, "python");
+  assert.equal(JSON.parse((await checked(execd, `/code/contexts/${context.id}`)).body).id, context.id);
+  assert.deepEqual(JSON.parse((await checked(execd, "/code/contexts?language=python")).body).map((c) => c.id), [context.id]);
+  const code = await checked(streams, "/code", { method: "POST", headers: json, stream: true,
+                                                 body: JSON.stringify({ context: { id: context.id, language: "python" },
+                                                                        code: "x = 1\nprint(x + 1)\nx" }) });
+  assert.equal(code.status, 200);
+  const codeEvents = code.body.split("\n\n").filter((f) => f.trim() !== "").map((f) => JSON.parse(f));
+  codeEvents.forEach(checkEvent);
+  assert.deepEqual(codeEvents.map((e) => e.type), ["init", "ping", "stdout", "execution_count", "result", "execution_complete"]);
+  assert.deepEqual(codeEvents[4].results, { text: "1" });
+  assert.equal((await checked(execd, `/code?id=${context.id}`, { method: "DELETE" })).status, 200);
+  assert.equal((await checked(execd, `/code/contexts/${context.id}`, { method: "DELETE" })).status, 200);
+  assert.equal((await checked(execd, `/code/contexts/${context.id}`)).status, 404);
+  assert.equal((await checked(execd, "/code/contexts?language=python", { method: "DELETE" })).status, 200);
   const longId = (await command({ command: "sleep 30", background: true })).events[0].text;
   assert.equal((await checked(execd, `/command?id=${longId}`, { method: "DELETE" })).status, 200);
 });

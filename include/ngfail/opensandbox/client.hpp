@@ -300,6 +300,70 @@ struct exec_result {
     bool output_truncated = false;           // more than `max_body_bytes` was produced
 };
 
+struct code_run_ref;
+
+// Code to run in a code context (a kernel that keeps its state between runs, execd's
+// Jupyter session): in the context named, or, with none, in the language's default context
+// (made on first use). With no language, execd runs the code as a command.
+struct code_run {
+    std::string code{};
+    std::string context_id{};
+    std::string language{};  // "python", "bash", "java", "javascript", "typescript", "go"
+    // As for a command: the stream may be silent this long, and the whole run must end
+    // within `total_timeout` when set.
+    std::chrono::milliseconds idle_timeout{60000};
+    std::optional<std::chrono::milliseconds> total_timeout{};
+    output_callback on_stdout{};
+    output_callback on_stderr{};
+
+    operator code_run_ref() const noexcept;  // NOLINT(google-explicit-constructor)
+};
+
+// A `code_run` borrowed, as `async_run_code` takes it (<ngfail/opensandbox/borrowed.hpp>).
+struct code_run_ref {
+    std::string_view code{};
+    std::string_view context_id{};
+    std::string_view language{};
+    std::chrono::milliseconds idle_timeout{60000};
+    std::optional<std::chrono::milliseconds> total_timeout{};
+    callback_ref on_stdout{};
+    callback_ref on_stderr{};
+
+    [[nodiscard]] code_run copy() const;
+};
+
+inline code_run::operator code_run_ref() const noexcept {
+    return {code, context_id, language, idle_timeout, total_timeout, on_stdout, on_stderr};
+}
+
+// What code raised, as the kernel reported it (`ename`, `evalue`, `traceback`).
+struct code_error {
+    std::string name{};
+    std::string value{};
+    std::vector<std::string> traceback{};
+};
+
+// What a code run did. Code that raised is a normal result (`error`), not a failure, as a
+// command's non-zero exit is.
+struct code_result {
+    std::string context_id{};  // the context it ran in (a command run: the command's id)
+    std::string stdout_text{};
+    std::string stderr_text{};
+    std::optional<int> execution_count{};  // the kernel's cell number
+    // The last expression's value by MIME type, as execd sends it ("text" for text/plain);
+    // a value that is not text is kept as its JSON.
+    std::map<std::string, std::string> results{};
+    std::optional<code_error> error{};
+    bool output_truncated = false;  // more than `max_body_bytes` was produced
+};
+
+// A code context: its id, its kernel's language, and the directory it was made in.
+struct code_context_info {
+    std::string id{};
+    std::string language{};
+    std::optional<std::string> cwd{};
+};
+
 // Background command output from a byte offset, and the offset to ask from next time.
 struct command_logs {
     std::string content{};
@@ -450,7 +514,6 @@ public:
     // `[a-z]`, `{a,b}`; `**` matches every name).
     std::vector<entry_info> search_files(std::string_view sandbox_id, std::string_view path,
                                          std::string_view pattern = "**", const call_options& options = {});
-    // How many replacements were made in each file.
     // Changes a sandbox's metadata and returns the sandbox as it now is. Not repeated after it
     // may have arrived (two writers can interleave; the server takes no version).
     sandbox_info patch_metadata(std::string_view sandbox_id, const metadata_patch& patch,
@@ -470,9 +533,28 @@ public:
     std::vector<snapshot_info> list_snapshots(const snapshot_list_request& request = {},
                                               const call_options& options = {});
     void delete_snapshot(std::string_view snapshot_id, const call_options& options = {});
+    // How many replacements were made in each file.
     std::map<std::string, std::int64_t> replace_contents(std::string_view sandbox_id,
                                                         const std::map<std::string, content_replacement>& replacements,
                                                         const call_options& options = {});
+    // Code contexts and code runs. A context is a kernel of one language that keeps what
+    // the code defines between runs; `run_code` streams as `exec` does and is read by exec's
+    // rules (a lost stream, a signal exit); code that raises completes with `error` set.
+    // `interrupt_code` stops what runs in a context. `delete_code_contexts` deletes every
+    // context of one language.
+    code_context_info create_code_context(std::string_view sandbox_id, std::string_view language,
+                                          std::optional<std::string> cwd = std::nullopt,
+                                          const call_options& options = {});
+    code_context_info get_code_context(std::string_view sandbox_id, std::string_view context_id,
+                                       const call_options& options = {});
+    std::vector<code_context_info> list_code_contexts(std::string_view sandbox_id, std::string_view language = {},
+                                                      const call_options& options = {});
+    void delete_code_context(std::string_view sandbox_id, std::string_view context_id,
+                             const call_options& options = {});
+    void delete_code_contexts(std::string_view sandbox_id, std::string_view language,
+                              const call_options& options = {});
+    code_result run_code(std::string_view sandbox_id, const code_run& run, const call_options& options = {});
+    void interrupt_code(std::string_view sandbox_id, std::string_view context_id, const call_options& options = {});
 
     result<sandbox_info> try_create(const create_request& request, const call_options& options = {}) noexcept;
     result<sandbox_info> try_get(std::string_view sandbox_id, const call_options& options = {}) noexcept;
@@ -543,6 +625,22 @@ public:
     result<std::map<std::string, std::int64_t>> try_replace_contents(
         std::string_view sandbox_id, const std::map<std::string, content_replacement>& replacements,
         const call_options& options = {}) noexcept;
+    result<code_context_info> try_create_code_context(std::string_view sandbox_id, std::string_view language,
+                                                      std::optional<std::string> cwd = std::nullopt,
+                                                      const call_options& options = {}) noexcept;
+    result<code_context_info> try_get_code_context(std::string_view sandbox_id, std::string_view context_id,
+                                                   const call_options& options = {}) noexcept;
+    result<std::vector<code_context_info>> try_list_code_contexts(std::string_view sandbox_id,
+                                                                  std::string_view language = {},
+                                                                  const call_options& options = {}) noexcept;
+    result<void> try_delete_code_context(std::string_view sandbox_id, std::string_view context_id,
+                                         const call_options& options = {}) noexcept;
+    result<void> try_delete_code_contexts(std::string_view sandbox_id, std::string_view language,
+                                          const call_options& options = {}) noexcept;
+    result<code_result> try_run_code(std::string_view sandbox_id, const code_run& run,
+                                     const call_options& options = {}) noexcept;
+    result<void> try_interrupt_code(std::string_view sandbox_id, std::string_view context_id,
+                                    const call_options& options = {}) noexcept;
 
     // The asynchronous face: the same calls as awaitables. Arguments are copied into the
     // operation when it is made, so the awaitable may be stored and awaited later. Requests
@@ -629,6 +727,22 @@ public:
     awaitable<std::map<std::string, std::int64_t>> async_replace_contents(
         std::string_view sandbox_id, const std::map<std::string, content_replacement>& replacements,
         const call_options& options = {});
+    awaitable<code_context_info> async_create_code_context(std::string_view sandbox_id, std::string_view language,
+                                                           std::optional<std::string> cwd = std::nullopt,
+                                                           const call_options& options = {});
+    awaitable<code_context_info> async_get_code_context(std::string_view sandbox_id, std::string_view context_id,
+                                                        const call_options& options = {});
+    awaitable<std::vector<code_context_info>> async_list_code_contexts(std::string_view sandbox_id,
+                                                                       std::string_view language = {},
+                                                                       const call_options& options = {});
+    awaitable<void> async_delete_code_context(std::string_view sandbox_id, std::string_view context_id,
+                                              const call_options& options = {});
+    awaitable<void> async_delete_code_contexts(std::string_view sandbox_id, std::string_view language,
+                                               const call_options& options = {});
+    awaitable<code_result> async_run_code(std::string_view sandbox_id, const code_run_ref& run,
+                                          const call_options& options = {});
+    awaitable<void> async_interrupt_code(std::string_view sandbox_id, std::string_view context_id,
+                                         const call_options& options = {});
 
     // Any operation of the asynchronous face, completed through an Asio completion token
     // instead of awaited: a callback taking `result<T>`, `asio::deferred`, `asio::use_future`

@@ -36,6 +36,9 @@ enum class operation : int {
     metrics, watch_metrics,
     // lifecycle server: metadata
     metadata,
+    // execd: code contexts and code runs
+    create_code_context, get_code_context, list_code_contexts, delete_code_context, delete_code_contexts,
+    run_code, interrupt_code,
 };
 
 struct operation_traits {

@@ -8,7 +8,7 @@ namespace {
 using enum replay_policy;
 
 // Index = enumerator value.
-constexpr std::array<operation_traits, 34> table{{
+constexpr std::array<operation_traits, 41> table{{
     //  name           replay           command  creates
     {"create",      before_delivery, false,   true},
     {"get",         idempotent,      false,   false},
@@ -52,6 +52,15 @@ constexpr std::array<operation_traits, 34> table{{
     // a merge patch is idempotent in itself, but the server takes no version: a repeat could
     // undo another writer's change that came between
     {"metadata",           before_delivery, false, false},
+    // A code run streams as exec does and is read by exec's rules; a second interrupt could
+    // stop the run that came after the first.
+    {"create_code_context",  before_delivery, false, false},
+    {"get_code_context",     idempotent,      false, false},
+    {"list_code_contexts",   idempotent,      false, false},
+    {"delete_code_context",  before_delivery, false, false},
+    {"delete_code_contexts", before_delivery, false, false},
+    {"run_code",             before_delivery, true,  false},
+    {"interrupt_code",       before_delivery, false, false},
 }};
 
 constexpr auto operations = [] {

@@ -46,6 +46,16 @@ struct command command_ref::copy() const {
             .background = background};
 }
 
+code_run code_run_ref::copy() const {
+    return {.code = std::string(code),
+            .context_id = std::string(context_id),
+            .language = std::string(language),
+            .idle_timeout = idle_timeout,
+            .total_timeout = total_timeout,
+            .on_stdout = on_stdout.copy(),
+            .on_stderr = on_stderr.copy()};
+}
+
 list_request list_request_ref::copy() const {
     return {.states = states.copy(), .metadata = metadata.copy(), .page = page, .page_size = page_size};
 }
@@ -182,6 +192,39 @@ client::awaitable<std::map<std::string, std::int64_t>> client::async_replace_con
     std::string_view sandbox_id, const std::map<std::string, content_replacement>& replacements,
     const call_options& options) {
     return replace_contents_operation(*state_, std::string(sandbox_id), replacements, options);
+}
+client::awaitable<code_context_info> client::async_create_code_context(std::string_view sandbox_id,
+                                                                       std::string_view language,
+                                                                       std::optional<std::string> cwd,
+                                                                       const call_options& options) {
+    return create_code_context_operation(*state_, std::string(sandbox_id), std::string(language), std::move(cwd),
+                                         options);
+}
+client::awaitable<code_context_info> client::async_get_code_context(std::string_view sandbox_id,
+                                                                    std::string_view context_id,
+                                                                    const call_options& options) {
+    return get_code_context_operation(*state_, std::string(sandbox_id), std::string(context_id), options);
+}
+client::awaitable<std::vector<code_context_info>> client::async_list_code_contexts(std::string_view sandbox_id,
+                                                                                   std::string_view language,
+                                                                                   const call_options& options) {
+    return list_code_contexts_operation(*state_, std::string(sandbox_id), std::string(language), options);
+}
+client::awaitable<void> client::async_delete_code_context(std::string_view sandbox_id, std::string_view context_id,
+                                                          const call_options& options) {
+    return delete_code_context_operation(*state_, std::string(sandbox_id), std::string(context_id), options);
+}
+client::awaitable<void> client::async_delete_code_contexts(std::string_view sandbox_id, std::string_view language,
+                                                           const call_options& options) {
+    return delete_code_contexts_operation(*state_, std::string(sandbox_id), std::string(language), options);
+}
+client::awaitable<code_result> client::async_run_code(std::string_view sandbox_id, const code_run_ref& run,
+                                                      const call_options& options) {
+    return run_code_operation(*state_, std::string(sandbox_id), run.copy(), options);
+}
+client::awaitable<void> client::async_interrupt_code(std::string_view sandbox_id, std::string_view context_id,
+                                                     const call_options& options) {
+    return interrupt_code_operation(*state_, std::string(sandbox_id), std::string(context_id), options);
 }
 client::awaitable<std::string> client::async_create_session(std::string_view sandbox_id,
                                                             std::optional<std::string> cwd,
@@ -325,6 +368,36 @@ result<std::map<std::string, std::int64_t>> client::try_replace_contents(
     const call_options& options) noexcept {
     return run_blocking(*state_, [&] { return async_replace_contents(sandbox_id, replacements, options); });
 }
+result<code_context_info> client::try_create_code_context(std::string_view sandbox_id, std::string_view language,
+                                                          std::optional<std::string> cwd,
+                                                          const call_options& options) noexcept {
+    return run_blocking(*state_, [&] { return async_create_code_context(sandbox_id, language, cwd, options); });
+}
+result<code_context_info> client::try_get_code_context(std::string_view sandbox_id, std::string_view context_id,
+                                                       const call_options& options) noexcept {
+    return run_blocking(*state_, [&] { return async_get_code_context(sandbox_id, context_id, options); });
+}
+result<std::vector<code_context_info>> client::try_list_code_contexts(std::string_view sandbox_id,
+                                                                      std::string_view language,
+                                                                      const call_options& options) noexcept {
+    return run_blocking(*state_, [&] { return async_list_code_contexts(sandbox_id, language, options); });
+}
+result<void> client::try_delete_code_context(std::string_view sandbox_id, std::string_view context_id,
+                                             const call_options& options) noexcept {
+    return run_blocking(*state_, [&] { return async_delete_code_context(sandbox_id, context_id, options); });
+}
+result<void> client::try_delete_code_contexts(std::string_view sandbox_id, std::string_view language,
+                                              const call_options& options) noexcept {
+    return run_blocking(*state_, [&] { return async_delete_code_contexts(sandbox_id, language, options); });
+}
+result<code_result> client::try_run_code(std::string_view sandbox_id, const code_run& run,
+                                         const call_options& options) noexcept {
+    return run_blocking(*state_, [&] { return run_code_operation(*state_, std::string(sandbox_id), run, options); });
+}
+result<void> client::try_interrupt_code(std::string_view sandbox_id, std::string_view context_id,
+                                        const call_options& options) noexcept {
+    return run_blocking(*state_, [&] { return async_interrupt_code(sandbox_id, context_id, options); });
+}
 result<std::string> client::try_create_session(std::string_view sandbox_id, std::optional<std::string> cwd,
                                                const call_options& options) noexcept {
     return run_blocking(*state_, [&] { return async_create_session(sandbox_id, cwd, options); });
@@ -449,6 +522,32 @@ std::map<std::string, std::int64_t> client::replace_contents(std::string_view sa
                                                             const std::map<std::string, content_replacement>& replacements,
                                                             const call_options& options) {
     return try_replace_contents(sandbox_id, replacements, options).value();
+}
+code_context_info client::create_code_context(std::string_view sandbox_id, std::string_view language,
+                                               std::optional<std::string> cwd, const call_options& options) {
+    return try_create_code_context(sandbox_id, language, std::move(cwd), options).value();
+}
+code_context_info client::get_code_context(std::string_view sandbox_id, std::string_view context_id,
+                                            const call_options& options) {
+    return try_get_code_context(sandbox_id, context_id, options).value();
+}
+std::vector<code_context_info> client::list_code_contexts(std::string_view sandbox_id, std::string_view language,
+                                                          const call_options& options) {
+    return try_list_code_contexts(sandbox_id, language, options).value();
+}
+void client::delete_code_context(std::string_view sandbox_id, std::string_view context_id,
+                                 const call_options& options) {
+    try_delete_code_context(sandbox_id, context_id, options).value();
+}
+void client::delete_code_contexts(std::string_view sandbox_id, std::string_view language,
+                                  const call_options& options) {
+    try_delete_code_contexts(sandbox_id, language, options).value();
+}
+code_result client::run_code(std::string_view sandbox_id, const code_run& run, const call_options& options) {
+    return try_run_code(sandbox_id, run, options).value();
+}
+void client::interrupt_code(std::string_view sandbox_id, std::string_view context_id, const call_options& options) {
+    try_interrupt_code(sandbox_id, context_id, options).value();
 }
 std::string client::create_session(std::string_view sandbox_id, std::optional<std::string> cwd,
                                    const call_options& options) {

@@ -1,5 +1,6 @@
 // The execd operations: commands (streamed, background, status, logs, interrupt), bash
-// sessions (create, run, delete) and ping.
+// sessions (create, run, delete), code runs, and ping. Every streamed run (an exec, a
+// session run, a code run) is read by the same rules.
 #include "execd_stream.hpp"
 #include "operations.hpp"
 
@@ -53,7 +54,8 @@ json::value session_run_body(const command& cmd) {
 // without a terminal event, a connection_error (stream_incomplete).
 awaitable<exec_result> run_command(const call_context& context, std::string_view sandbox_id,
                                    const execd_route& route, const std::string& path, const json::value& body,
-                                   const command& cmd, clock::time_point exec_end, observation& seen) {
+                                   const command& cmd, clock::time_point exec_end, observation& seen,
+                                   code_parts* code) {
     auto req = execd_request<beast_http::string_body>(verb::post, route.where, route.endpoint, path);
     req.set(beast_http::field::content_type, "application/json");
     req.set(beast_http::field::accept, "text/event-stream");
@@ -89,6 +91,11 @@ awaitable<exec_result> run_command(const call_context& context, std::string_view
         });
     if (error_head) throw api_error_of(*error_head, error_body, context.secrets);
     events.finish();
+    if (code) {
+        *code = events.take_code();
+        // Only execd's command runner reports an exit code; what a kernel raised is no exit.
+        if (code->error_name != "CommandExecError") events.clear_exit_code();
+    }
     // A background command's stream ends once it has started: its `init` is the result.
     if (cmd.background && !events.result().execution_id.empty()) co_return events.take_result();
     if (!events.terminal()) {
@@ -130,7 +137,7 @@ bool cancelled(const observation& seen) noexcept { return seen.transport_error =
 // stream are failures, with the sandbox's own status as further evidence.
 awaitable<result<exec_result>> streamed_run(client_state& s, operation op, std::string sandbox_id, std::string path,
                                             json::value body, command cmd, std::optional<std::string> problem,
-                                            call_options per_call) {
+                                            call_options per_call, code_parts* code = nullptr) {
     co_return co_await call<exec_result>(s, per_call, op, sandbox_id, std::move(problem),
                                          [&](const call_context& c, observation& seen) -> attempt_result<exec_result> {
         const auto exec_end = cmd.total_timeout ? deadline_after(*cmd.total_timeout) : clock::time_point::max();
@@ -138,7 +145,7 @@ awaitable<result<exec_result>> streamed_run(client_state& s, operation op, std::
         exec_result ran;
         std::exception_ptr failed;
         try {
-            ran = co_await run_command(c, sandbox_id, *route, path, body, cmd, exec_end, seen);
+            ran = co_await run_command(c, sandbox_id, *route, path, body, cmd, exec_end, seen, code);
         } catch (const api_error&) {
             throw;  // the reply says what happened; the sandbox's status adds nothing
         } catch (...) {
@@ -260,6 +267,40 @@ awaitable<result<void>> interrupt_operation(client_state& s, std::string sandbox
             (void)co_await c.execd_call(sandbox_id, verb::delete_, "/command?id=" + path_segment(execution_id));
             co_return true;
         }));
+}
+
+awaitable<result<code_result>> run_code_operation(client_state& s, std::string sandbox_id, code_run run,
+                                                  call_options per_call) {
+    auto problem = refused_argument(s, {{"sandbox id", sandbox_id}});
+    if (!problem && run.code.empty()) problem = "there is no code to run";
+    json::object body{{"code", run.code}};
+    if (!run.context_id.empty() || !run.language.empty()) {
+        json::object in;
+        if (!run.context_id.empty()) in["id"] = run.context_id;
+        if (!run.language.empty()) in["language"] = run.language;
+        body["context"] = std::move(in);
+    }
+    command cmd{.command = std::move(run.code),
+                .idle_timeout = run.idle_timeout,
+                .total_timeout = run.total_timeout,
+                .on_stdout = std::move(run.on_stdout),
+                .on_stderr = std::move(run.on_stderr)};
+    code_parts parts;
+    result<exec_result> ran = co_await streamed_run(s, operation::run_code, std::move(sandbox_id), "/code",
+                                                    std::move(body), std::move(cmd), std::move(problem),
+                                                    std::move(per_call), &parts);
+    if (!ran) co_return std::move(ran).error();
+    exec_result& out = ran.value();
+    code_result done{.context_id = std::move(out.execution_id),
+                     .stdout_text = std::move(out.stdout_text),
+                     .stderr_text = std::move(out.stderr_text),
+                     .execution_count = parts.execution_count,
+                     .results = std::move(parts.results),
+                     .output_truncated = out.output_truncated};
+    if (parts.error_name) {
+        done.error = code_error{std::move(*parts.error_name), out.error_value.value_or(""), std::move(parts.traceback)};
+    }
+    co_return done;
 }
 
 }  // namespace ngfail::opensandbox::detail

@@ -2,12 +2,17 @@
 
 #include <boost/json.hpp>
 
+#include <algorithm>
 #include <charconv>
+#include <climits>
+#include <cstdint>
 
 namespace ngfail::opensandbox::detail {
 namespace {
 
 constexpr std::size_t max_line_bytes = 1 << 20;
+constexpr std::size_t max_error_text = 4096;
+constexpr std::size_t max_traceback_lines = 64;
 
 [[noreturn]] void malformed(const char* what) {
     throw std::system_error(make_error_code(errc::malformed_response), what);
@@ -92,12 +97,48 @@ void execd_stream::take_event(std::string_view text) {
     } else if (kind == "error") {
         const boost::json::value* error = event.if_contains("error");
         if (!error || !error->is_object()) malformed("an execd error event has no error object");
-        const std::string_view evalue = string_field(error->as_object(), "evalue");
-        result_.error_value = std::string(evalue.substr(0, 4096));
-        result_.exit_code = integer(evalue);  // not a number: the command failed to start
+        take_error(error->as_object());
         terminal_ = true;
+    } else if (kind == "execution_count") {
+        if (const auto* count = event.if_contains("execution_count"); count && count->is_int64()) {
+            code_.execution_count = static_cast<int>(std::clamp<std::int64_t>(count->as_int64(), 0, INT_MAX));
+        }
+    } else if (kind == "result") {
+        if (const auto* results = event.if_contains("results"); results && results->is_object()) {
+            take_results(results->as_object());
+        }
     }
-    // ping, status, result, execution_count: nothing to keep
+    // ping, status: nothing to keep
+}
+
+void execd_stream::take_error(const boost::json::object& error) {
+    const std::string_view evalue = string_field(error, "evalue");
+    result_.error_value = std::string(evalue.substr(0, max_error_text));
+    result_.exit_code = integer(evalue);  // not a number: the command failed to start
+    if (const auto* name = error.if_contains("ename"); name && name->is_string()) {
+        code_.error_name = std::string(name->as_string().subview().substr(0, max_error_text));
+    }
+    if (const auto* traceback = error.if_contains("traceback"); traceback && traceback->is_array()) {
+        for (const auto& line : traceback->as_array()) {
+            if (code_.traceback.size() == max_traceback_lines) break;
+            if (line.is_string()) code_.traceback.emplace_back(line.as_string().subview().substr(0, max_error_text));
+        }
+    }
+}
+
+// Each value by its MIME type (execd names text/plain "text"): text as it is, anything else
+// as its JSON; all of them within the output limit, as output is.
+void execd_stream::take_results(const boost::json::object& results) {
+    for (const auto& [type, value] : results) {
+        std::string text = value.is_string() ? std::string(value.as_string()) : boost::json::serialize(value);
+        std::size_t used = result_.stdout_text.size() + result_.stderr_text.size();
+        for (const auto& [held_type, held] : code_.results) used += held.size();
+        if (used + text.size() > max_output_) {
+            text.resize(max_output_ - std::min(used, max_output_));
+            result_.output_truncated = true;
+        }
+        code_.results[std::string(type)] = std::move(text);
+    }
 }
 
 void execd_stream::deliver(const std::function<void(std::string_view)>& callback, std::string_view text) {

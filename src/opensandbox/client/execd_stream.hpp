@@ -6,9 +6,14 @@
 
 #include <ngfail/opensandbox/client.hpp>
 
+#include <boost/json/object.hpp>
+
 #include <functional>
+#include <map>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace ngfail::opensandbox::detail {
 
@@ -16,6 +21,15 @@ namespace ngfail::opensandbox::detail {
 struct output_callbacks {
     std::function<void(std::string_view)> on_stdout{};
     std::function<void(std::string_view)> on_stderr{};
+};
+
+// What a code run's stream says beyond a command's: the kernel's cell number, the last
+// expression's value by MIME type, and what the code raised.
+struct code_parts {
+    std::optional<int> execution_count{};
+    std::map<std::string, std::string> results{};
+    std::optional<std::string> error_name{};  // the error event's `ename`
+    std::vector<std::string> traceback{};
 };
 
 class execd_stream {
@@ -35,11 +49,15 @@ public:
     [[nodiscard]] bool terminal() const noexcept { return terminal_; }
     [[nodiscard]] const exec_result& result() const noexcept { return result_; }
     [[nodiscard]] exec_result take_result() { return std::move(result_); }
+    [[nodiscard]] code_parts take_code() { return std::move(code_); }
+    void clear_exit_code() noexcept { result_.exit_code.reset(); }
 
 private:
     void take_line(std::string_view line);
     void take_event(std::string_view text);
     void append_output(std::string& to, std::string_view text);
+    void take_results(const boost::json::object& results);
+    void take_error(const boost::json::object& error);
     static void deliver(const std::function<void(std::string_view)>& callback, std::string_view text);
 
     std::size_t max_output_;
@@ -48,6 +66,7 @@ private:
     std::string data_;  // the `data:` lines of the event being read
     bool terminal_ = false;
     exec_result result_;
+    code_parts code_;
 };
 
 }  // namespace ngfail::opensandbox::detail

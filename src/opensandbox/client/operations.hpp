@@ -53,6 +53,26 @@ awaitable<result<command_logs>> exec_logs_operation(client_state& s, std::string
                                                     call_options per_call);
 awaitable<result<void>> interrupt_operation(client_state& s, std::string sandbox_id, std::string execution_id,
                                             call_options per_call);
+awaitable<result<code_result>> run_code_operation(client_state& s, std::string sandbox_id, code_run run,
+                                                  call_options per_call);
+
+// code.cpp
+awaitable<result<code_context_info>> create_code_context_operation(client_state& s, std::string sandbox_id,
+                                                                   std::string language,
+                                                                   std::optional<std::string> cwd,
+                                                                   call_options per_call);
+awaitable<result<code_context_info>> get_code_context_operation(client_state& s, std::string sandbox_id,
+                                                                std::string context_id, call_options per_call);
+awaitable<result<std::vector<code_context_info>>> list_code_contexts_operation(client_state& s,
+                                                                               std::string sandbox_id,
+                                                                               std::string language,
+                                                                               call_options per_call);
+awaitable<result<void>> delete_code_context_operation(client_state& s, std::string sandbox_id,
+                                                      std::string context_id, call_options per_call);
+awaitable<result<void>> delete_code_contexts_operation(client_state& s, std::string sandbox_id,
+                                                       std::string language, call_options per_call);
+awaitable<result<void>> interrupt_code_operation(client_state& s, std::string sandbox_id, std::string context_id,
+                                                 call_options per_call);
 
 // files.cpp
 awaitable<result<void>> upload_operation(client_state& s, std::string sandbox_id, std::string path,

@@ -68,6 +68,7 @@ struct route {
 std::span<const route> lifecycle_routes() noexcept;
 std::span<const route> execd_routes() noexcept;
 std::span<const route> filesystem_routes() noexcept;  // execd's files and directories
+std::span<const route> code_routes() noexcept;        // execd's code contexts and runs
 
 // The whole request, routed: the one handler the HTTP server calls.
 boost::asio::awaitable<void> dispatch(context& c, exchange& x);

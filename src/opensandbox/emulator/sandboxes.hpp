@@ -11,6 +11,7 @@
 #include <boost/json/object.hpp>
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -55,6 +56,27 @@ struct command_output {
 struct shell_state {
     std::string cwd = "/";
     std::map<std::string, std::string> env{};
+};
+
+// A code context (execd's Jupyter session): its kernel's language and what the kernel holds
+// between runs (simulated_interpreter.hpp says what runs in it).
+using kernel_value = std::variant<std::int64_t, std::string>;
+struct kernel_state {
+    std::string language{};
+    int execution_count = 0;  // the cells run so far
+    std::map<std::string, kernel_value> names{};
+    shell_state shell{};  // a bash kernel's
+};
+struct code_context {
+    kernel_state kernel{};
+    std::string cwd{};
+    std::string running{};  // the run in progress (a command run's id), if any: one at a time
+};
+// A sandbox's code contexts by id, and the one per language that a run naming no context
+// uses (made on its first use, as execd makes it, and listed like the others).
+struct code_contexts {
+    std::map<std::string, code_context> by_id{};
+    std::map<std::string, std::string> default_of{};
 };
 
 // How much command history one sandbox keeps: past either bound the oldest finished
@@ -166,14 +188,15 @@ public:
     [[nodiscard]] std::optional<file_entry> file(const std::string& sandbox_id, const std::string& path);
     // The same for its bash sessions, by id (at most `history_limits::sessions` of them).
     template <class Use>
-    auto with_sessions(const std::string& sandbox_id, Use use)
-        -> std::optional<decltype(use(std::declval<std::map<std::string, shell_state>&>()))> {
-        const std::lock_guard lock(mutex_);
-        held_sandbox* s = live(sandbox_id);
-        if (!s) return std::nullopt;
-        return use(s->sessions);
+    auto with_sessions(const std::string& sandbox_id, Use use) {
+        return with_part(sandbox_id, &held_sandbox::sessions, use);
     }
     [[nodiscard]] std::size_t sessions_per_sandbox() const noexcept { return limits_.sessions; }
+    // The same for its code contexts (at most `history_limits::sessions` of them too).
+    template <class Use>
+    auto with_contexts(const std::string& sandbox_id, Use use) {
+        return with_part(sandbox_id, &held_sandbox::contexts, use);
+    }
 
     // Commands of one sandbox: each is found only through the sandbox that ran it. A start
     // is refused when the sandbox is gone, or (for a background command) when it already
@@ -203,10 +226,21 @@ private:
         sandbox_record record;
         file_tree files{};
         std::map<std::string, shell_state> sessions{};
+        code_contexts contexts{};
         std::map<std::string, held_command> commands{};
         std::vector<std::string> started{};  // command ids, oldest first
         std::size_t output_bytes = 0;
     };
+
+    // Runs `use` on one part of a live sandbox under the lock; none when there is no sandbox.
+    template <class Part, class Use>
+    auto with_part(const std::string& sandbox_id, Part held_sandbox::*part, Use& use)
+        -> std::optional<decltype(use(std::declval<Part&>()))> {
+        const std::lock_guard lock(mutex_);
+        held_sandbox* s = live(sandbox_id);
+        if (!s) return std::nullopt;
+        return use(s->*part);
+    }
 
     void settle(sandbox_record& s) const;  // applies the passage of time
     [[nodiscard]] bool expired(const sandbox_record& s) const;

@@ -10,16 +10,32 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace ngfail::opensandbox::emulator {
+
+// What a kernel reports when code raises (execd's `error` event: ename, evalue, traceback).
+struct raised_error {
+    std::string name{};
+    std::string value{};
+    std::vector<std::string> traceback{};
+};
 
 struct simulated_run {
     std::string stdout_text{};
     std::string stderr_text{};
     int exit_code = 0;
     std::chrono::milliseconds runs_for{0};
+    // A code run in a kernel (simulated_interpreter.hpp) also has these: its cell number,
+    // the value of its last expression (text/plain), and what it raised, which ends the
+    // run in place of `execution_complete`; an interrupt ends it as KeyboardInterrupt.
+    bool in_kernel = false;
+    std::optional<int> execution_count{};
+    std::optional<std::string> result_text{};
+    std::optional<raised_error> raised{};
 };
 
 // What `command` does; `cat` reads the sandbox's files through `read_file` (none: no such

@@ -1,0 +1,262 @@
+// Streams a run as execd does (see run_stream.hpp).
+#include "run_stream.hpp"
+
+#include <algorithm>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/json/serialize.hpp>
+
+namespace ngfail::opensandbox::emulator {
+
+namespace json = boost::json;
+namespace asio = boost::asio;
+using boost::asio::awaitable;
+
+std::int64_t now_ms() {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(wall_clock::now().time_since_epoch()).count();
+}
+
+namespace {
+
+// One SSE frame as execd writes it: a JSON object and a blank line.
+std::string frame(json::object event) {
+    event["timestamp"] = now_ms();
+    return json::serialize(event) + "\n\n";
+}
+
+// Built outside the coroutines: GCC 12 rejects brace-initialised string literals inside a
+// co_await expression ("array used as initializer").
+std::string ping_frame() { return frame({{"type", "ping"}, {"text", "pong"}}); }
+// Output as JSON can carry it: bytes that are not UTF-8 become U+FFFD, as Go's encoder in
+// execd writes them.
+std::string as_utf8(std::string_view text) {
+    std::string out;
+    for (std::size_t i = 0; i < text.size();) {
+        const auto c = static_cast<unsigned char>(text[i]);
+        const std::size_t length = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+        bool valid = length != 0 && i + length <= text.size();
+        for (std::size_t k = 1; valid && k < length; ++k) valid = (static_cast<unsigned char>(text[i + k]) & 0xc0) == 0x80;
+        if (valid) {
+            out.append(text.substr(i, length));
+            i += length;
+        } else {
+            out += "\xEF\xBF\xBD";
+            ++i;
+        }
+    }
+    return out;
+}
+
+std::string text_frame(std::string_view type, std::string_view text) {
+    return frame({{"type", type}, {"text", as_utf8(text)}});
+}
+std::string complete_frame(std::chrono::milliseconds took) {
+    return frame({{"type", "execution_complete"}, {"execution_time", took.count()}});
+}
+
+std::string error_frame(const raised_error& raised) {
+    json::array traceback;
+    for (const std::string& line : raised.traceback) traceback.emplace_back(as_utf8(line));
+    return frame({{"type", "error"},
+                  {"error", json::object{{"ename", raised.name}, {"evalue", as_utf8(raised.value)},
+                                         {"traceback", std::move(traceback)}}}});
+}
+// A command's failure, as execd's command runner reports it: the exit code as `evalue`.
+std::string error_frame(std::string_view evalue, std::string_view traceback) {
+    return error_frame({"CommandExecError", std::string(evalue), {std::string(traceback)}});
+}
+// A kernel's cell number, and its last expression's value: execd renames Jupyter's
+// "text/plain" to "text".
+std::string count_frame(int count) { return frame({{"type", "execution_count"}, {"execution_count", count}}); }
+std::string result_frame(std::string_view text) {
+    return frame({{"type", "result"}, {"results", json::object{{"text", as_utf8(text)}}}});
+}
+// What a kernel reports when an interrupt stops the code it runs.
+std::string keyboard_interrupt_frame() {
+    return error_frame({"KeyboardInterrupt", "", {"KeyboardInterrupt: "}});
+}
+
+}  // namespace
+
+response invalid_request(const context& c, const exchange& x, std::string_view message) {
+    return c.error_reply(x, 400, "INVALID_REQUEST_BODY", message);
+}
+
+// execd's `timeout` (milliseconds): none when absent, null or not positive; a huge one
+// saturates at the longest wait; std::nullopt when it is not a whole number.
+std::optional<std::optional<std::chrono::milliseconds>> exec_timeout(const json::object& o) {
+    const json::value* t = o.if_contains("timeout");
+    if (!t || t->is_null()) return std::optional<std::chrono::milliseconds>();
+    if (t->is_uint64()) return std::optional(longest_wait);  // past INT64_MAX
+    if (!t->is_int64()) return std::nullopt;
+    if (t->as_int64() <= 0) return std::optional<std::chrono::milliseconds>();
+    return std::optional(std::min(std::chrono::milliseconds(t->as_int64()), longest_wait));
+}
+
+namespace {
+
+enum class ending { completed, killed, terminated, gone };
+
+// Runs a simulated command for `how_long`, sending `ping` every `ping_every` as execd does,
+// until it completes, its timeout kills it, an interrupt terminates it, or the peer or
+// server goes away.
+awaitable<ending> run_for(context& c, exchange& x, const call& k, const std::string& command_id,
+                          std::chrono::milliseconds how_long, std::optional<std::chrono::milliseconds> timeout) {
+    const auto start = mono_clock::now();
+    auto next_ping = start + c.options.ping_every;
+    for (;;) {
+        const auto now = mono_clock::now();
+        const command_fate fate = c.sandboxes.fate(k.sandbox_id, command_id);
+        if (fate == command_fate::gone) {  // the sandbox was deleted under it: its pod is gone
+            x.close_connection();
+            co_return ending::gone;
+        }
+        if (fate == command_fate::interrupted) co_return ending::terminated;
+        if (timeout && now - start >= *timeout) co_return ending::killed;
+        if (now - start >= how_long) co_return ending::completed;
+        if (now >= next_ping) {
+            if (!co_await x.chunk(ping_frame())) co_return ending::gone;
+            next_ping += c.options.ping_every;
+        }
+        auto until = std::min(start + how_long, next_ping);
+        if (timeout) until = std::min(until, start + *timeout);
+        const auto step = std::chrono::duration_cast<std::chrono::milliseconds>(until - now);
+        if (!co_await x.wait(std::clamp(step, std::chrono::milliseconds(1), std::chrono::milliseconds(50)))) {
+            co_return ending::gone;
+        }
+    }
+}
+
+// A background command runs on, detached from the request that started it.
+awaitable<void> run_in_background(context& c, std::string sandbox_id, std::string command_id, simulated_run plan,
+                                  std::optional<std::chrono::milliseconds> timeout) {
+    asio::steady_timer timer(co_await asio::this_coro::executor);
+    const auto start = mono_clock::now();
+    c.sandboxes.append_output(sandbox_id, command_id, plan.stdout_text + plan.stderr_text);
+    for (;;) {
+        const auto elapsed = mono_clock::now() - start;
+        const command_fate fate = c.sandboxes.fate(sandbox_id, command_id);
+        if (fate == command_fate::gone) co_return;  // its sandbox went, and the command with it
+        if (fate == command_fate::interrupted) {
+            c.sandboxes.finish_command(sandbox_id, command_id, -1, "signal: terminated");
+            co_return;
+        }
+        if (timeout && elapsed >= *timeout) {
+            c.sandboxes.finish_command(sandbox_id, command_id, -1, "signal: killed");
+            co_return;
+        }
+        if (elapsed >= plan.runs_for) break;
+        timer.expires_after(std::chrono::milliseconds(20));
+        co_await timer.async_wait(asio::use_awaitable);
+    }
+    c.sandboxes.finish_command(sandbox_id, command_id, plan.exit_code,
+                               plan.exit_code == 0 ? "" : "exit status " + std::to_string(plan.exit_code));
+}
+
+void fail_sandbox(context& c, const std::string& sandbox_id, const status_shape& shape) {
+    c.sandboxes.update(sandbox_id, [&](sandbox_record& s) {
+        s.state = std::string(shape.state);
+        s.reason = std::string(shape.reason);
+        s.message = message_for(shape, s.id);
+    });
+}
+
+}  // namespace
+
+awaitable<void> stream_run(context& c, exchange& x, call& k, const command_run& run, std::string_view init_text,
+                           const std::function<simulated_run()>& plan_run, bool background,
+                           std::optional<std::chrono::milliseconds> timeout) {
+    using action = fault::action;
+    const std::optional<action> misbehave = k.active_fault ? std::optional(k.active_fault->what) : std::nullopt;
+    // Real execd's head goes out with its first event (gin writes it on the first flush): a
+    // stream dropped before `init` has sent nothing at all.
+    if (misbehave == action::drop_before_init) {
+        x.close_connection();
+        co_return;
+    }
+    http::response<http::empty_body> head(http::status::ok, x.req().version());
+    head.set(http::field::content_type, "text/event-stream");
+    head.set(http::field::cache_control, "no-cache");
+    set_request_id(head);
+    if (!co_await x.begin_stream(std::move(head))) co_return;
+    co_await x.chunk(text_frame("init", std::string(init_text)));
+    co_await x.chunk(ping_frame());  // execd's pinger fires at once
+    if (misbehave == action::drop_after_init || misbehave == action::crash) {
+        if (misbehave == action::crash) fail_sandbox(c, k.sandbox_id, c.profile.crashed);
+        x.close_connection();
+        co_return;
+    }
+    if (misbehave == action::signal_exit || misbehave == action::oom_kill) {
+        // The process execd waited on died by SIGKILL; an OOM kill also fails the sandbox.
+        if (misbehave == action::oom_kill) fail_sandbox(c, k.sandbox_id, c.profile.oom_killed);
+        c.sandboxes.finish_command(k.sandbox_id, run.id, -1, "signal: killed");
+        co_await x.chunk(error_frame("-1", "signal: killed"));
+        co_await x.end_stream();
+        co_return;
+    }
+    simulated_run plan = plan_run();
+    if (background) {
+        co_await x.end_stream();
+        asio::co_spawn(co_await asio::this_coro::executor,
+                       run_in_background(c, k.sandbox_id, run.id, std::move(plan), timeout), asio::detached);
+        co_return;
+    }
+    const auto started = mono_clock::now();
+    const ending how = co_await run_for(c, x, k, run.id, plan.runs_for, timeout);
+    if (how == ending::gone) co_return;
+    if (how != ending::completed) {
+        const std::string_view signal = how == ending::killed ? "signal: killed" : "signal: terminated";
+        c.sandboxes.finish_command(k.sandbox_id, run.id, -1, std::string(signal));
+        const std::string last = plan.in_kernel && how == ending::terminated ? keyboard_interrupt_frame()
+                                                                               : error_frame("-1", signal);
+        co_await x.chunk(last);
+        co_await x.end_stream();
+        co_return;
+    }
+    if (!plan.stdout_text.empty()) co_await x.chunk(text_frame("stdout", plan.stdout_text));
+    if (!plan.stderr_text.empty()) co_await x.chunk(text_frame("stderr", plan.stderr_text));
+    if (plan.execution_count) co_await x.chunk(count_frame(*plan.execution_count));
+    if (plan.result_text) co_await x.chunk(result_frame(*plan.result_text));
+    c.sandboxes.append_output(k.sandbox_id, run.id, plan.stdout_text + plan.stderr_text);
+    const std::string error = plan.exit_code == 0 ? "" : "exit status " + std::to_string(plan.exit_code);
+    c.sandboxes.finish_command(k.sandbox_id, run.id, plan.exit_code, error);
+    if (misbehave == action::no_terminal_event) {
+        // the stream ends cleanly: no error, no execution_complete
+    } else if (plan.raised) {
+        co_await x.chunk(error_frame(*plan.raised));
+    } else if (plan.exit_code == 0) {
+        const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(mono_clock::now() - started);
+        co_await x.chunk(complete_frame(took));
+    } else {
+        co_await x.chunk(error_frame(std::to_string(plan.exit_code), error));
+    }
+    co_await x.end_stream();
+}
+
+file_reader files_of(context& c, const call& k) {
+    return [&c, id = k.sandbox_id](const std::string& path) {
+        const auto f = c.sandboxes.file(id, path);
+        return f ? f->content : nullptr;
+    };
+}
+
+// Starts a run of `text`; answers the refusal itself (no sandbox, too many running) and
+// gives none.
+awaitable<std::optional<command_run>> start_run(context& c, exchange& x, const call& k, const std::string& text,
+                                                bool background) {
+    auto started = c.sandboxes.start_command(k.sandbox_id, text, background);
+    if (const auto* refused = std::get_if<sandbox_store::refused_start>(&started)) {
+        response res = *refused == sandbox_store::refused_start::no_sandbox
+                           ? c.not_found(x, k.sandbox_id)
+                           : c.error_reply(x, 429, "RUNTIME_ERROR", "too many commands running in this sandbox");
+        co_await x.reply(std::move(res));
+        co_return std::nullopt;
+    }
+    co_return std::get<command_run>(std::move(started));
+}
+
+}  // namespace ngfail::opensandbox::emulator

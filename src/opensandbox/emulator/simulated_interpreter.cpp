@@ -1,0 +1,211 @@
+#include "simulated_interpreter.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <optional>
+#include <vector>
+
+namespace ngfail::opensandbox::emulator {
+namespace {
+
+constexpr std::array kernel_languages{std::string_view("python"), std::string_view("bash"),
+                                      std::string_view("java"),   std::string_view("javascript"),
+                                      std::string_view("typescript"), std::string_view("go")};
+
+std::string_view trim(std::string_view s) {
+    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+    return s;
+}
+
+// Splits at `separator` outside quotes.
+std::vector<std::string_view> split_outside_quotes(std::string_view text, char separator) {
+    std::vector<std::string_view> parts;
+    char quote = 0;
+    std::size_t from = 0;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const char ch = text[i];
+        if (quote) {
+            if (ch == quote) quote = 0;
+        } else if (ch == '\'' || ch == '"') {
+            quote = ch;
+        } else if (ch == separator) {
+            parts.push_back(text.substr(from, i - from));
+            from = i + 1;
+        }
+    }
+    parts.push_back(text.substr(from));
+    return parts;
+}
+
+bool is_identifier(std::string_view s) {
+    if (s.empty() || std::isdigit(static_cast<unsigned char>(s.front()))) return false;
+    return std::all_of(s.begin(), s.end(), [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_'; });
+}
+
+// What a statement raised.
+struct raise_now {
+    raised_error error;
+};
+
+raise_now raising(std::string name, std::string value) {
+    std::string last = value.empty() ? name : name + ": " + value;
+    return {{std::move(name), std::move(value), {"Traceback (most recent call last):", std::move(last)}}};
+}
+
+std::string str(const kernel_value& v) {
+    if (const auto* n = std::get_if<std::int64_t>(&v)) return std::to_string(*n);
+    return std::get<std::string>(v);
+}
+
+std::string repr(const kernel_value& v) {
+    if (std::holds_alternative<std::int64_t>(v)) return str(v);
+    return "'" + std::get<std::string>(v) + "'";
+}
+
+class interpreter {
+public:
+    interpreter(kernel_state& kernel, simulated_run& run) : kernel_(kernel), run_(run) {}
+
+    // Runs one statement; what the last one yields is the run's result.
+    void statement(std::string_view text, bool last) {
+        text = trim(text);
+        if (text.empty() || text.starts_with('#') || text.starts_with("import ") || text.starts_with("from ")) return;
+        if (text.starts_with("print(") && text.ends_with(')')) {
+            const std::string_view inner = trim(text.substr(6, text.size() - 7));
+            run_.stdout_text += (inner.empty() ? std::string() : str(evaluate(inner))) + "\n";
+            return;
+        }
+        if ((text.starts_with("time.sleep(") || text.starts_with("sleep(")) && text.ends_with(')')) {
+            sleep(text.substr(text.find('(') + 1, text.size() - text.find('(') - 2));
+            return;
+        }
+        if (text.starts_with("raise ")) throw raise_statement(trim(text.substr(6)));
+        if (const auto eq = text.find('='); eq != std::string_view::npos && text.substr(eq).starts_with("==") == false) {
+            const std::string_view name = trim(text.substr(0, eq));
+            if (is_identifier(name)) {
+                bind(std::string(name), evaluate(trim(text.substr(eq + 1))));
+                return;
+            }
+        }
+        const kernel_value value = evaluate(text);
+        if (last) run_.result_text = repr(value);
+    }
+
+private:
+    kernel_value evaluate(std::string_view expression) {
+        std::optional<kernel_value> total;
+        for (const std::string_view part : split_outside_quotes(expression, '+')) {
+            kernel_value term = atom(trim(part));
+            if (!total) {
+                total = std::move(term);
+            } else if (auto* sum = std::get_if<std::int64_t>(&*total); sum && std::holds_alternative<std::int64_t>(term)) {
+                if (__builtin_add_overflow(*sum, std::get<std::int64_t>(term), sum)) {
+                    throw raising("OverflowError", "int too large for the simulated kernel");
+                }
+            } else if (auto* text = std::get_if<std::string>(&*total); text && std::holds_alternative<std::string>(term)) {
+                if (text->size() + std::get<std::string>(term).size() > max_kernel_bytes) {
+                    throw raising("MemoryError", "");
+                }
+                *text += std::get<std::string>(term);
+            } else {
+                throw raising("TypeError", "unsupported operand type(s) for +");
+            }
+        }
+        return *total;
+    }
+
+    kernel_value atom(std::string_view text) {
+        if (text.size() >= 2 && (text.front() == '\'' || text.front() == '"') && text.back() == text.front() &&
+            text.substr(1, text.size() - 2).find(text.front()) == std::string_view::npos) {
+            return std::string(text.substr(1, text.size() - 2));
+        }
+        std::int64_t n = 0;
+        if (const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+            ec == std::errc() && end == text.data() + text.size()) {
+            return n;
+        }
+        if (ec_out_of_range(text)) throw raising("OverflowError", "int too large for the simulated kernel");
+        if (is_identifier(text)) {
+            const auto it = kernel_.names.find(std::string(text));
+            if (it == kernel_.names.end()) throw raising("NameError", "name '" + std::string(text) + "' is not defined");
+            return it->second;
+        }
+        throw raising("SyntaxError", "invalid syntax");
+    }
+
+    static bool ec_out_of_range(std::string_view text) {
+        std::int64_t n = 0;
+        return std::from_chars(text.data(), text.data() + text.size(), n).ec == std::errc::result_out_of_range;
+    }
+
+    void bind(std::string name, kernel_value value) {
+        std::size_t bytes = name.size() + str(value).size();
+        for (const auto& [other, held] : kernel_.names) {
+            if (other != name) bytes += other.size() + str(held).size();
+        }
+        if (bytes > max_kernel_bytes) throw raising("MemoryError", "");
+        kernel_.names[std::move(name)] = std::move(value);
+    }
+
+    void sleep(std::string_view seconds) {
+        const std::string text(trim(seconds));
+        char* end = nullptr;
+        const double value = std::strtod(text.c_str(), &end);
+        if (end == text.c_str() || *end != '\0' || !std::isfinite(value) || value < 0) {
+            throw raising("ValueError", "sleep length must be a non-negative number");
+        }
+        run_.runs_for += std::chrono::milliseconds(static_cast<long long>(std::min(value, 86400.0) * 1000));
+    }
+
+    // `raise Name`, `raise Name("value")`, `raise Name(value)`.
+    raise_now raise_statement(std::string_view what) {
+        const auto open = what.find('(');
+        const std::string_view name = trim(what.substr(0, open));
+        if (!is_identifier(name)) return raising("SyntaxError", "invalid syntax");
+        if (open == std::string_view::npos) return raising(std::string(name), "");
+        if (!what.ends_with(')')) return raising("SyntaxError", "invalid syntax");
+        const std::string_view argument = trim(what.substr(open + 1, what.size() - open - 2));
+        return raising(std::string(name), argument.empty() ? std::string() : str(evaluate(argument)));
+    }
+
+    kernel_state& kernel_;
+    simulated_run& run_;
+};
+
+}  // namespace
+
+bool has_kernel(std::string_view language) noexcept {
+    return std::find(kernel_languages.begin(), kernel_languages.end(), language) != kernel_languages.end();
+}
+
+simulated_run interpret(std::string_view code, kernel_state& kernel, const file_reader& read_file) {
+    simulated_run run;
+    if (kernel.language == "bash") {
+        run = simulate(code, read_file, &kernel.shell);
+        // bash_kernel reports a failed cell as an error with no name, its exit status the value
+        if (run.exit_code != 0) run.raised = raised_error{"", std::to_string(run.exit_code), {}};
+    } else {
+        interpreter in(kernel, run);
+        std::vector<std::string_view> statements;
+        for (const std::string_view line : split_outside_quotes(code, '\n')) {
+            for (const std::string_view s : split_outside_quotes(line, ';')) statements.push_back(s);
+        }
+        while (!statements.empty() && trim(statements.back()).empty()) statements.pop_back();
+        try {
+            for (std::size_t i = 0; i < statements.size(); ++i) in.statement(statements[i], i + 1 == statements.size());
+        } catch (raise_now& raised) {
+            run.raised = std::move(raised.error);
+            run.result_text.reset();
+        }
+    }
+    run.in_kernel = true;
+    run.exit_code = 0;  // a kernel's run ends with its error, if any, never an exit code
+    run.execution_count = ++kernel.execution_count;
+    return run;
+}
+
+}  // namespace ngfail::opensandbox::emulator

@@ -1,0 +1,87 @@
+// The emulator's simulated kernels: what a code context keeps between runs, and what code
+// that raises reports.
+#include "opensandbox/emulator/simulated_interpreter.hpp"
+
+#include <gtest/gtest.h>
+
+namespace {
+
+using ngfail::opensandbox::emulator::has_kernel;
+using ngfail::opensandbox::emulator::interpret;
+using ngfail::opensandbox::emulator::kernel_state;
+using ngfail::opensandbox::emulator::max_kernel_bytes;
+
+const ngfail::opensandbox::emulator::file_reader no_files = [](const std::string&) {
+    return std::shared_ptr<const std::string>();
+};
+
+TEST(simulated_interpreter, names_persist_between_runs_and_the_last_expression_is_the_result) {
+    kernel_state kernel{.language = "python"};
+    const auto first = interpret("x = 40\nprint(x + 2)", kernel, no_files);
+    EXPECT_EQ(first.stdout_text, "42\n");
+    EXPECT_FALSE(first.result_text) << "an assignment-free print yields nothing";
+    EXPECT_EQ(first.execution_count, 1);
+    EXPECT_TRUE(first.in_kernel);
+    const auto second = interpret("greeting = 'hi'; greeting + ' there'\n\n", kernel, no_files);
+    EXPECT_EQ(second.result_text, "'hi there'") << "a string's repr, as Python shows it";
+    EXPECT_EQ(second.execution_count, 2);
+    EXPECT_EQ(interpret("x", kernel, no_files).result_text, "40");
+}
+
+TEST(simulated_interpreter, errors_stop_the_run_with_their_name_value_and_traceback) {
+    kernel_state kernel{.language = "python"};
+    const auto undefined = interpret("print('before')\nnope\nprint('after')", kernel, no_files);
+    EXPECT_EQ(undefined.stdout_text, "before\n") << "what ran before the error is kept";
+    ASSERT_TRUE(undefined.raised);
+    EXPECT_EQ(undefined.raised->name, "NameError");
+    EXPECT_EQ(undefined.raised->value, "name 'nope' is not defined");
+    EXPECT_EQ(undefined.raised->traceback.back(), "NameError: name 'nope' is not defined");
+    EXPECT_EQ(undefined.exit_code, 0) << "a kernel's run has no exit code";
+    const auto raised = interpret("raise ValueError(\"bad input\")", kernel, no_files);
+    ASSERT_TRUE(raised.raised);
+    EXPECT_EQ(raised.raised->name, "ValueError");
+    EXPECT_EQ(raised.raised->value, "bad input");
+    EXPECT_EQ(interpret("1 + 'a'", kernel, no_files).raised->name, "TypeError");
+    EXPECT_EQ(interpret("def f(:", kernel, no_files).raised->name, "SyntaxError");
+    EXPECT_EQ(interpret("9223372036854775807 + 1", kernel, no_files).raised->name, "OverflowError");
+    EXPECT_EQ(kernel.execution_count, 5) << "a cell that raised is counted too";
+}
+
+TEST(simulated_interpreter, sleep_makes_the_run_take_time_and_imports_do_nothing) {
+    kernel_state kernel{.language = "python"};
+    const auto slept = interpret("import time\ntime.sleep(1.5)", kernel, no_files);
+    EXPECT_FALSE(slept.raised);
+    EXPECT_EQ(slept.runs_for, std::chrono::milliseconds(1500));
+    EXPECT_EQ(interpret("time.sleep(-1)", kernel, no_files).raised->name, "ValueError");
+}
+
+TEST(simulated_interpreter, what_a_kernel_holds_is_bounded) {
+    kernel_state kernel{.language = "python"};
+    EXPECT_FALSE(interpret("s = 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx'", kernel, no_files).raised);
+    bool refused = false;
+    for (int i = 0; i < 20 && !refused; ++i) {  // doubling: 32 bytes * 2^12 passes the bound
+        const auto grown = interpret("s = s + s", kernel, no_files);
+        refused = grown.raised && grown.raised->name == "MemoryError";
+    }
+    EXPECT_TRUE(refused);
+    EXPECT_LE(std::get<std::string>(kernel.names.at("s")).size(), max_kernel_bytes) << "the refused binding is not made";
+}
+
+TEST(simulated_interpreter, a_bash_kernel_is_the_simulated_shell_with_its_state_kept) {
+    kernel_state kernel{.language = "bash"};
+    EXPECT_EQ(interpret("cd /work && export A=1", kernel, no_files).stdout_text, "");
+    EXPECT_EQ(interpret("pwd; echo $A", kernel, no_files).stdout_text, "/work\n1\n");
+    const auto failed = interpret("exit 3", kernel, no_files);
+    ASSERT_TRUE(failed.raised) << "bash_kernel reports a failed cell as an error";
+    EXPECT_EQ(failed.raised->name, "");
+    EXPECT_EQ(failed.raised->value, "3");
+}
+
+TEST(simulated_interpreter, the_image_has_kernels_for_its_languages_only) {
+    for (const char* language : {"python", "bash", "java", "javascript", "typescript", "go"}) {
+        EXPECT_TRUE(has_kernel(language)) << language;
+    }
+    for (const char* language : {"", "command", "sql", "cobol", "Python"}) EXPECT_FALSE(has_kernel(language)) << language;
+}
+
+}  // namespace
