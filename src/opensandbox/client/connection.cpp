@@ -106,6 +106,46 @@ awaitable<void> connection::read_more(stream_parser& parser, clock::time_point d
     if (ec) fail(ec, phase::receive);
 }
 
+awaitable<void> connection::send(beast_http::request<beast_http::string_body>& request, clock::time_point deadline) {
+    request.set(beast_http::field::host, host_field_);
+    request.keep_alive(true);
+    request.prepare_payload();
+    reusable_ = false;
+    answered_ = false;
+    boost::system::error_code ec;
+    expire_at(deadline);
+    auto operation = on_stream([&](auto& s) {
+        return beast_http::async_write(s, request, asio::redirect_error(asio::use_awaitable, ec));
+    });
+    co_await std::move(operation);
+    if (ec) fail(ec, phase::send);
+}
+
+awaitable<void> connection::receive_stream(clock::time_point deadline, stream_limits limits,
+                                           const head_callback& on_head, const bytes_callback& on_bytes) {
+    std::optional<stream_parser> slot;
+    co_await read_final_header(slot, deadline, boost::none);  // the reader bounds what it keeps
+    stream_parser& parser = *slot;
+    on_head(parser.get().base());
+    std::array<char, 8192> chunk{};
+    while (!parser.is_done()) {
+        // The stream's timer cannot end a stream that always has data ready: checked here.
+        if (clock::now() >= limits.end) fail(beast::error::timeout, phase::receive);
+        parser.get().body().data = chunk.data();
+        parser.get().body().size = chunk.size();
+        boost::system::error_code ec;
+        const std::size_t used = buffer_.size() == 0 ? 0 : parser.put(buffer_.data(), ec);
+        buffer_.consume(used);
+        if (ec == beast_http::error::need_buffer || ec == beast_http::error::need_more) ec = {};
+        const std::size_t got = chunk.size() - parser.get().body().size;
+        // What arrived before a failure is still evidence (an `init` names the execution).
+        if (got > 0) on_bytes(std::string_view(chunk.data(), got));
+        if (ec) fail(ec, phase::receive);
+        if (used == 0 && got == 0) co_await read_more(parser, limits.next_read_deadline());
+    }
+    reusable_ = parser.get().keep_alive();
+}
+
 awaitable<string_response> connection::receive(std::size_t max_body, clock::time_point deadline) {
     std::optional<beast_http::response_parser<beast_http::string_body>> slot;
     co_await read_final_header(slot, deadline, std::uint64_t{max_body});

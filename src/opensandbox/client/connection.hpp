@@ -22,6 +22,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -71,21 +72,8 @@ public:
     // Failures are connection_errors in phase::connect: nothing was sent.
     awaitable<void> open(const origin& to, clock::time_point deadline);
 
-    template <class Body>
-    awaitable<void> send(beast_http::request<Body>& request, clock::time_point deadline) {
-        request.set(beast_http::field::host, host_field_);
-        request.keep_alive(true);
-        request.prepare_payload();
-        reusable_ = false;
-        answered_ = false;
-        boost::system::error_code ec;
-        expire_at(deadline);
-        auto operation = on_stream([&](auto& s) {
-            return beast_http::async_write(s, request, asio::redirect_error(asio::use_awaitable, ec));
-        });
-        co_await std::move(operation);
-        if (ec) fail(ec, phase::send);
-    }
+    // Sends the request (Host and keep-alive set, the payload's length prepared).
+    awaitable<void> send(beast_http::request<beast_http::string_body>& request, clock::time_point deadline);
 
     // The whole reply; interim 1xx replies (100 Continue, 103 Early Hints) are skipped, as
     // HTTP requires, and a peer that sends nothing else is malformed.
@@ -95,30 +83,10 @@ public:
     // `on_bytes` each piece of the body as it arrives, within `limits`. What is buffered is
     // parsed at once; the socket is read only when the parser needs more (one wake-up per
     // read, as a blocking reader has, instead of one per parser step).
-    template <class OnHead, class OnBytes>
-    awaitable<void> receive_stream(clock::time_point deadline, stream_limits limits, OnHead on_head, OnBytes on_bytes) {
-        std::optional<stream_parser> slot;
-        co_await read_final_header(slot, deadline, boost::none);  // the reader bounds what it keeps
-        stream_parser& parser = *slot;
-        on_head(parser.get().base());
-        std::array<char, 8192> chunk{};
-        while (!parser.is_done()) {
-            // The stream's timer cannot end a stream that always has data ready: checked here.
-            if (clock::now() >= limits.end) fail(beast::error::timeout, phase::receive);
-            parser.get().body().data = chunk.data();
-            parser.get().body().size = chunk.size();
-            boost::system::error_code ec;
-            const std::size_t used = buffer_.size() == 0 ? 0 : parser.put(buffer_.data(), ec);
-            buffer_.consume(used);
-            if (ec == beast_http::error::need_buffer || ec == beast_http::error::need_more) ec = {};
-            const std::size_t got = chunk.size() - parser.get().body().size;
-            // What arrived before a failure is still evidence (an `init` names the execution).
-            if (got > 0) on_bytes(std::string_view(chunk.data(), got));
-            if (ec) fail(ec, phase::receive);
-            if (used == 0 && got == 0) co_await read_more(parser, limits.next_read_deadline());
-        }
-        reusable_ = parser.get().keep_alive();
-    }
+    using head_callback = std::function<void(const beast_http::response_header<>&)>;
+    using bytes_callback = std::function<void(std::string_view)>;
+    awaitable<void> receive_stream(clock::time_point deadline, stream_limits limits, const head_callback& on_head,
+                                   const bytes_callback& on_bytes);
 
     // The last reply was read whole and the server keeps the connection open.
     [[nodiscard]] bool reusable() const noexcept { return reusable_; }

@@ -9,15 +9,17 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/http/chunk_encode.hpp>
 #include <boost/beast/http/read.hpp>
-#include <boost/beast/http/write.hpp>
+#include <boost/beast/http/write.hpp>  // operator<< for a head
 
 #include <boost/beast/core/string.hpp>
 
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <array>
+#include <charconv>
+#include <sstream>
 #include <cstdint>
 #include <optional>
 
@@ -53,10 +55,29 @@ response refused_header(unsigned version) {
 
 }  // namespace
 
-template <class Op>
-asio::awaitable<bool> exchange::write(Op&& op) {
+namespace {
+
+// A message's head as it goes on the wire: start line, fields, and the empty line.
+template <class Fields>
+std::string head_text(const http::header<false, Fields>& head) {
+    std::ostringstream text;
+    text << head;
+    return std::move(text).str();
+}
+
+// RFC 9112 §7.1: a chunk is its size in hex, CRLF, the data, CRLF.
+std::string chunk_size_line(std::size_t size) {
+    char digits[2 * sizeof(std::size_t) + 2];
+    const auto [end, ec] = std::to_chars(digits, digits + sizeof digits, size, 16);
+    return std::string(digits, end) + "\r\n";
+}
+
+}  // namespace
+
+asio::awaitable<bool> exchange::write(std::string_view a, std::string_view b, std::string_view c) {
+    const std::array pieces{asio::buffer(a), asio::buffer(b), asio::buffer(c)};
     stream_.expires_after(write_timeout_);
-    auto [ec, n] = co_await stream_.with(std::forward<Op>(op));
+    auto [ec, n] = co_await stream_.with([&](auto& s) { return asio::async_write(s, pieces, as_result); });
     if (ec) close_ = true;
     co_return !ec;
 }
@@ -66,12 +87,10 @@ asio::awaitable<void> exchange::reply(response res) {
     res.version(req_.version());
     res.keep_alive(req_.keep_alive() && !close_);
     res.prepare_payload();
-    if (req_.method() == http::verb::head) {  // the length of the body a GET would get, and no body
-        http::response_serializer<http::string_body> serializer(res);
-        co_await write([&](auto& s) { return http::async_write_header(s, serializer, as_result); });
-        co_return;
-    }
-    co_await write([&](auto& s) { return http::async_write(s, res, as_result); });
+    const std::string head = head_text(res.base());
+    // HEAD: the length of the body a GET would get, and no body.
+    const std::string_view body = req_.method() == http::verb::head ? std::string_view() : res.body();
+    co_await write(head, body);
 }
 
 asio::awaitable<bool> exchange::begin_stream(http::response<http::empty_body> head) {
@@ -84,19 +103,19 @@ asio::awaitable<bool> exchange::begin_stream(http::response<http::empty_body> he
     if (!chunked_) close_ = true;  // the body ends where the connection does
     head.keep_alive(req_.keep_alive() && !close_);
     head.chunked(chunked_);
-    http::response_serializer<http::empty_body> serializer(head);
-    streaming_ = co_await write([&](auto& s) { return http::async_write_header(s, serializer, as_result); });
+    const std::string text = head_text(head.base());
+    streaming_ = co_await write(text);
     co_return streaming_;
 }
 
 asio::awaitable<bool> exchange::chunk(std::string_view text) {
     if (!streaming_) co_return false;
-    const auto bytes = asio::buffer(text.data(), text.size());
+    if (text.empty()) co_return true;  // an empty chunk would end the body
     if (chunked_) {
-        const auto piece = http::make_chunk(bytes);
-        streaming_ = co_await write([&](auto& s) { return asio::async_write(s, piece, as_result); });
+        const std::string size = chunk_size_line(text.size());
+        streaming_ = co_await write(size, text, "\r\n");
     } else {
-        streaming_ = co_await write([&](auto& s) { return asio::async_write(s, bytes, as_result); });
+        streaming_ = co_await write(text);
     }
     co_return streaming_;
 }
@@ -105,8 +124,7 @@ asio::awaitable<void> exchange::end_stream() {
     if (!streaming_) co_return;
     streaming_ = false;
     if (!chunked_) co_return;
-    const auto last = http::make_chunk_last();
-    co_await write([&](auto& s) { return asio::async_write(s, last, as_result); });
+    co_await write("0\r\n\r\n");
 }
 
 asio::awaitable<bool> exchange::wait(std::chrono::milliseconds how_long) {

@@ -93,9 +93,10 @@ public:
     [[nodiscard]] bool closes() const noexcept { return close_; }
 
 private:
-    // Writes `op`'s bytes under the write deadline; false (and the connection closes) on error.
-    template <class Op>
-    boost::asio::awaitable<bool> write(Op&& op);
+    // Writes the pieces in turn under the write deadline; false (and the connection closes)
+    // on error. Every reply goes out through this one write: Beast's serializers run
+    // synchronously into text, so the asynchronous write exists once per stream type.
+    boost::asio::awaitable<bool> write(std::string_view a, std::string_view b = {}, std::string_view c = {});
 
     server_stream& stream_;
     const request& req_;
