@@ -191,18 +191,63 @@ TEST(embedded_server, a_docker_pause_is_immediate) {
     EXPECT_EQ(status_of(s, id).at("state"), "Paused");
 }
 
+// The port of a sandbox's direct endpoint ("127.0.0.1:PORT/sandboxes/…").
+unsigned short direct_port_of(const embedded_server& s, const std::string& id) {
+    const auto endpoint = call(s.port(), http::verb::get, "/v1/sandboxes/" + id + "/endpoints/44772").object();
+    const std::string text(endpoint.at("endpoint").as_string());
+    const auto colon = text.find(':');
+    return static_cast<unsigned short>(std::stoi(text.substr(colon + 1, text.find('/') - colon - 1)));
+}
+
+// Whether anything listens on the port: a refused connection says nothing does.
+bool refused(unsigned short port) {
+    boost::asio::io_context io;
+    boost::asio::ip::tcp::socket socket(io);
+    boost::system::error_code ec;
+    socket.connect({boost::asio::ip::make_address("127.0.0.1"), port}, ec);
+    return ec == boost::asio::error::connection_refused;
+}
+
 TEST(embedded_server, use_server_proxy_chooses_the_proxy_or_a_direct_endpoint_that_both_serve_execd) {
     embedded_server s;
     const std::string id = create(s);
     const auto direct = call(s.port(), http::verb::get, "/v1/sandboxes/" + id + "/endpoints/44772").object();
+    const unsigned short own = direct_port_of(s, id);
+    EXPECT_NE(own, s.port());
+    EXPECT_NE(own, s.direct_port()) << "a running sandbox has an address of its own, as a pod has its IP";
     EXPECT_EQ(direct.at("endpoint"),
-              json::value("127.0.0.1:" + std::to_string(s.direct_port()) + "/sandboxes/" + id + "/port/44772"));
+              json::value("127.0.0.1:" + std::to_string(own) + "/sandboxes/" + id + "/port/44772"));
+    EXPECT_EQ(call(own, http::verb::get, "/sandboxes/" + id + "/port/44772/ping").status, 200u);
     const auto proxied =
         call(s.port(), http::verb::get, "/v1/sandboxes/" + id + "/endpoints/44772?use_server_proxy=true").object();
     EXPECT_EQ(proxied.at("endpoint"),
               json::value("127.0.0.1:" + std::to_string(s.port()) + "/sandboxes/" + id + "/proxy/44772"));
     EXPECT_EQ(call(s.direct_port(), http::verb::get, "/sandboxes/" + id + "/port/44772/ping").status, 200u);
     EXPECT_EQ(call(s.port(), http::verb::get, "/sandboxes/" + id + "/proxy/44772/ping").status, 200u);
+}
+
+TEST(embedded_server, a_sandboxs_own_address_refuses_connections_while_it_does_not_run) {
+    embedded_server s;
+    const std::string id = create(s);
+    const std::string other = create(s);
+    const unsigned short own = direct_port_of(s, id);
+    EXPECT_EQ(direct_port_of(s, id), own) << "the address stays while the sandbox runs";
+    EXPECT_EQ(call(own, http::verb::get, "/sandboxes/" + other + "/port/44772/ping").status, 404u)
+        << "a sandbox's address reaches that sandbox only";
+    ASSERT_EQ(call(s.port(), http::verb::post, "/v1/sandboxes/" + id + "/pause").status, 202u);
+    EXPECT_TRUE(refused(own)) << "a paused sandbox's address refuses, as a dead pod's does";
+    EXPECT_EQ(call(s.direct_port(), http::verb::get, "/sandboxes/" + id + "/port/44772/ping").status, 502u)
+        << "the shared direct port still answers as the proxy would";
+    ASSERT_EQ(call(s.port(), http::verb::post, "/v1/sandboxes/" + id + "/resume").status, 202u);
+    EXPECT_EQ(call(own, http::verb::get, "/sandboxes/" + id + "/port/44772/ping").status, 200u)
+        << "running again, at the same address";
+    s.set_sandbox_status(id, "Failed", "CrashLoopBackOff");
+    EXPECT_TRUE(refused(own));
+    s.set_sandbox_status(id, "Running", "");
+    EXPECT_EQ(call(own, http::verb::get, "/sandboxes/" + id + "/port/44772/ping").status, 200u);
+    ASSERT_EQ(call(s.port(), http::verb::delete_, "/v1/sandboxes/" + id).status, 204u);
+    EXPECT_TRUE(refused(own)) << "a deleted sandbox's address is nobody's";
+    EXPECT_EQ(call(direct_port_of(s, other), http::verb::get, "/sandboxes/" + other + "/port/44772/ping").status, 200u);
 }
 
 TEST(embedded_server, secure_access_gives_an_execd_token_that_execd_requires) {

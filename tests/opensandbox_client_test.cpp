@@ -1087,6 +1087,23 @@ TEST_P(operations, ping_list_pause_and_resume) {
     EXPECT_EQ(sandboxes.get(id).state, "Running");
 }
 
+TEST_P(operations, a_sandbox_another_client_paused_is_unreachable_through_its_endpoint_and_nothing_was_sent) {
+    const auto id = new_sandbox();
+    EXPECT_EQ(sandboxes.exec(id, {.command = "echo before"}).stdout_text, "before\n");  // the endpoint is cached
+    client other(options());
+    other.pause(id);
+    // Directly, the sandbox's own address refuses the connection, as a dead pod's does; through
+    // the proxy, the server answers 502 BACKEND_CONNECTION_FAILED. Either way nothing ran.
+    const auto unreachable = sandboxes.try_exec(id, {.command = "echo during"});
+    ASSERT_FALSE(unreachable);
+    EXPECT_EQ(unreachable.error().code(), kind::transport_unreachable) << unreachable.error().what();
+    EXPECT_EQ(ngfail::delivery_of(unreachable.error()), delivery::not_sent);
+    EXPECT_EQ(unreachable.error().http_status(), GetParam().proxy ? std::optional(502) : std::nullopt)
+        << "directly, no server answered: the connection was refused; " << unreachable.error().what();
+    other.resume(id);
+    EXPECT_EQ(sandboxes.exec(id, {.command = "echo after"}).stdout_text, "after\n") << "running again, reachable again";
+}
+
 TEST_P(operations, a_background_command_its_logs_from_a_cursor_and_its_interrupt) {
     const auto id = new_sandbox();
     const auto started = sandboxes.exec(id, {.command = "echo detached", .background = true});

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "backends.hpp"
+#include "direct_addresses.hpp"
 #include "faults.hpp"
 #include "http_server.hpp"
 #include "sandboxes.hpp"
@@ -29,7 +30,12 @@ struct context {
     fault_queue faults;
     std::atomic<std::size_t> served{0};
     unsigned short lifecycle_port = 0;
-    unsigned short direct_port = 0;
+    unsigned short direct_port = 0;  // shared: a sandbox without an address of its own
+    direct_addresses direct;
+
+    // Brings the sandboxes' own addresses in line with their states; after anything that may
+    // change a state (a lifecycle request, a fault that fails a sandbox).
+    void reconcile_addresses();
 
     // Every reply carries an X-Request-ID (a UUID, as the spec's schema requires).
     [[nodiscard]] response json_reply(const exchange& x, int status, const boost::json::value& body) const;

@@ -13,6 +13,8 @@ struct embedded_server::impl {
                                                                     .max_connections = world.options.max_connections}) {
         world.lifecycle_port = server.listen(world.options.host, world.options.port);
         world.direct_port = server.listen(world.options.host, 0);
+        world.direct.attach([this](unsigned short port) { return server.listen(world.options.host, port); },
+                            [this](unsigned short port) { server.close_listener(port); });
         if (!world.options.tls_certificate_file.empty()) {
             server.use_tls(world.options.tls_certificate_file, world.options.tls_key_file);
         }
@@ -36,6 +38,7 @@ void embedded_server::set_sandbox_status(std::string_view sandbox_id, std::strin
         s.state = std::move(state);
         s.reason = std::move(reason);
     });
+    impl_->world.reconcile_addresses();
 }
 
 std::size_t embedded_server::requests() const noexcept { return impl_->world.served.load(); }

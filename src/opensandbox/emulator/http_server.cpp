@@ -15,6 +15,7 @@
 #include <boost/beast/core/string.hpp>
 
 #include <sys/resource.h>
+#include <sys/socket.h>
 
 #include <algorithm>
 #include <array>
@@ -165,32 +166,67 @@ http_server::http_server(handler h, unsigned threads, server_limits limits)
 http_server::~http_server() { stop(); }
 
 unsigned short http_server::listen(const std::string& host, unsigned short port) {
-    auto l = std::make_unique<listener>(listener{asio::make_strand(io_), tcp::acceptor(io_)});
+    std::shared_ptr<listener> l(new listener{asio::make_strand(io_), tcp::acceptor(io_)});
     const tcp::endpoint at(asio::ip::make_address(host), port);
     l->acceptor.open(at.protocol());
     l->acceptor.set_option(tcp::acceptor::reuse_address(true));
     l->acceptor.bind(at);
     l->acceptor.listen(asio::socket_base::max_listen_connections);
     const unsigned short bound = l->acceptor.local_endpoint().port();
-    ++accept_loops_;
-    asio::co_spawn(l->on, accept_loop(*l), asio::detached);
-    listeners_.push_back(std::move(l));
+    {
+        const std::lock_guard lock(listeners_mutex_);
+        if (stopping_) throw std::system_error(make_error_code(std::errc::operation_canceled), "the server is stopping");
+        listeners_[bound] = l;
+        ++accept_loops_;
+    }
+    const strand on = l->on;  // named first: the arguments below are evaluated in any order
+    asio::co_spawn(on, accept_loop(std::move(l)), asio::detached);
     return bound;
+}
+
+void http_server::close_listener(unsigned short port) {
+    std::shared_ptr<listener> l;
+    {
+        const std::lock_guard lock(listeners_mutex_);
+        const auto it = listeners_.find(port);
+        if (it == listeners_.end()) return;
+        l = std::move(it->second);
+        listeners_.erase(it);
+    }
+    l->open = false;
+    // shutdown(2) takes a listening socket out of the listening state at once (the kernel
+    // then answers a SYN with a reset), from any thread; the acceptor itself is closed on
+    // its strand, where its pending accept runs.
+    ::shutdown(l->acceptor.native_handle(), SHUT_RDWR);
+    asio::post(l->on, [l] {
+        boost::system::error_code ec;
+        l->acceptor.close(ec);
+    });
+    // The FIN goes out now, before whatever reply follows this call, so that a client never
+    // finds a kept-alive connection to a closed address still open; the registry's lock keeps
+    // each socket open (and its descriptor its own) meanwhile.
+    const std::lock_guard lock(sockets_mutex_);
+    for (const auto& [socket, c] : sockets_) {
+        if (c.local_port != port || !c.idle_since) continue;
+        ::shutdown(socket->native_handle(), SHUT_RDWR);
+        close_on_its_strand(socket, c.on);
+    }
 }
 
 void http_server::start() {
     for (unsigned i = 0; i < thread_count_; ++i) threads_.emplace_back([this] { io_.run(); });
 }
 
-asio::awaitable<void> http_server::accept_loop(listener& l) {
+asio::awaitable<void> http_server::accept_loop(std::shared_ptr<listener> listening) {
+    listener& l = *listening;
     asio::steady_timer backoff_timer(l.on);
     std::chrono::milliseconds backoff{0};
     const unsigned short local_port = l.acceptor.local_endpoint().port();
-    while (!stopping_) {
+    while (!stopping_ && l.open) {
         strand session_strand = asio::make_strand(io_);
         tcp::socket socket(session_strand);
         auto [ec] = co_await l.acceptor.async_accept(socket, as_result);
-        if (stopping_) break;
+        if (stopping_ || !l.open) break;
         if (ec) {
             // Out of descriptors (EMFILE), say: make room, and wait, longer each time, rather than spin a core.
             shed_idle();
@@ -291,7 +327,7 @@ asio::awaitable<void> http_server::serve(boost::beast::tcp_stream tcp, strand on
     tcp::socket& socket = tcp.socket();
     {
         const std::lock_guard lock(sockets_mutex_);
-        sockets_.emplace(&socket, connection{.on = on});
+        sockets_.emplace(&socket, connection{.on = on, .local_port = local_port});
     }
     boost::system::error_code ec;
     socket.set_option(tcp::no_delay(true), ec);  // as Go's HTTP servers: no Nagle delay on small replies
@@ -339,11 +375,14 @@ void http_server::use_tls(const std::string& certificate_file, const std::string
 }
 
 void http_server::close_all() {
-    for (auto& l : listeners_) {
-        asio::post(l->on, [&acceptor = l->acceptor] {
-            boost::system::error_code ec;
-            acceptor.close(ec);
-        });
+    {
+        const std::lock_guard lock(listeners_mutex_);
+        for (const auto& entry : listeners_) {
+            asio::post(entry.second->on, [l = entry.second] {
+                boost::system::error_code ec;
+                l->acceptor.close(ec);
+            });
+        }
     }
     const std::lock_guard lock(sockets_mutex_);
     for (auto& [socket, c] : sockets_) close_on_its_strand(socket, c.on);
@@ -362,7 +401,10 @@ void http_server::close_on_its_strand(tcp::socket* socket, const strand& on) {
 }
 
 void http_server::stop() {
-    if (stopping_.exchange(true)) return;
+    {
+        const std::lock_guard lock(listeners_mutex_);  // no listener opens after this
+        if (stopping_.exchange(true)) return;
+    }
     if (threads_.empty()) {  // never started: run the loops to their end here
         close_all();
         io_.run_for(stop_grace);

@@ -121,8 +121,14 @@ public:
     http_server(const http_server&) = delete;
     http_server& operator=(const http_server&) = delete;
 
-    // Listens on `host:port` (0: an ephemeral port) and returns the port bound.
+    // Listens on `host:port` (0: an ephemeral port) and returns the port bound. May be
+    // called while the server runs (a sandbox's own address opens when it is first asked for).
     unsigned short listen(const std::string& host, unsigned short port);
+
+    // Stops listening on `port` at once: from now on a connection to it is refused, as one to
+    // an address nobody listens on, and the kept-alive connections it accepted that wait for
+    // a request close (an exchange under way finishes). Safe from any thread.
+    void close_listener(unsigned short port);
 
     // Serves every listener over TLS with this certificate chain and key (PEM files).
     void use_tls(const std::string& certificate_file, const std::string& key_file);
@@ -142,16 +148,18 @@ private:
     struct listener {
         strand on;
         tcp::acceptor acceptor;
+        std::atomic<bool> open{true};
     };
 
     // A connection as the registry knows it: where it runs, and since when it has been
     // waiting for a request (none while one is being served).
     struct connection {
         strand on;
+        unsigned short local_port = 0;
         std::optional<std::chrono::steady_clock::time_point> idle_since{};
     };
 
-    boost::asio::awaitable<void> accept_loop(listener& l);
+    boost::asio::awaitable<void> accept_loop(std::shared_ptr<listener> l);
     boost::asio::awaitable<void> serve(boost::beast::tcp_stream stream, strand on, unsigned short local_port);
     boost::asio::awaitable<bool> read_request(server_stream& stream, boost::beast::flat_buffer& buffer,
                                               tcp::socket& socket, std::optional<request>& into);
@@ -167,7 +175,8 @@ private:
     std::unique_ptr<boost::asio::ssl::context> tls_;
     unsigned thread_count_;
     boost::asio::io_context io_;
-    std::vector<std::unique_ptr<listener>> listeners_;
+    std::mutex listeners_mutex_;
+    std::map<unsigned short, std::shared_ptr<listener>> listeners_;  // by port
     std::vector<std::thread> threads_;
     std::atomic<bool> stopping_{false};
     std::atomic<std::size_t> connections_{0};

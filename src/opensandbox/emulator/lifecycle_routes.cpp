@@ -328,6 +328,7 @@ awaitable<void> list_snapshots(context& c, exchange& x, call&) {
 
 awaitable<void> kill(context& c, exchange& x, call& k) {
     response res = c.sandboxes.erase(k.sandbox_id) ? c.empty_reply(x, 204) : c.not_found(x, k.sandbox_id);
+    c.reconcile_addresses();  // its address refuses before the client hears it is gone
     co_await x.reply(std::move(res));
 }
 
@@ -359,6 +360,7 @@ awaitable<void> transition(context& c, exchange& x, call& k, std::string_view ve
     response res = !found    ? c.not_found(x, k.sandbox_id)
                    : conflict ? c.error_reply(x, 409, c.backend_code("INVALID_STATE"), *conflict)
                               : c.empty_reply(x, 202);
+    c.reconcile_addresses();
     co_await x.reply(std::move(res));
 }
 
@@ -411,9 +413,12 @@ awaitable<void> endpoint(context& c, exchange& x, call& k) {
     }
     const bool proxied = query_value(x.req().target(), "use_server_proxy") == "true";
     const std::string& host = c.options.host;
+    // Directly: the sandbox's own address while it runs (one that refuses once it stops).
+    const unsigned short direct_port =
+        c.direct.port_for(s->id, s->state == c.profile.running.state).value_or(c.direct_port);
     const std::string endpoint =
         proxied ? host + ":" + std::to_string(c.lifecycle_port) + "/sandboxes/" + s->id + "/proxy/" + k.param
-                : host + ":" + std::to_string(c.direct_port) + "/sandboxes/" + s->id + "/port/" + k.param;
+                : host + ":" + std::to_string(direct_port) + "/sandboxes/" + s->id + "/port/" + k.param;
     json::object headers;
     if (s->secure_access) headers["X-EXECD-ACCESS-TOKEN"] = s->access_token;
     co_await x.reply(c.json_reply(x, 200, endpoint_json(endpoint, std::move(headers))));

@@ -113,6 +113,7 @@ void apply_to_world(context& c, const call& k) {
             s.message = message_for(shape, s.id);
         });
     }
+    c.reconcile_addresses();
 }
 
 // The reply a fault makes instead of the route's own; none when the route answers itself.
@@ -194,6 +195,14 @@ awaitable<void> add_fault(context& c, exchange& x) {
 }
 
 }  // namespace
+
+void context::reconcile_addresses() {
+    direct.reconcile([this](const std::string& id) -> std::optional<bool> {
+        const auto s = sandboxes.find(id);
+        if (!s) return std::nullopt;
+        return s->state == profile.running.state;
+    });
+}
 
 void set_request_id(http::fields& fields) { fields.set("X-Request-ID", to_string(event_id::generate())); }
 
@@ -277,8 +286,12 @@ awaitable<void> dispatch(context& c, exchange& x) {
     const std::vector<std::string> segments = segments_of(x.req().target());
     const auto is = [&](std::size_t at, std::string_view word) { return segments.size() > at && segments[at] == word; };
 
-    if (x.local_port() == c.direct_port) {  // /sandboxes/{id}/port/{port}/…
-        if (is(0, "sandboxes") && is(2, "port") && segments.size() >= 4) {
+    const std::optional<std::string> own = x.local_port() == c.lifecycle_port || x.local_port() == c.direct_port
+                                               ? std::nullopt
+                                               : c.direct.sandbox_at(x.local_port());
+    if (x.local_port() == c.direct_port || own) {  // /sandboxes/{id}/port/{port}/…
+        // A sandbox's own address reaches that sandbox only, as a pod's IP does.
+        if (is(0, "sandboxes") && is(2, "port") && segments.size() >= 4 && (!own || *own == segments[1])) {
             co_await to_execd(c, x, segments, 1, 4);
         } else {
             co_await x.reply(c.text_reply(x, 404, "404 page not found", "text/plain"));
@@ -310,6 +323,7 @@ awaitable<void> dispatch(context& c, exchange& x) {
         co_return;
     }
     co_await run_route(c, x, r, k);
+    c.reconcile_addresses();  // a read may have seen time pass (Resuming → Running, an expiry)
 }
 
 }  // namespace ngfail::opensandbox::emulator

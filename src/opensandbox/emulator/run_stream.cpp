@@ -163,6 +163,7 @@ void fail_sandbox(context& c, const std::string& sandbox_id, const status_shape&
         s.reason = std::string(shape.reason);
         s.message = message_for(shape, s.id);
     });
+    c.reconcile_addresses();
 }
 
 }  // namespace
