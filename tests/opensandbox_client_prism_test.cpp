@@ -209,6 +209,13 @@ void every_execd_operation(unsigned short execd_port) {
     EXPECT_TRUE(replaced) << outcome(replaced);
     const auto metrics = c.try_get_metrics("sbx-1");
     EXPECT_TRUE(metrics) << outcome(metrics);
+    // The metrics watch streams as exec does: Prism checks its request, and either serves its
+    // example as the stream or answers 500 for a stream it cannot make.
+    const auto watched = c.try_watch_metrics("sbx-1", [](const ngfail::opensandbox::metrics_sample&) { return false; });
+    if (!watched) {
+        EXPECT_EQ(watched.error().http_status(), 500) << watched.error().what();
+        EXPECT_EQ(watched.error().code(), ngfail::kind::provider_unavailable) << watched.error().what();
+    }
     const auto session = c.try_create_session("sbx-1", "/tmp");
     EXPECT_TRUE(session) << outcome(session);
     EXPECT_TRUE(c.try_delete_session("sbx-1", "session-1")) << outcome(c.try_delete_session("sbx-1", "session-1"));
