@@ -67,6 +67,22 @@ TEST(simulated_interpreter, what_a_kernel_holds_is_bounded) {
     EXPECT_LE(std::get<std::string>(kernel.names.at("s")).size(), max_kernel_bytes) << "the refused binding is not made";
 }
 
+TEST(simulated_interpreter, what_a_run_prints_is_bounded_and_long_code_costs_no_more_than_itself) {
+    kernel_state kernel{.language = "python"};
+    EXPECT_FALSE(interpret("s = '" + std::string(60000, 'x') + "'", kernel, no_files).raised);
+    std::string code;
+    for (int i = 0; i < 40; ++i) code += "print(s);";  // 40 x 60 kB would be 2.4 MB
+    const auto loud = interpret(code, kernel, no_files);
+    ASSERT_TRUE(loud.raised);
+    EXPECT_EQ(loud.raised->name, "MemoryError");
+    EXPECT_LE(loud.stdout_text.size(), ngfail::opensandbox::emulator::max_kernel_output);
+    const std::string many(1 << 20, ';');  // a million empty statements, then one
+    EXPECT_EQ(interpret(many + "1 + 1", kernel, no_files).result_text, "2");
+    std::string terms = "0";
+    for (int i = 0; i < 100000; ++i) terms += "+1";
+    EXPECT_EQ(interpret(terms, kernel, no_files).result_text, "100000");
+}
+
 TEST(simulated_interpreter, a_bash_kernel_is_the_simulated_shell_with_its_state_kept) {
     kernel_state kernel{.language = "bash"};
     EXPECT_EQ(interpret("cd /work && export A=1", kernel, no_files).stdout_text, "");

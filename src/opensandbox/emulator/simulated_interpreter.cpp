@@ -6,7 +6,6 @@
 #include <charconv>
 #include <cmath>
 #include <optional>
-#include <vector>
 
 namespace ngfail::opensandbox::emulator {
 namespace {
@@ -21,9 +20,10 @@ std::string_view trim(std::string_view s) {
     return s;
 }
 
-// Splits at `separator` outside quotes.
-std::vector<std::string_view> split_outside_quotes(std::string_view text, char separator) {
-    std::vector<std::string_view> parts;
+// Calls `each` with every part of `text` between separators (any of `separators`) that
+// stand outside quotes, in order; nothing is collected, so a long text costs no memory.
+template <class Each>
+void each_part(std::string_view text, std::string_view separators, Each&& each) {
     char quote = 0;
     std::size_t from = 0;
     for (std::size_t i = 0; i < text.size(); ++i) {
@@ -32,13 +32,12 @@ std::vector<std::string_view> split_outside_quotes(std::string_view text, char s
             if (ch == quote) quote = 0;
         } else if (ch == '\'' || ch == '"') {
             quote = ch;
-        } else if (ch == separator) {
-            parts.push_back(text.substr(from, i - from));
+        } else if (separators.find(ch) != std::string_view::npos) {
+            each(text.substr(from, i - from));
             from = i + 1;
         }
     }
-    parts.push_back(text.substr(from));
-    return parts;
+    each(text.substr(from));
 }
 
 bool is_identifier(std::string_view s) {
@@ -76,7 +75,12 @@ public:
         if (text.empty() || text.starts_with('#') || text.starts_with("import ") || text.starts_with("from ")) return;
         if (text.starts_with("print(") && text.ends_with(')')) {
             const std::string_view inner = trim(text.substr(6, text.size() - 7));
-            run_.stdout_text += (inner.empty() ? std::string() : str(evaluate(inner))) + "\n";
+            const std::string line = (inner.empty() ? std::string() : str(evaluate(inner))) + "\n";
+            // What a run prints is bounded too: each print may print all a kernel holds.
+            if (run_.stdout_text.size() + line.size() > max_kernel_output) {
+                throw raising("MemoryError", "a run of the simulated kernel prints at most 1 MiB");
+            }
+            run_.stdout_text += line;
             return;
         }
         if ((text.starts_with("time.sleep(") || text.starts_with("sleep(")) && text.ends_with(')')) {
@@ -98,7 +102,7 @@ public:
 private:
     kernel_value evaluate(std::string_view expression) {
         std::optional<kernel_value> total;
-        for (const std::string_view part : split_outside_quotes(expression, '+')) {
+        each_part(expression, "+", [&](std::string_view part) {
             kernel_value term = atom(trim(part));
             if (!total) {
                 total = std::move(term);
@@ -114,7 +118,7 @@ private:
             } else {
                 throw raising("TypeError", "unsupported operand type(s) for +");
             }
-        }
+        });
         return *total;
     }
 
@@ -124,22 +128,15 @@ private:
             return std::string(text.substr(1, text.size() - 2));
         }
         std::int64_t n = 0;
-        if (const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
-            ec == std::errc() && end == text.data() + text.size()) {
-            return n;
-        }
-        if (ec_out_of_range(text)) throw raising("OverflowError", "int too large for the simulated kernel");
+        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+        if (ec == std::errc() && end == text.data() + text.size()) return n;
+        if (ec == std::errc::result_out_of_range) throw raising("OverflowError", "int too large for the simulated kernel");
         if (is_identifier(text)) {
             const auto it = kernel_.names.find(std::string(text));
             if (it == kernel_.names.end()) throw raising("NameError", "name '" + std::string(text) + "' is not defined");
             return it->second;
         }
         throw raising("SyntaxError", "invalid syntax");
-    }
-
-    static bool ec_out_of_range(std::string_view text) {
-        std::int64_t n = 0;
-        return std::from_chars(text.data(), text.data() + text.size(), n).ec == std::errc::result_out_of_range;
     }
 
     void bind(std::string name, kernel_value value) {
@@ -190,13 +187,15 @@ simulated_run interpret(std::string_view code, kernel_state& kernel, const file_
         if (run.exit_code != 0) run.raised = raised_error{"", std::to_string(run.exit_code), {}};
     } else {
         interpreter in(kernel, run);
-        std::vector<std::string_view> statements;
-        for (const std::string_view line : split_outside_quotes(code, '\n')) {
-            for (const std::string_view s : split_outside_quotes(line, ';')) statements.push_back(s);
-        }
-        while (!statements.empty() && trim(statements.back()).empty()) statements.pop_back();
+        // Each statement runs once the next is found, so that the last one is known to be last.
+        std::optional<std::string_view> pending;
         try {
-            for (std::size_t i = 0; i < statements.size(); ++i) in.statement(statements[i], i + 1 == statements.size());
+            each_part(code, "\n;", [&](std::string_view statement) {
+                if (trim(statement).empty()) return;
+                if (pending) in.statement(*pending, false);
+                pending = statement;
+            });
+            if (pending) in.statement(*pending, true);
         } catch (raise_now& raised) {
             run.raised = std::move(raised.error);
             run.result_text.reset();

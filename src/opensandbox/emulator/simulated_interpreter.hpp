@@ -9,7 +9,8 @@
 //   x                 # the last line's value is the run's result: "40"
 //
 // A name never bound raises NameError, anything else SyntaxError, as a kernel reports them.
-// Names persist between runs of the same context, within `max_kernel_bytes`.
+// Names persist between runs of the same context, within `max_kernel_bytes`; a run prints at
+// most `max_kernel_output`. A run holds no more memory than its code and these.
 #pragma once
 
 #include "simulated_shell.hpp"
@@ -22,6 +23,8 @@ namespace ngfail::opensandbox::emulator {
 // What one kernel may hold in names, all values together: past it a run raises MemoryError
 // and binds nothing.
 inline constexpr std::size_t max_kernel_bytes = 64 * 1024;
+// What one run may print: past it the run raises MemoryError.
+inline constexpr std::size_t max_kernel_output = 1 << 20;
 
 // The languages a simulated code-interpreter image has kernels for.
 [[nodiscard]] bool has_kernel(std::string_view language) noexcept;
