@@ -127,17 +127,24 @@ void execd_stream::take_error(const boost::json::object& error) {
 }
 
 // Each value by its MIME type (execd names text/plain "text"): text as it is, anything else
-// as its JSON; all of them within the output limit, as output is.
+// as its JSON; types and values together within the output limit, as output is (a server
+// that sends new types forever fills the limit, not the memory).
 void execd_stream::take_results(const boost::json::object& results) {
     for (const auto& [type, value] : results) {
         std::string text = value.is_string() ? std::string(value.as_string()) : boost::json::serialize(value);
-        std::size_t used = result_.stdout_text.size() + result_.stderr_text.size();
-        for (const auto& [held_type, held] : code_.results) used += held.size();
-        if (used + text.size() > max_output_) {
-            text.resize(max_output_ - std::min(used, max_output_));
-            result_.output_truncated = true;
+        if (const auto held = code_.results.find(type); held != code_.results.end()) {
+            results_bytes_ -= held->first.size() + held->second.size();
+            code_.results.erase(held);
         }
-        code_.results[std::string(type)] = std::move(text);
+        const std::size_t used = result_.stdout_text.size() + result_.stderr_text.size() + results_bytes_;
+        const std::size_t room = max_output_ - std::min(used, max_output_);
+        if (type.size() + text.size() > room) {
+            result_.output_truncated = true;
+            if (type.size() >= room) continue;
+            text.resize(room - type.size());
+        }
+        results_bytes_ += type.size() + text.size();
+        code_.results.emplace(std::string(type), std::move(text));
     }
 }
 

@@ -67,6 +67,7 @@ private:
     bool terminal_ = false;
     exec_result result_;
     code_parts code_;
+    std::size_t results_bytes_ = 0;  // the types and values in code_.results
 };
 
 }  // namespace ngfail::opensandbox::detail

@@ -1,0 +1,46 @@
+// The client's reader of execd's event streams: a code run's parts, and what a server that
+// sends without end can make it hold.
+#include "opensandbox/client/execd_stream.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace {
+
+using ngfail::opensandbox::detail::execd_stream;
+
+TEST(execd_stream, a_code_run_gives_its_count_results_and_error) {
+    execd_stream events(1 << 20);
+    events.feed(R"({"type":"init","text":"ctx1"})" "\n\n"
+                R"({"type":"stdout","text":"42\n"})" "\n\n"
+                R"({"type":"execution_count","execution_count":3})" "\n\n"
+                R"({"type":"result","results":{"text":"40","application/json":{"a":1}}})" "\n\n"
+                R"({"type":"error","error":{"ename":"ValueError","evalue":"-1","traceback":["t1","t2"]}})" "\n\n");
+    events.finish();
+    EXPECT_TRUE(events.terminal());
+    EXPECT_EQ(events.result().stdout_text, "42\n");
+    const auto code = events.take_code();
+    EXPECT_EQ(code.execution_count, 3);
+    EXPECT_EQ(code.results.at("text"), "40");
+    EXPECT_EQ(code.results.at("application/json"), R"({"a":1})") << "a value that is not text is kept as its JSON";
+    EXPECT_EQ(code.error_name, "ValueError");
+    EXPECT_EQ(code.traceback, (std::vector<std::string>{"t1", "t2"}));
+}
+
+TEST(execd_stream, result_types_sent_without_end_fill_the_output_limit_not_the_memory) {
+    constexpr std::size_t limit = 64 * 1024;
+    execd_stream events(limit);
+    for (int i = 0; i < 10000; ++i) {
+        events.feed(R"({"type":"result","results":{")" + std::string(100, 'k') + std::to_string(i) + R"(":""}})" "\n\n");
+    }
+    events.feed(R"({"type":"result","results":{"text":"the same type again replaces its value"}})" "\n\n");
+    const bool truncated = events.result().output_truncated;
+    const auto code = events.take_code();
+    std::size_t held = 0;
+    for (const auto& [type, value] : code.results) held += type.size() + value.size();
+    EXPECT_LE(held, limit);
+    EXPECT_TRUE(truncated);
+}
+
+}  // namespace
