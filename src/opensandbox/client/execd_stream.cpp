@@ -1,4 +1,5 @@
 #include "execd_stream.hpp"
+#include "reply.hpp"
 
 #include <boost/json.hpp>
 
@@ -13,10 +14,6 @@ namespace {
 constexpr std::size_t max_line_bytes = 1 << 20;
 constexpr std::size_t max_error_text = 4096;
 constexpr std::size_t max_traceback_lines = 64;
-
-[[noreturn]] void malformed(const char* what) {
-    throw std::system_error(make_error_code(errc::malformed_response), what);
-}
 
 std::string_view string_field(const boost::json::object& o, std::string_view key) {
     const boost::json::value* v = o.if_contains(key);

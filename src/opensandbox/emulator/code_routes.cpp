@@ -317,7 +317,7 @@ awaitable<void> interrupt_code(context& c, exchange& x, call& k) {
 }
 
 using v = http::verb;
-constexpr std::array routes{
+constexpr std::array code_table{
     route{v::post, "/code", "run_code", run_code},
     route{v::delete_, "/code", "interrupt_code", interrupt_code},
     route{v::post, "/code/context", "create_code_context", create_context},
@@ -329,6 +329,6 @@ constexpr std::array routes{
 
 }  // namespace
 
-std::span<const route> code_routes() noexcept { return routes; }
+std::span<const route> code_routes() noexcept { return code_table; }
 
 }  // namespace ngfail::opensandbox::emulator

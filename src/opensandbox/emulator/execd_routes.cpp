@@ -262,7 +262,7 @@ awaitable<void> watch_metrics(context& c, exchange& x, call&) {
 }
 
 using v = http::verb;
-constexpr std::array routes{
+constexpr std::array execd_table{
     route{v::get, "/ping", "ping", ping},
     route{v::post, "/command", "exec", exec},
     route{v::delete_, "/command", "interrupt", interrupt},
@@ -277,6 +277,6 @@ constexpr std::array routes{
 
 }  // namespace
 
-std::span<const route> execd_routes() noexcept { return routes; }
+std::span<const route> execd_routes() noexcept { return execd_table; }
 
 }  // namespace ngfail::opensandbox::emulator

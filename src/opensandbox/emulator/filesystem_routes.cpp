@@ -617,7 +617,7 @@ awaitable<void> replace_contents(context& c, exchange& x, call& k) {
 }
 
 using v = http::verb;
-constexpr std::array routes{
+constexpr std::array filesystem_table{
     route{v::post, "/files/upload", "upload", upload},
     route{v::get, "/files/download", "download", download},
     route{v::get, "/files/info", "file_info", file_info},
@@ -633,6 +633,6 @@ constexpr std::array routes{
 
 }  // namespace
 
-std::span<const route> filesystem_routes() noexcept { return routes; }
+std::span<const route> filesystem_routes() noexcept { return filesystem_table; }
 
 }  // namespace ngfail::opensandbox::emulator

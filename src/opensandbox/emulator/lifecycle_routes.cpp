@@ -425,7 +425,7 @@ awaitable<void> endpoint(context& c, exchange& x, call& k) {
 }
 
 using v = http::verb;
-constexpr std::array routes{
+constexpr std::array lifecycle_table{
     route{v::post, "/sandboxes", "create", create},
     route{v::get, "/sandboxes", "list", list},
     route{v::get, "/sandboxes/{id}", "get", get},
@@ -443,6 +443,6 @@ constexpr std::array routes{
 
 }  // namespace
 
-std::span<const route> lifecycle_routes() noexcept { return routes; }
+std::span<const route> lifecycle_routes() noexcept { return lifecycle_table; }
 
 }  // namespace ngfail::opensandbox::emulator
