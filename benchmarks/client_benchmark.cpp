@@ -159,9 +159,14 @@ private:
     boost::beast::flat_buffer buffer_;
 };
 
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
+// Each block's time per exec as a repetition of its own: the report pairs a subject's
+// blocks with its baseline's in order, and judges the median ratio and its spread.
+void add_blocks(json::array& results, const std::string& name, const std::vector<double>& blocks) {
+    for (std::size_t i = 0; i < blocks.size(); ++i) {
+        json::object run = entry(name, blocks[i]);
+        run["repetition_index"] = i;
+        results.push_back(std::move(run));
+    }
 }
 
 }  // namespace
@@ -188,7 +193,7 @@ int main(int argc, char** argv) {
 
     // One at a time, each awaited before the next.
     int failed = 0;
-    // In alternating blocks, so that the machine's noise falls on both alike; the medians.
+    // In alternating blocks, so that the machine's noise falls on both alike.
     bare_beast floor(blocking, id, io);
     (void)one_at_a_time(io, c, id, echo, 50, failed);  // warm up
     (void)floor.per_exec(50);
@@ -200,9 +205,9 @@ int main(int argc, char** argv) {
         floor_blocks.push_back(floor.per_exec_async(io, block_rounds));
         blocking_floor_blocks.push_back(floor.per_exec(block_rounds));
     }
-    results.push_back(entry("client_exec_one_at_a_time", median(client_blocks)));
-    results.push_back(entry("floor_exec_one_at_a_time", median(floor_blocks)));
-    results.push_back(entry("blocking_floor_exec_one_at_a_time", median(blocking_floor_blocks)));
+    add_blocks(results, "client_exec_one_at_a_time", client_blocks);
+    add_blocks(results, "floor_exec_one_at_a_time", floor_blocks);
+    add_blocks(results, "blocking_floor_exec_one_at_a_time", blocking_floor_blocks);
 
     // `parallel` at once; the threads the process has meanwhile.
     const std::size_t threads_before = threads();

@@ -4,8 +4,7 @@
 // Usage: see main.
 #include <boost/json.hpp>
 
-#include <cmath>
-
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -20,10 +19,11 @@ namespace {
 
 namespace json = boost::json;
 
-// A benchmark's time in nanoseconds (the median when repeated), or its items per second.
+// A benchmark's runs, in the order they were reported: each repetition's time in
+// nanoseconds, and its items per second where it counts items.
 struct measured {
-    double ns = 0;
-    double items_per_second = 0;
+    std::vector<double> ns;
+    std::vector<double> items_per_second;
 };
 
 // value_at_most: a count or a size, its unit in the label.
@@ -101,20 +101,21 @@ double to_ns(double value, std::string_view unit) {
     return value;
 }
 
-// Collects every benchmark: a median aggregate wins over single runs of the same name.
+// Collects every benchmark's runs. Aggregates are skipped (the report takes its own medians
+// and spreads), except a median reported alone, which counts as one run.
 void collect(const json::value& doc, std::map<std::string, measured>& out, json::array& raw) {
+    std::map<std::string, measured> medians;
     for (const auto& b : doc.at("benchmarks").as_array()) {
         raw.push_back(b);
         const auto& o = b.as_object();
-        std::string name(o.at("name").as_string());
         const bool aggregate = o.contains("aggregate_name");
         if (aggregate && o.at("aggregate_name").as_string() != "median") continue;
-        if (aggregate) name = std::string(o.at("run_name").as_string());
-        if (!aggregate && out.contains(name)) continue;
-        measured m{to_ns(o.at("real_time").to_number<double>(), o.at("time_unit").as_string())};
-        if (const auto* ips = o.if_contains("items_per_second")) m.items_per_second = ips->to_number<double>();
-        out[name] = m;
+        const std::string name(o.at(aggregate ? "run_name" : "name").as_string());
+        measured& m = (aggregate ? medians : out)[name];
+        m.ns.push_back(to_ns(o.at("real_time").to_number<double>(), o.at("time_unit").as_string()));
+        if (const auto* ips = o.if_contains("items_per_second")) m.items_per_second.push_back(ips->to_number<double>());
     }
+    for (auto& [name, m] : medians) out.try_emplace(name, std::move(m));
 }
 
 std::string number(double v) {
@@ -142,26 +143,54 @@ results load(const std::vector<std::string>& files, json::array& raw) {
     return found;
 }
 
-// One row's figures from one set of results.
+double median(std::vector<double> v) {
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    const std::size_t mid = v.size() / 2;
+    return v.size() % 2 == 1 ? v[mid] : (v[mid - 1] + v[mid]) / 2;
+}
+
+// One row's figures: the medians, and the number its target is about (the ratio, or the
+// value itself) with its spread over the repetitions.
 struct figures {
     double mine = 0;
     double base = 0;
-    double ratio = 0;
+    double judged = 0;
+    double low = 0;
+    double high = 0;
+    bool spread = false;  // more than one repetition (of each side, paired in run order)
 };
+
+bool judged_by_value(const metric& m) { return m.kind == goal::ns_at_most || m.kind == goal::value_at_most; }
 
 std::optional<figures> measure(const metric& m, const results& r) {
     const auto a = r.find(m.ngfail);
     const auto b = *m.baseline ? r.find(m.baseline) : r.end();
     if (a == r.end() || (*m.baseline && b == r.end())) return std::nullopt;
-    const auto pick = [&](const measured& x) { return m.throughput ? x.items_per_second : x.ns; };
-    figures f{pick(a->second), b == r.end() ? 0 : pick(b->second)};
-    f.ratio = f.base > 0 ? f.mine / f.base : 0;
+    const auto runs = [&](const measured& x) { return m.throughput ? x.items_per_second : x.ns; };
+    const std::vector<double> mine = runs(a->second);
+    const std::vector<double> base = b == r.end() ? std::vector<double>{} : runs(b->second);
+    figures f{.mine = median(mine), .base = median(base)};
+    std::vector<double> values = mine;
+    if (!judged_by_value(m) && *m.baseline) {
+        values.clear();
+        // Repetitions interleaved in one run are paired in order: each ratio compares two
+        // measurements taken close together, so the machine's drift falls on both.
+        if (mine.size() == base.size()) {
+            for (std::size_t i = 0; i < mine.size(); ++i) {
+                if (base[i] > 0) values.push_back(mine[i] / base[i]);
+            }
+        } else if (f.base > 0) {
+            values.push_back(f.mine / f.base);
+        }
+    }
+    if (values.empty()) return f;
+    f.judged = median(values);
+    const auto [low, high] = std::minmax_element(values.begin(), values.end());
+    f.low = *low;
+    f.high = *high;
+    f.spread = values.size() > 1;
     return f;
-}
-
-// The number a row's target is about: the ratio, or the value itself.
-double judged(const metric& m, const figures& f) {
-    return m.kind == goal::ns_at_most || m.kind == goal::value_at_most ? f.mine : f.ratio;
 }
 
 bool meets(const metric& m, double value) {
@@ -175,79 +204,47 @@ bool meets(const metric& m, double value) {
     return true;
 }
 
-// Within 10% of its target either way: one run's noise could put it on either side.
-bool noise_close(const metric& m, double value) {
-    return m.kind != goal::info && m.target > 0 && std::abs(value / m.target - 1) <= 0.10;
-}
-
-// --close: the benchmarks of every noise-close row, one name per line, for benchmarks/run to
-// measure again.
-int list_close(const results& r) {
-    for (const metric& m : table) {
-        const auto f = measure(m, r);
-        if (!f || !noise_close(m, judged(m, *f))) continue;
-        std::printf("%s\n", m.ngfail);
-        if (*m.baseline) std::printf("%s\n", m.baseline);
-    }
-    return 0;
-}
-
 }  // namespace
 
-// Usage: benchmark_report OUT.json IN.json... [--again AGAIN.json...]
-//        benchmark_report --close IN.json...
-// A row measured again (its benchmarks are in the AGAIN files) shows both figures and is
-// judged on their mean.
+// Usage: benchmark_report OUT.json IN.json...
+// A row is judged on its median; a row whose spread (the lowest to the highest repetition)
+// lies on both sides of its target gets no verdict, since one more run could go either way.
 int main(int argc, char** argv) {
     if (argc < 3) {
-        std::cerr << "usage: benchmark_report OUT.json IN.json... [--again AGAIN.json...] | --close IN.json...\n";
+        std::cerr << "usage: benchmark_report OUT.json IN.json...\n";
         return 2;
     }
-    const std::string first = argv[1];
-    std::vector<std::string> inputs;
-    std::vector<std::string> again_inputs;
-    bool again_part = false;
-    for (int i = 2; i < argc; ++i) {
-        if (std::string_view(argv[i]) == "--again") {
-            again_part = true;
-            continue;
-        }
-        (again_part ? again_inputs : inputs).emplace_back(argv[i]);
-    }
     json::array raw;
-    if (first == "--close") return list_close(load(inputs, raw));
-    const results r = load(inputs, raw);
-    const results again = load(again_inputs, raw);
-    std::ofstream(first) << json::serialize(json::object{{"benchmarks", raw}}) << '\n';
+    const results r = load(std::vector<std::string>(argv + 2, argv + argc), raw);
+    std::ofstream(argv[1]) << json::serialize(json::object{{"benchmarks", raw}}) << '\n';
 
-    std::printf("| metric | ngfail | baseline | ratio | target | |\n|---|---:|---:|---:|---|---|\n");
+    std::printf("| metric | ngfail | baseline | ratio (spread) | target | |\n|---|---:|---:|---:|---|---|\n");
     int missed = 0;
+    int undecided = 0;
     for (const metric& m : table) {
         const auto f = measure(m, r);
         if (!f) {
             std::printf("| %s | - | - | - | | not measured |\n", m.label);
             continue;
         }
-        const auto second = measure(m, again);
-        const double value = second ? (judged(m, *f) + judged(m, *second)) / 2 : judged(m, *f);
-        const bool met = meets(m, value);
-        const char* op = m.kind == goal::ratio_at_least ? ">=" : "<=";
         const bool plain_value = m.kind == goal::value_at_most;
         const std::string unit = plain_value ? "" : m.throughput ? "/s" : " ns";
-        const auto shown = [&](double x, double y, const std::string& suffix) {
-            return second ? number(x) + suffix + ", again " + number(y) + suffix : number(x) + suffix;
-        };
+        const char* op = m.kind == goal::ratio_at_least ? ">=" : "<=";
         const std::string target = m.kind == goal::info ? ""
                                    : std::string(op) + " " + number(m.target) +
                                          (m.kind == goal::ns_at_most ? " ns" : plain_value ? "" : "x");
-        std::printf("| %s | %s | %s | %s | %s | %s |\n", m.label,
-                    shown(f->mine, second ? second->mine : 0, unit).c_str(),
-                    *m.baseline ? shown(f->base, second ? second->base : 0, unit).c_str() : "-",
-                    *m.baseline ? shown(f->ratio, second ? second->ratio : 0, "x").c_str() : "-", target.c_str(),
-                    m.kind == goal::info ? "info" : met ? (second ? "met (mean of both)" : "met")
-                                                        : (second ? "MISSED (mean of both)" : "MISSED"));
-        missed += met ? 0 : 1;
+        const std::string spread = f->spread ? " (" + number(f->low) + "-" + number(f->high) + ")" : "";
+        const bool crosses = m.kind != goal::info && f->spread && meets(m, f->low) != meets(m, f->high);
+        const bool met = meets(m, f->judged);
+        const char* verdict = m.kind == goal::info ? "info" : crosses ? "spread crosses the target" : met ? "met" : "MISSED";
+        std::printf("| %s | %s%s | %s | %s | %s | %s |\n", m.label, number(f->mine).c_str(),
+                    judged_by_value(m) ? (unit + spread).c_str() : unit.c_str(),
+                    *m.baseline ? (number(f->base) + unit).c_str() : "-",
+                    *m.baseline && !judged_by_value(m) ? (number(f->judged) + "x" + spread).c_str() : "-",
+                    target.c_str(), verdict);
+        missed += crosses || met ? 0 : 1;
+        undecided += crosses ? 1 : 0;
     }
-    std::printf("\n%d target(s) missed\n", missed);
+    std::printf("\n%d target(s) missed, %d undecided (their spread crosses the target)\n", missed, undecided);
     return 0;
 }

@@ -111,8 +111,8 @@ void first_sandbox(const std::string& url, const std::string& key) {
 asio::awaitable<void> many_at_once(ngfail::opensandbox::client& many, std::string id) {
     auto result = co_await many.async_exec(id, {.command = "pytest -q"});  // result<exec_result>
     std::cout << "awaited: " << (result ? "ok" : result.error().what()) << '\n';
-    // Or through any Asio completion token: a callback, asio::deferred, asio::use_future.
-    many.complete(many.async_exec(id, {.command = "pytest -q"}), [](ngfail::result<ngfail::opensandbox::exec_result> r) {
+    // Or with an Asio completion token last: a callback, asio::deferred, asio::use_future.
+    many.async_exec(id, {.command = "pytest -q"}, {}, [](ngfail::result<ngfail::opensandbox::exec_result> r) {
         std::cout << "called back: " << (r ? "ok" : r.error().what()) << '\n';
     });
 }

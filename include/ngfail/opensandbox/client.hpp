@@ -69,6 +69,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace ngfail::opensandbox {
@@ -653,116 +655,343 @@ public:
     // `{"/a", "/b"}`) does not compile in a `co_await` ("array used as initializer"); name it
     // first. Lambdas written there should capture by reference (g++ 12 destroys a lambda's
     // captured copies twice).
+    //
+    // Each takes an Asio completion token last (after the call's options, which may be
+    // `{}`): `asio::use_awaitable` by default (an `awaitable<T>`, awaited where it is
+    // awaited), or a callback taking `result<T>`, `asio::deferred` or `asio::use_future`,
+    // with which the operation runs on the client's executor (see `complete` below):
+    //
+    //   sandboxes.async_exec(id, cmd, {}, [](ngfail::result<exec_result> r) { … });
+    //   std::future<ngfail::result<sandbox_info>> f = sandboxes.async_get(id, {}, asio::use_future);
     template <class T>
     using awaitable = boost::asio::awaitable<result<T>>;
-    awaitable<sandbox_info> async_create(const create_request_ref& request, const call_options& options = {});
-    awaitable<sandbox_info> async_get(std::string_view sandbox_id, const call_options& options = {});
-    awaitable<void> async_kill(std::string_view sandbox_id, const call_options& options = {});
-    awaitable<std::string> async_renew(std::string_view sandbox_id, std::string_view expires_at,
-                                       const call_options& options = {});
-    awaitable<endpoint_info> async_endpoint(std::string_view sandbox_id, int port = 44772,
-                                            const call_options& options = {});
-    awaitable<exec_result> async_exec(std::string_view sandbox_id, const command_ref& cmd,
-                                      const call_options& options = {});
-    awaitable<command_status> async_exec_status(std::string_view sandbox_id, std::string_view execution_id,
-                                                const call_options& options = {});
-    awaitable<void> async_ping(std::string_view sandbox_id, const call_options& options = {});
-    awaitable<std::string> async_create_session(std::string_view sandbox_id,
-                                                std::optional<std::string> cwd = std::nullopt,
-                                                const call_options& options = {});
-    awaitable<exec_result> async_run_in_session(std::string_view sandbox_id, std::string_view session_id,
-                                                const command_ref& cmd, const call_options& options = {});
-    awaitable<void> async_delete_session(std::string_view sandbox_id, std::string_view session_id,
-                                         const call_options& options = {});
-    awaitable<std::vector<sandbox_info>> async_list(const list_request_ref& request = {},
-                                                    const call_options& options = {});
-    awaitable<void> async_pause(std::string_view sandbox_id, const call_options& options = {});
-    awaitable<void> async_resume(std::string_view sandbox_id, const call_options& options = {});
-    awaitable<command_logs> async_exec_logs(std::string_view sandbox_id, std::string_view execution_id,
-                                            std::size_t cursor = 0, const call_options& options = {});
-    awaitable<void> async_interrupt(std::string_view sandbox_id, std::string_view execution_id,
-                                    const call_options& options = {});
-    awaitable<void> async_upload(std::string_view sandbox_id, std::string_view path, std::string_view content,
-                                 const call_options& options = {});
-    awaitable<std::string> async_download(std::string_view sandbox_id, std::string_view path,
-                                          const call_options& options = {});
-    awaitable<std::string> async_download_range(std::string_view sandbox_id, std::string_view path,
-                                                std::uint64_t first, std::optional<std::uint64_t> last = std::nullopt,
-                                                const call_options& options = {});
-    awaitable<std::string> async_read_lines(std::string_view sandbox_id, std::string_view path,
-                                            std::int64_t first_line = 1,
-                                            std::optional<std::int64_t> max_lines = std::nullopt,
-                                            const call_options& options = {});
-    awaitable<std::map<std::string, entry_info>> async_file_info(std::string_view sandbox_id,
-                                                                 const std::vector<std::string>& paths,
-                                                                 const call_options& options = {});
-    awaitable<void> async_delete_files(std::string_view sandbox_id, const std::vector<std::string>& paths,
-                                       const call_options& options = {});
-    awaitable<std::vector<entry_info>> async_list_directory(std::string_view sandbox_id, std::string_view path,
-                                                            int depth = 1, const call_options& options = {});
-    awaitable<void> async_create_directories(std::string_view sandbox_id, const std::vector<std::string>& paths,
-                                             int mode = 755, const call_options& options = {});
-    awaitable<void> async_delete_directories(std::string_view sandbox_id, const std::vector<std::string>& paths,
-                                             const call_options& options = {});
-    awaitable<void> async_move_files(std::string_view sandbox_id, const std::vector<file_move>& moves,
-                                     const call_options& options = {});
-    awaitable<void> async_set_permissions(std::string_view sandbox_id,
-                                          const std::map<std::string, file_permissions>& permissions,
-                                          const call_options& options = {});
-    awaitable<std::vector<entry_info>> async_search_files(std::string_view sandbox_id, std::string_view path,
-                                                          std::string_view pattern = "**",
-                                                          const call_options& options = {});
-    awaitable<sandbox_info> async_patch_metadata(std::string_view sandbox_id, const metadata_patch& patch,
-                                                 const call_options& options = {});
-    awaitable<metrics_sample> async_get_metrics(std::string_view sandbox_id, const call_options& options = {});
-    awaitable<std::size_t> async_watch_metrics(std::string_view sandbox_id, const metrics_callback& on_sample,
-                                               const call_options& options = {});
-    awaitable<snapshot_info> async_create_snapshot(std::string_view sandbox_id,
-                                                   std::optional<std::string> name = std::nullopt,
-                                                   const call_options& options = {});
-    awaitable<snapshot_info> async_get_snapshot(std::string_view snapshot_id, const call_options& options = {});
-    awaitable<std::vector<snapshot_info>> async_list_snapshots(const snapshot_list_request& request = {},
-                                                               const call_options& options = {});
-    awaitable<void> async_delete_snapshot(std::string_view snapshot_id, const call_options& options = {});
-    awaitable<std::map<std::string, std::int64_t>> async_replace_contents(
-        std::string_view sandbox_id, const std::map<std::string, content_replacement>& replacements,
-        const call_options& options = {});
-    awaitable<code_context_info> async_create_code_context(std::string_view sandbox_id, std::string_view language,
-                                                           std::optional<std::string> cwd = std::nullopt,
-                                                           const call_options& options = {});
-    awaitable<code_context_info> async_get_code_context(std::string_view sandbox_id, std::string_view context_id,
-                                                        const call_options& options = {});
-    awaitable<std::vector<code_context_info>> async_list_code_contexts(std::string_view sandbox_id,
-                                                                       std::string_view language = {},
-                                                                       const call_options& options = {});
-    awaitable<void> async_delete_code_context(std::string_view sandbox_id, std::string_view context_id,
-                                              const call_options& options = {});
-    awaitable<void> async_delete_code_contexts(std::string_view sandbox_id, std::string_view language,
-                                               const call_options& options = {});
-    awaitable<code_result> async_run_code(std::string_view sandbox_id, const code_run_ref& run,
-                                          const call_options& options = {});
-    awaitable<void> async_interrupt_code(std::string_view sandbox_id, std::string_view context_id,
-                                         const call_options& options = {});
+    using default_completion_token = boost::asio::use_awaitable_t<>;
+    template <class CompletionToken = default_completion_token>
+    auto async_create(const create_request_ref& request, const call_options& options = {},
+                      CompletionToken&& token = {}) {
+        return complete(make_create(request, options), std::forward<CompletionToken>(token));
+    }
+    template <class CompletionToken = default_completion_token>
+    auto async_get(std::string_view sandbox_id, const call_options& options = {}, CompletionToken&& token = {}) {
+        return complete(make_get(sandbox_id, options), std::forward<CompletionToken>(token));
+    }
+    template <class CompletionToken = default_completion_token>
+    auto async_kill(std::string_view sandbox_id, const call_options& options = {}, CompletionToken&& token = {}) {
+        return complete(make_kill(sandbox_id, options), std::forward<CompletionToken>(token));
+    }
+    template <class CompletionToken = default_completion_token>
+    auto async_renew(std::string_view sandbox_id, std::string_view expires_at, const call_options& options = {},
+                     CompletionToken&& token = {}) {
+        return complete(make_renew(sandbox_id, expires_at, options), std::forward<CompletionToken>(token));
+    }
+    template <class CompletionToken = default_completion_token>
+    auto async_endpoint(std::string_view sandbox_id, int port = 44772, const call_options& options = {},
+                        CompletionToken&& token = {}) {
+        return complete(make_endpoint(sandbox_id, port, options), std::forward<CompletionToken>(token));
+    }
+    template <class CompletionToken = default_completion_token>
+    auto async_exec(std::string_view sandbox_id, const command_ref& cmd, const call_options& options = {},
+                    CompletionToken&& token = {}) {
+        return complete(make_exec(sandbox_id, cmd, options), std::forward<CompletionToken>(token));
+    }
+    template <class CompletionToken = default_completion_token>
+    auto async_exec_status(std::string_view sandbox_id, std::string_view execution_id,
+                           const call_options& options = {}, CompletionToken&& token = {}) {
+        return complete(make_exec_status(sandbox_id, execution_id, options), std::forward<CompletionToken>(token));
+    }
+    template <class CompletionToken = default_completion_token>
+    auto async_ping(std::string_view sandbox_id, const call_options& options = {}, CompletionToken&& token = {}) {
+        return complete(make_ping(sandbox_id, options), std::forward<CompletionToken>(token));
+    }
+    template <class CompletionToken = default_completion_token>
+    auto async_create_session(std::string_view sandbox_id, std::optional<std::string> cwd = std::nullopt,
+                              const call_options& options = {}, CompletionToken&& token = {}) {
+        return complete(make_create_session(sandbox_id, cwd, options), std::forward<CompletionToken>(token));
+    }
+    template <class CompletionToken = default_completion_token>
+    auto async_run_in_session(std::string_view sandbox_id, std::string_view session_id, const command_ref& cmd,
+                              const call_options& options = {}, CompletionToken&& token = {}) {
+        return complete(make_run_in_session(sandbox_id, session_id, cmd, options),
+                        std::forward<CompletionToken>(token));
+    }
+    template <class CompletionToken = default_completion_token>
+    auto async_delete_session(std::string_view sandbox_id, std::string_view session_id,
+                              const call_options& options = {}, CompletionToken&& token = {}) {
+        return complete(make_delete_session(sandbox_id, session_id, options), std::forward<CompletionToken>(token));
+    }
+    template <class CompletionToken = default_completion_token>
+    auto async_list(const list_request_ref& request = {}, const call_options& options = {},
+                    CompletionToken&& token = {}) {
+        return complete(make_list(request, options), std::forward<CompletionToken>(token));
+    }
+    template <class CompletionToken = default_completion_token>
+    auto async_pause(std::string_view sandbox_id, const call_options& options = {}, CompletionToken&& token = {}) {
+        return complete(make_pause(sandbox_id, options), std::forward<CompletionToken>(token));
+    }
+    template <class CompletionToken = default_completion_token>
+    auto async_resume(std::string_view sandbox_id, const call_options& options = {}, CompletionToken&& token = {}) {
+        return complete(make_resume(sandbox_id, options), std::forward<CompletionToken>(token));
+    }
+    template <class CompletionToken = default_completion_token>
+    auto async_exec_logs(std::string_view sandbox_id, std::string_view execution_id, std::size_t cursor = 0,
+                         const call_options& options = {}, CompletionToken&& token = {}) {
+        return complete(make_exec_logs(sandbox_id, execution_id, cursor, options),
+                        std::forward<CompletionToken>(token));
+    }
+    template <class CompletionToken = default_completion_token>
+    auto async_interrupt(std::string_view sandbox_id, std::string_view execution_id, const call_options& options = {},
+                         CompletionToken&& token = {}) {
+        return complete(make_interrupt(sandbox_id, execution_id, options), std::forward<CompletionToken>(token));
+    }
+    template <class CompletionToken = default_completion_token>
+    auto async_upload(std::string_view sandbox_id, std::string_view path, std::string_view content,
+                      const call_options& options = {}, CompletionToken&& token = {}) {
+        return complete(make_upload(sandbox_id, path, content, options), std::forward<CompletionToken>(token));
+    }
+    template <class CompletionToken = default_completion_token>
+    auto async_download(std::string_view sandbox_id, std::string_view path, const call_options& options = {},
+                        CompletionToken&& token = {}) {
+        return complete(make_download(sandbox_id, path, options), std::forward<CompletionToken>(token));
+    }
+    template <class CompletionToken = default_completion_token>
+    auto async_download_range(std::string_view sandbox_id, std::string_view path, std::uint64_t first,
+                              std::optional<std::uint64_t> last = std::nullopt, const call_options& options = {},
+                              CompletionToken&& token = {}) {
+        return complete(make_download_range(sandbox_id, path, first, last, options),
+                        std::forward<CompletionToken>(token));
+    }
+    template <class CompletionToken = default_completion_token>
+    auto async_read_lines(std::string_view sandbox_id, std::string_view path, std::int64_t first_line = 1,
+                          std::optional<std::int64_t> max_lines = std::nullopt, const call_options& options = {},
+                          CompletionToken&& token = {}) {
+        return complete(make_read_lines(sandbox_id, path, first_line, max_lines, options),
+                        std::forward<CompletionToken>(token));
+    }
+    template <class CompletionToken = default_completion_token>
+    auto async_file_info(std::string_view sandbox_id, const std::vector<std::string>& paths,
+                         const call_options& options = {}, CompletionToken&& token = {}) {
+        return complete(make_file_info(sandbox_id, paths, options), std::forward<CompletionToken>(token));
+    }
+    template <class CompletionToken = default_completion_token>
+    auto async_delete_files(std::string_view sandbox_id, const std::vector<std::string>& paths,
+                            const call_options& options = {}, CompletionToken&& token = {}) {
+        return complete(make_delete_files(sandbox_id, paths, options), std::forward<CompletionToken>(token));
+    }
+    template <class CompletionToken = default_completion_token>
+    auto async_list_directory(std::string_view sandbox_id, std::string_view path, int depth = 1,
+                              const call_options& options = {}, CompletionToken&& token = {}) {
+        return complete(make_list_directory(sandbox_id, path, depth, options), std::forward<CompletionToken>(token));
+    }
+    template <class CompletionToken = default_completion_token>
+    auto async_create_directories(std::string_view sandbox_id, const std::vector<std::string>& paths, int mode = 755,
+                                  const call_options& options = {}, CompletionToken&& token = {}) {
+        return complete(make_create_directories(sandbox_id, paths, mode, options),
+                        std::forward<CompletionToken>(token));
+    }
+    template <class CompletionToken = default_completion_token>
+    auto async_delete_directories(std::string_view sandbox_id, const std::vector<std::string>& paths,
+                                  const call_options& options = {}, CompletionToken&& token = {}) {
+        return complete(make_delete_directories(sandbox_id, paths, options), std::forward<CompletionToken>(token));
+    }
+    template <class CompletionToken = default_completion_token>
+    auto async_move_files(std::string_view sandbox_id, const std::vector<file_move>& moves,
+                          const call_options& options = {}, CompletionToken&& token = {}) {
+        return complete(make_move_files(sandbox_id, moves, options), std::forward<CompletionToken>(token));
+    }
+    template <class CompletionToken = default_completion_token>
+    auto async_set_permissions(std::string_view sandbox_id,
+                               const std::map<std::string, file_permissions>& permissions,
+                               const call_options& options = {}, CompletionToken&& token = {}) {
+        return complete(make_set_permissions(sandbox_id, permissions, options), std::forward<CompletionToken>(token));
+    }
+    template <class CompletionToken = default_completion_token>
+    auto async_search_files(std::string_view sandbox_id, std::string_view path, std::string_view pattern = "**",
+                            const call_options& options = {}, CompletionToken&& token = {}) {
+        return complete(make_search_files(sandbox_id, path, pattern, options), std::forward<CompletionToken>(token));
+    }
+    template <class CompletionToken = default_completion_token>
+    auto async_patch_metadata(std::string_view sandbox_id, const metadata_patch& patch,
+                              const call_options& options = {}, CompletionToken&& token = {}) {
+        return complete(make_patch_metadata(sandbox_id, patch, options), std::forward<CompletionToken>(token));
+    }
+    template <class CompletionToken = default_completion_token>
+    auto async_get_metrics(std::string_view sandbox_id, const call_options& options = {}, CompletionToken&& token = {}
+                           ) {
+        return complete(make_get_metrics(sandbox_id, options), std::forward<CompletionToken>(token));
+    }
+    template <class CompletionToken = default_completion_token>
+    auto async_watch_metrics(std::string_view sandbox_id, const metrics_callback& on_sample,
+                             const call_options& options = {}, CompletionToken&& token = {}) {
+        return complete(make_watch_metrics(sandbox_id, on_sample, options), std::forward<CompletionToken>(token));
+    }
+    template <class CompletionToken = default_completion_token>
+    auto async_create_snapshot(std::string_view sandbox_id, std::optional<std::string> name = std::nullopt,
+                               const call_options& options = {}, CompletionToken&& token = {}) {
+        return complete(make_create_snapshot(sandbox_id, name, options), std::forward<CompletionToken>(token));
+    }
+    template <class CompletionToken = default_completion_token>
+    auto async_get_snapshot(std::string_view snapshot_id, const call_options& options = {},
+                            CompletionToken&& token = {}) {
+        return complete(make_get_snapshot(snapshot_id, options), std::forward<CompletionToken>(token));
+    }
+    template <class CompletionToken = default_completion_token>
+    auto async_list_snapshots(const snapshot_list_request& request = {}, const call_options& options = {},
+                              CompletionToken&& token = {}) {
+        return complete(make_list_snapshots(request, options), std::forward<CompletionToken>(token));
+    }
+    template <class CompletionToken = default_completion_token>
+    auto async_delete_snapshot(std::string_view snapshot_id, const call_options& options = {},
+                               CompletionToken&& token = {}) {
+        return complete(make_delete_snapshot(snapshot_id, options), std::forward<CompletionToken>(token));
+    }
+    template <class CompletionToken = default_completion_token>
+    auto async_replace_contents(std::string_view sandbox_id,
+                                const std::map<std::string, content_replacement>& replacements,
+                                const call_options& options = {}, CompletionToken&& token = {}) {
+        return complete(make_replace_contents(sandbox_id, replacements, options), std::forward<CompletionToken>(token));
+    }
+    template <class CompletionToken = default_completion_token>
+    auto async_create_code_context(std::string_view sandbox_id, std::string_view language,
+                                   std::optional<std::string> cwd = std::nullopt, const call_options& options = {},
+                                   CompletionToken&& token = {}) {
+        return complete(make_create_code_context(sandbox_id, language, cwd, options),
+                        std::forward<CompletionToken>(token));
+    }
+    template <class CompletionToken = default_completion_token>
+    auto async_get_code_context(std::string_view sandbox_id, std::string_view context_id,
+                                const call_options& options = {}, CompletionToken&& token = {}) {
+        return complete(make_get_code_context(sandbox_id, context_id, options), std::forward<CompletionToken>(token));
+    }
+    template <class CompletionToken = default_completion_token>
+    auto async_list_code_contexts(std::string_view sandbox_id, std::string_view language = {},
+                                  const call_options& options = {}, CompletionToken&& token = {}) {
+        return complete(make_list_code_contexts(sandbox_id, language, options), std::forward<CompletionToken>(token));
+    }
+    template <class CompletionToken = default_completion_token>
+    auto async_delete_code_context(std::string_view sandbox_id, std::string_view context_id,
+                                   const call_options& options = {}, CompletionToken&& token = {}) {
+        return complete(make_delete_code_context(sandbox_id, context_id, options),
+                        std::forward<CompletionToken>(token));
+    }
+    template <class CompletionToken = default_completion_token>
+    auto async_delete_code_contexts(std::string_view sandbox_id, std::string_view language,
+                                    const call_options& options = {}, CompletionToken&& token = {}) {
+        return complete(make_delete_code_contexts(sandbox_id, language, options), std::forward<CompletionToken>(token));
+    }
+    template <class CompletionToken = default_completion_token>
+    auto async_run_code(std::string_view sandbox_id, const code_run_ref& run, const call_options& options = {},
+                        CompletionToken&& token = {}) {
+        return complete(make_run_code(sandbox_id, run, options), std::forward<CompletionToken>(token));
+    }
+    template <class CompletionToken = default_completion_token>
+    auto async_interrupt_code(std::string_view sandbox_id, std::string_view context_id,
+                              const call_options& options = {}, CompletionToken&& token = {}) {
+        return complete(make_interrupt_code(sandbox_id, context_id, options), std::forward<CompletionToken>(token));
+    }
 
-    // Any operation of the asynchronous face, completed through an Asio completion token
-    // instead of awaited: a callback taking `result<T>`, `asio::deferred`, `asio::use_future`
-    // or `asio::use_awaitable`:
-    //
-    //   sandboxes.complete(sandboxes.async_exec(id, cmd), [](ngfail::result<exec_result> r) { … });
-    //   std::future<ngfail::result<sandbox_info>> f = sandboxes.complete(sandboxes.async_get(id), asio::use_future);
+    // What every `async_*` does with its token: an operation completed through an Asio
+    // completion token (a callback taking `result<T>`, `asio::deferred`, `asio::use_future`).
+    // It also takes an operation already made, as code written before the token parameter
+    // did: `sandboxes.complete(sandboxes.async_get(id), asio::use_future)`.
     //
     // The operation runs on the client's executor; the handler is called on its associated
     // executor (the client's when it has none), once, whatever happens; a cancellation slot
     // bound to it (`asio::bind_cancellation_slot`) cancels the operation, which then
-    // completes as `cancelled`.
+    // completes as `cancelled`. With the default token the operation itself is returned.
     template <class T, class CompletionToken>
     auto complete(awaitable<T> operation, CompletionToken&& token) {
-        return boost::asio::async_initiate<CompletionToken, void(result<T>)>(
-            [this](auto handler, awaitable<T> op) { this->start(std::move(op), std::move(handler)); }, token,
-            std::move(operation));
+        if constexpr (std::is_same_v<std::decay_t<CompletionToken>, default_completion_token>) {
+            return operation;  // awaited where it is awaited, as a coroutine's own call is
+        } else {
+            return boost::asio::async_initiate<CompletionToken, void(result<T>)>(
+                [this](auto handler, awaitable<T> op) { this->start(std::move(op), std::move(handler)); }, token,
+                std::move(operation));
+        }
     }
 
 private:
+    // Each operation of the asynchronous face, made (not started): defined in the operation's
+    // own file, in src/opensandbox/client/.
+    awaitable<sandbox_info> make_create(const create_request_ref& request, const call_options& options);
+    awaitable<sandbox_info> make_get(std::string_view sandbox_id, const call_options& options);
+    awaitable<void> make_kill(std::string_view sandbox_id, const call_options& options);
+    awaitable<std::string> make_renew(std::string_view sandbox_id, std::string_view expires_at,
+                                      const call_options& options);
+    awaitable<endpoint_info> make_endpoint(std::string_view sandbox_id, int port, const call_options& options);
+    awaitable<exec_result> make_exec(std::string_view sandbox_id, const command_ref& cmd, const call_options& options);
+    awaitable<command_status> make_exec_status(std::string_view sandbox_id, std::string_view execution_id,
+                                               const call_options& options);
+    awaitable<void> make_ping(std::string_view sandbox_id, const call_options& options);
+    awaitable<std::string> make_create_session(std::string_view sandbox_id, std::optional<std::string> cwd,
+                                               const call_options& options);
+    awaitable<exec_result> make_run_in_session(std::string_view sandbox_id, std::string_view session_id,
+                                               const command_ref& cmd, const call_options& options);
+    awaitable<void> make_delete_session(std::string_view sandbox_id, std::string_view session_id,
+                                        const call_options& options);
+    awaitable<std::vector<sandbox_info>> make_list(const list_request_ref& request, const call_options& options);
+    awaitable<void> make_pause(std::string_view sandbox_id, const call_options& options);
+    awaitable<void> make_resume(std::string_view sandbox_id, const call_options& options);
+    awaitable<command_logs> make_exec_logs(std::string_view sandbox_id, std::string_view execution_id,
+                                           std::size_t cursor, const call_options& options);
+    awaitable<void> make_interrupt(std::string_view sandbox_id, std::string_view execution_id,
+                                   const call_options& options);
+    awaitable<void> make_upload(std::string_view sandbox_id, std::string_view path, std::string_view content,
+                                const call_options& options);
+    awaitable<std::string> make_download(std::string_view sandbox_id, std::string_view path,
+                                         const call_options& options);
+    awaitable<std::string> make_download_range(std::string_view sandbox_id, std::string_view path,
+                                               std::uint64_t first, std::optional<std::uint64_t> last,
+                                               const call_options& options);
+    awaitable<std::string> make_read_lines(std::string_view sandbox_id, std::string_view path,
+                                           std::int64_t first_line, std::optional<std::int64_t> max_lines,
+                                           const call_options& options);
+    awaitable<std::map<std::string, entry_info>> make_file_info(std::string_view sandbox_id,
+                                                                const std::vector<std::string>& paths,
+                                                                const call_options& options);
+    awaitable<void> make_delete_files(std::string_view sandbox_id, const std::vector<std::string>& paths,
+                                      const call_options& options);
+    awaitable<std::vector<entry_info>> make_list_directory(std::string_view sandbox_id, std::string_view path,
+                                                           int depth, const call_options& options);
+    awaitable<void> make_create_directories(std::string_view sandbox_id, const std::vector<std::string>& paths,
+                                            int mode, const call_options& options);
+    awaitable<void> make_delete_directories(std::string_view sandbox_id, const std::vector<std::string>& paths,
+                                            const call_options& options);
+    awaitable<void> make_move_files(std::string_view sandbox_id, const std::vector<file_move>& moves,
+                                    const call_options& options);
+    awaitable<void> make_set_permissions(std::string_view sandbox_id,
+                                         const std::map<std::string, file_permissions>& permissions,
+                                         const call_options& options);
+    awaitable<std::vector<entry_info>> make_search_files(std::string_view sandbox_id, std::string_view path,
+                                                         std::string_view pattern, const call_options& options);
+    awaitable<sandbox_info> make_patch_metadata(std::string_view sandbox_id, const metadata_patch& patch,
+                                                const call_options& options);
+    awaitable<metrics_sample> make_get_metrics(std::string_view sandbox_id, const call_options& options);
+    awaitable<std::size_t> make_watch_metrics(std::string_view sandbox_id, const metrics_callback& on_sample,
+                                              const call_options& options);
+    awaitable<snapshot_info> make_create_snapshot(std::string_view sandbox_id, std::optional<std::string> name,
+                                                  const call_options& options);
+    awaitable<snapshot_info> make_get_snapshot(std::string_view snapshot_id, const call_options& options);
+    awaitable<std::vector<snapshot_info>> make_list_snapshots(const snapshot_list_request& request,
+                                                              const call_options& options);
+    awaitable<void> make_delete_snapshot(std::string_view snapshot_id, const call_options& options);
+    awaitable<std::map<std::string, std::int64_t>> make_replace_contents(
+        std::string_view sandbox_id, const std::map<std::string, content_replacement>& replacements,
+        const call_options& options);
+    awaitable<code_context_info> make_create_code_context(std::string_view sandbox_id, std::string_view language,
+                                                          std::optional<std::string> cwd, const call_options& options);
+    awaitable<code_context_info> make_get_code_context(std::string_view sandbox_id, std::string_view context_id,
+                                                       const call_options& options);
+    awaitable<std::vector<code_context_info>> make_list_code_contexts(
+        std::string_view sandbox_id, std::string_view language, const call_options& options);
+    awaitable<void> make_delete_code_context(std::string_view sandbox_id, std::string_view context_id,
+                                             const call_options& options);
+    awaitable<void> make_delete_code_contexts(std::string_view sandbox_id, std::string_view language,
+                                              const call_options& options);
+    awaitable<code_result> make_run_code(std::string_view sandbox_id, const code_run_ref& run,
+                                         const call_options& options);
+    awaitable<void> make_interrupt_code(std::string_view sandbox_id, std::string_view context_id,
+                                        const call_options& options);
+
     template <class T, class Handler>
     void start(awaitable<T> operation, Handler handler) {
         auto slot = boost::asio::get_associated_cancellation_slot(handler);

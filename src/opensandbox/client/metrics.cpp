@@ -1,6 +1,6 @@
 // execd's metrics: one sample (GET /metrics), and the watch (GET /metrics/watch), a stream of
 // bare JSON lines, one sample a second, for as long as the caller wants them.
-#include "operations.hpp"
+#include "call.hpp"
 
 #include <boost/json.hpp>
 
@@ -136,3 +136,32 @@ awaitable<result<std::size_t>> watch_metrics_operation(client_state& s, std::str
 }
 
 }  // namespace ngfail::opensandbox::detail
+
+// ---- the three faces: returned, waited for, raised ------------------------------------------
+
+namespace ngfail::opensandbox {
+
+client::awaitable<metrics_sample> client::make_get_metrics(std::string_view sandbox_id, const call_options& options) {
+    return detail::get_metrics_operation(*state_, std::string(sandbox_id), options);
+}
+result<metrics_sample> client::try_get_metrics(std::string_view sandbox_id, const call_options& options) noexcept {
+    return detail::run_blocking(*state_, [&] { return make_get_metrics(sandbox_id, options); });
+}
+metrics_sample client::get_metrics(std::string_view sandbox_id, const call_options& options) {
+    return try_get_metrics(sandbox_id, options).value();
+}
+
+client::awaitable<std::size_t> client::make_watch_metrics(std::string_view sandbox_id, const metrics_callback& on_sample,
+                                                           const call_options& options) {
+    return detail::watch_metrics_operation(*state_, std::string(sandbox_id), on_sample, options);
+}
+result<std::size_t> client::try_watch_metrics(std::string_view sandbox_id, const metrics_callback& on_sample,
+                                              const call_options& options) noexcept {
+    return detail::run_blocking(*state_, [&] { return make_watch_metrics(sandbox_id, on_sample, options); });
+}
+std::size_t client::watch_metrics(std::string_view sandbox_id, const metrics_callback& on_sample,
+                                  const call_options& options) {
+    return try_watch_metrics(sandbox_id, on_sample, options).value();
+}
+
+}  // namespace ngfail::opensandbox
