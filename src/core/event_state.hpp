@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace ngfail::detail {
 
@@ -14,7 +15,9 @@ namespace ngfail::detail {
 // so creating a record is one allocation and what() needs none. Make one with
 // `new_event_state`; `destroy` frees it.
 struct event_state : state_header {
-    explicit event_state(event_details&& d) noexcept : details(std::move(d)) {}
+    // `d`: event_details, or one of its alternatives, moved straight into place.
+    template <class Details>
+    explicit event_state(Details&& d) noexcept : details(std::forward<Details>(d)) {}
 
     event_id id;
     std::error_code code;
@@ -43,6 +46,9 @@ struct event_state : state_header {
 // `dropped_events` what an outermost record rebuilt from a report says its sender dropped.
 [[nodiscard]] failure make_record(event_info&& info, event_details&& details, const event_id& id = {},
                                   std::string_view kind_text = {}, std::size_t dropped_events = 0);
+// The same with a sandbox's details, moved into the record without a variant between (an
+// event's creation time shows every move of their dozen optional strings).
+[[nodiscard]] failure make_record(event_info&& info, sandbox_details&& details);
 
 // The same record with `cause` as its cause (same id): for caught nested events.
 [[nodiscard]] failure with_cause(const failure& f, std::exception_ptr cause);

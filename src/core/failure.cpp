@@ -10,11 +10,14 @@
 namespace ngfail {
 namespace detail {
 
-event_state* new_event_state(std::string_view kind_name, std::string_view reason, event_details&& details) {
+namespace {
+
+template <class Details>
+event_state* new_state(std::string_view kind_name, std::string_view reason, Details&& details) {
     const std::string_view separator = reason.empty() ? std::string_view() : std::string_view(": ");
     const std::size_t text_size = kind_name.size() + separator.size() + reason.size();
     void* block = ::operator new(sizeof(event_state) + text_size + 1);
-    auto* state = new (block) event_state(std::move(details));
+    auto* state = new (block) event_state(std::forward<Details>(details));
     char* text = reinterpret_cast<char*>(state + 1);
     kind_name.copy(text, kind_name.size());
     separator.copy(text + kind_name.size(), separator.size());
@@ -26,12 +29,13 @@ event_state* new_event_state(std::string_view kind_name, std::string_view reason
     return state;
 }
 
-failure make_record(event_info&& info, event_details&& details, const event_id& id, std::string_view kind_text,
-                    std::size_t dropped_events) {
+template <class Details>
+failure new_record(event_info&& info, Details&& details, const event_id& id, std::string_view kind_text,
+                   std::size_t dropped_events) {
     const std::error_code code = is_kind(info.kind) ? info.kind : make_error_code(kind::undetermined);
     truncate_utf8(info.reason, limits{}.max_reason_bytes);  // a reason is born within the wire's bound
-    auto* state = new_event_state(kind_text.empty() ? ngfail::kind_name(code) : kind_text, info.reason,
-                                  std::move(details));
+    auto* state = new_state(kind_text.empty() ? ngfail::kind_name(code) : kind_text, info.reason,
+                            std::forward<Details>(details));
     failure owner = event_access::adopt(state);  // frees the record if anything below throws
     state->id = id.is_nil() ? event_id::generate() : id;
     state->code = code;
@@ -41,6 +45,21 @@ failure make_record(event_info&& info, event_details&& details, const event_id& 
     state->cause = std::move(info.cause);
     state->dropped_events = dropped_events;
     return owner;
+}
+
+}  // namespace
+
+event_state* new_event_state(std::string_view kind_name, std::string_view reason, event_details&& details) {
+    return new_state(kind_name, reason, std::move(details));
+}
+
+failure make_record(event_info&& info, event_details&& details, const event_id& id, std::string_view kind_text,
+                    std::size_t dropped_events) {
+    return new_record(std::move(info), std::move(details), id, kind_text, dropped_events);
+}
+
+failure make_record(event_info&& info, sandbox_details&& details) {
+    return new_record(std::move(info), std::move(details), {}, {}, 0);
 }
 
 failure with_cause(const failure& f, std::exception_ptr cause) {

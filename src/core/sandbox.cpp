@@ -36,7 +36,7 @@ auto with_split(sandbox_facts&& f, Make&& make) {
 
 failure sandbox_record(event_info&& info, sandbox_details&& details) {
     default_reason(info, details);
-    return detail::make_record(std::move(info), event_details(std::move(details)));
+    return detail::make_record(std::move(info), std::move(details));
 }
 
 }  // namespace
