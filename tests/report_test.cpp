@@ -1,6 +1,8 @@
 #include <ngfail/report.hpp>
 #include <ngfail/sandbox.hpp>
 
+#include "wire/report_links.hpp"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -293,6 +295,31 @@ TEST(truncate_to_limits, opens_cycles_and_removes_dangling_links_and_restores_th
     EXPECT_EQ(cut.events.count(*r.failure_id), 1u);
     EXPECT_EQ(cut.events.at(*r.failure_id).code, kind::undetermined);
     EXPECT_EQ(cut.events.size(), 4u) << "nothing is dropped to open a cycle";
+}
+
+// encode_header cuts a report that is over only its event count without copying the events
+// it drops (detail::fitted_copy); what it keeps must be what truncate_to_limits keeps.
+TEST(truncate_to_limits, a_report_over_only_its_count_is_cut_alike_without_copying_what_goes) {
+    ngfail::failure_report r;
+    std::optional<ngfail::event_id> cause;
+    for (int i = 0; i < 5; ++i) {  // the failure's chain, 5 levels
+        const auto id = ngfail::event_id::generate();
+        r.events.emplace(id, record(id, cause));
+        cause = id;
+    }
+    r.failure_id = cause;
+    std::optional<ngfail::event_id> previous;
+    for (int i = 0; i < 300; ++i) {  // observed events, in chains of three
+        const auto id = ngfail::event_id::generate();
+        r.events.emplace(id, record(id, i % 3 == 0 ? std::nullopt : previous));
+        previous = id;
+    }
+    for (const std::size_t max : {1u, 3u, 5u, 6u, 64u, 304u, 305u, 400u}) {
+        const ngfail::limits lim{.max_events = max};
+        const auto fitted = ngfail::detail::fitted_copy(r, lim);
+        EXPECT_EQ(fitted, ngfail::truncate_to_limits(r, lim)) << max;
+        EXPECT_TRUE(ngfail::validate(fitted, lim)) << max;
+    }
 }
 
 TEST(truncate_to_limits, leaves_a_valid_report_as_it_is) {

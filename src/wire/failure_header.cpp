@@ -158,7 +158,7 @@ void keep_only_the_failure(failure_report& r, const std::function<bool(const fai
 std::string encode_header(const failure_report& report, const limits& lim) {
     const std::size_t max_bytes = std::max(lim.max_header_bytes, min_header_bytes);
     std::optional<failure_report> fitted;
-    if (!validate(report, lim)) fitted = truncate_to_limits(report, lim);
+    if (!validate(report, lim)) fitted = detail::fitted_copy(report, lim);
     std::string text = detail::write_report(fitted ? *fitted : report);
     if (text.size() <= max_bytes) return text;  // the common case: the report is not copied
 

@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <iterator>
 #include <cstdint>
-#include <limits>
 #include <string_view>
 #include <vector>
 
@@ -301,18 +300,27 @@ result<void> merge(failure_report& report, const failure_report& observed) {
     return boost::outcome_v2::success();
 }
 
+namespace {
+
+// The first rule `report` breaks, its event count aside.
+std::optional<std::string> broken_rule(const failure_report& report, const limits& lim, const report_links& links) {
+    for (const auto& [key, record] : report.events) {
+        if (auto broken = broken_record_rule(key, record, lim)) return broken;
+    }
+    if (report.failure_id && !report.events.contains(*report.failure_id)) {
+        return "failure_id " + to_string(*report.failure_id) + " is not in the report";
+    }
+    return broken_link_rule(links, lim);
+}
+
+}  // namespace
+
 result<void> validate(const failure_report& report, const limits& lim) {
     if (report.events.size() > lim.max_events) {
         return report_violation("it has " + std::to_string(report.events.size()) + " events; the limit is " +
                                   std::to_string(lim.max_events));
     }
-    for (const auto& [key, record] : report.events) {
-        if (auto broken = broken_record_rule(key, record, lim)) return report_violation(std::move(*broken));
-    }
-    if (report.failure_id && !report.events.contains(*report.failure_id)) {
-        return report_violation("failure_id " + to_string(*report.failure_id) + " is not in the report");
-    }
-    if (auto broken = broken_link_rule(report_links(report), lim)) return report_violation(std::move(*broken));
+    if (auto broken = broken_rule(report, lim, report_links(report))) return report_violation(std::move(*broken));
     return boost::outcome_v2::success();
 }
 
@@ -325,6 +333,34 @@ failure_report truncate_to_limits(failure_report report, const limits& lim) {
     cut_to_event_count(report, std::max<std::size_t>(lim.max_events, 1));
     return report;
 }
+
+namespace detail {
+
+failure_report fitted_copy(const failure_report& report, const limits& lim) {
+    const std::size_t max = std::max<std::size_t>(lim.max_events, 1);
+    if (report.events.size() <= max) return truncate_to_limits(report, lim);
+    const report_links links(report);
+    if (broken_rule(report, lim, links)) return truncate_to_limits(report, lim);
+    // Valid but for its count, so truncate_to_limits would only cut to the count: the observed
+    // events to drop are chosen on the report itself, and only the others are copied.
+    std::vector<bool> gone(links.events.size(), false);
+    std::size_t left = links.events.size();
+    select_observed(
+        links, failure_chain_ids(report), [&] { return left <= max; },
+        [&](std::size_t i) {
+            gone[i] = true;
+            --left;
+        });
+    failure_report fitted{.failure_id = report.failure_id,
+                          .dropped_events = report.dropped_events + (links.events.size() - left)};
+    for (std::size_t i = 0; i < links.events.size(); ++i) {
+        if (!gone[i]) fitted.events.emplace_hint(fitted.events.end(), *links.events[i]);
+    }
+    cut_to_event_count(fitted, max);  // the chain's deepest levels, if dropping observed events was not enough
+    return fitted;
+}
+
+}  // namespace detail
 
 failure rebuild_failure(const failure_report& report) {
     const auto chain = failure_chain(report);

@@ -46,6 +46,15 @@ struct report_links {
 template <class Enough, class OnDrop>
 void drop_observed(failure_report& report, const std::vector<event_id>& keep, Enough&& enough, OnDrop&& on_drop);
 
+// The choice `drop_observed` makes, on the links alone: `on_drop(i)` for each event index it
+// would drop, in order, until `enough()`. Changes nothing.
+template <class Enough, class OnDrop>
+void select_observed(const report_links& links, const std::vector<event_id>& keep, Enough&& enough, OnDrop&& on_drop);
+
+// `truncate_to_limits(report, lim)`, made without copying the events it drops when the event
+// count is all that is over (a report of 10,000 observed events keeps 64).
+[[nodiscard]] failure_report fitted_copy(const failure_report& report, const limits& lim);
+
 // Drops the deepest levels of `chain` (outermost first), never its first, until
 // `enough()`; `on_drop(record)` sees each dropped record, `on_unlink(record)` the level
 // that loses its cause link. Counted in `dropped_events`.
@@ -56,37 +65,52 @@ void drop_deepest(failure_report& report, const std::vector<event_id>& chain, En
 // ---- implementation ---------------------------------------------------------------------
 
 template <class Enough, class OnDrop>
-void drop_observed(failure_report& report, const std::vector<event_id>& keep, Enough&& enough, OnDrop&& on_drop) {
+void select_observed(const report_links& links, const std::vector<event_id>& keep, Enough&& enough, OnDrop&& on_drop) {
     if (enough()) return;
-    const report_links links(report);
     std::vector<bool> kept(links.events.size(), false);
     for (const event_id& id : keep) {
         if (const std::size_t i = links.index_of(id); i < links.events.size()) kept[i] = true;
     }
     auto citers = links.citers;
-    // Newest first: indices are in id order, so a max-heap of indices.
-    std::vector<std::size_t> ready;
+    // Newest first, and indices are in id order: the highest ready index each time. Those
+    // ready from the start are ascending already (taken from the back); those a drop makes
+    // ready, usually few, wait in a max-heap beside them. Linear when nothing is cited.
+    std::vector<std::size_t> ready_at_start;
+    std::vector<std::size_t> ready_later;
     for (std::size_t i = 0; i < links.events.size(); ++i) {
-        if (!kept[i] && citers[i] == 0) ready.push_back(i);
+        if (!kept[i] && citers[i] == 0) ready_at_start.push_back(i);
     }
-    std::make_heap(ready.begin(), ready.end());
-    std::vector<event_id> gone;
-    while (!ready.empty()) {
-        std::pop_heap(ready.begin(), ready.end());
-        const std::size_t i = ready.back();
-        ready.pop_back();
-        on_drop(links.events[i]->second);
-        gone.push_back(links.events[i]->first);
-        ++report.dropped_events;
+    while (!ready_at_start.empty() || !ready_later.empty()) {
+        std::size_t i = 0;
+        if (!ready_later.empty() && (ready_at_start.empty() || ready_later.front() > ready_at_start.back())) {
+            std::pop_heap(ready_later.begin(), ready_later.end());
+            i = ready_later.back();
+            ready_later.pop_back();
+        } else {
+            i = ready_at_start.back();
+            ready_at_start.pop_back();
+        }
+        on_drop(i);
         if (const std::size_t c = links.cause[i]; c < links.events.size() && --citers[c] == 0 && !kept[c]) {
-            ready.push_back(c);
-            std::push_heap(ready.begin(), ready.end());
+            ready_later.push_back(c);
+            std::push_heap(ready_later.begin(), ready_later.end());
         }
         if (enough()) break;
     }
-    for (const event_id& id : gone) report.events.erase(id);
 }
 
+template <class Enough, class OnDrop>
+void drop_observed(failure_report& report, const std::vector<event_id>& keep, Enough&& enough, OnDrop&& on_drop) {
+    if (enough()) return;
+    const report_links links(report);
+    std::vector<report_links::iterator> gone;
+    select_observed(links, keep, enough, [&](std::size_t i) {
+        on_drop(links.events[i]->second);
+        gone.push_back(links.events[i]);
+        ++report.dropped_events;
+    });
+    for (const report_links::iterator it : gone) report.events.erase(it);
+}
 template <class Enough, class OnDrop, class OnUnlink>
 void drop_deepest(failure_report& report, const std::vector<event_id>& chain, Enough&& enough, OnDrop&& on_drop,
                   OnUnlink&& on_unlink) {
