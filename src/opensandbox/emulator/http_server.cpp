@@ -104,31 +104,38 @@ asio::awaitable<bool> exchange::begin_stream(http::response<http::empty_body> he
     if (!chunked_) close_ = true;  // the body ends where the connection does
     head.keep_alive(req_.keep_alive() && !close_);
     head.chunked(chunked_);
-    const std::string text = head_text(head.base());
-    streaming_ = co_await write(text);
-    co_return streaming_;
+    pending_ = head_text(head.base());  // sent with the first event, as real execd sends it
+    streaming_ = true;
+    co_return true;
 }
 
 asio::awaitable<bool> exchange::chunk(std::string_view text) {
     if (!streaming_) co_return false;
     if (text.empty()) co_return true;  // an empty chunk would end the body
-    if (chunked_) {
-        const std::string size = chunk_size_line(text.size());
-        streaming_ = co_await write(size, text, "\r\n");
-    } else {
-        streaming_ = co_await write(text);
-    }
-    co_return streaming_;
+    if (chunked_) pending_ += chunk_size_line(text.size());
+    pending_ += text;
+    if (chunked_) pending_ += "\r\n";
+    if (pending_.size() >= max_pending) co_return co_await flush();
+    co_return true;
 }
 
 asio::awaitable<void> exchange::end_stream() {
     if (!streaming_) co_return;
+    if (chunked_) pending_ += "0\r\n\r\n";
+    co_await flush();
     streaming_ = false;
-    if (!chunked_) co_return;
-    co_await write("0\r\n\r\n");
+}
+
+asio::awaitable<bool> exchange::flush() {
+    if (pending_.empty()) co_return streaming_;
+    const bool sent = co_await write(pending_);
+    pending_.clear();
+    if (!sent) streaming_ = false;
+    co_return sent;
 }
 
 asio::awaitable<bool> exchange::wait(std::chrono::milliseconds how_long) {
+    if (!pending_.empty() && !co_await flush()) co_return false;
     asio::steady_timer timer(co_await asio::this_coro::executor);
     const auto end = std::chrono::steady_clock::now() + how_long;
     // In short steps, so that a stopping server is noticed without cancelling timers across threads.
@@ -353,6 +360,7 @@ asio::awaitable<void> http_server::serve(boost::beast::tcp_stream tcp, strand on
         } catch (...) {
             failed = true;  // a handler that throws ends its connection; the server goes on
         }
+        co_await x.flush();  // what a stream wrote before it ended or dropped its connection
         if (failed || x.closes() || !req->keep_alive()) break;
     }
     {

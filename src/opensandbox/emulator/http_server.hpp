@@ -80,12 +80,18 @@ public:
 
     // A streamed reply: the head, then pieces of the body; false once the peer is gone.
     // Chunked to HTTP/1.1 peers; to HTTP/1.0 peers (which know no chunks) the body runs
-    // to the connection's close, as RFC 9112 §6.1 and §6.3 require.
+    // to the connection's close, as RFC 9112 §6.1 and §6.3 require. What a stream writes
+    // goes out in one write when it next waits, when it ends, when its handler returns or
+    // past 64 KiB: events made in one burst share a system call (an exec's head and its
+    // five events used to cost six), and the head goes with the first event, as execd's.
     boost::asio::awaitable<bool> begin_stream(http::response<http::empty_body> head);
     boost::asio::awaitable<bool> chunk(std::string_view text);
     boost::asio::awaitable<void> end_stream();
+    // Sends what the stream has written so far; false once the peer is gone.
+    boost::asio::awaitable<bool> flush();
 
-    // Waits, or less if the server stops; false when it stopped.
+    // Sends what the stream has written, then waits, or less if the server stops; false
+    // when it stopped or the peer is gone.
     boost::asio::awaitable<bool> wait(std::chrono::milliseconds how_long);
 
     // The connection closes after this exchange instead of staying open for the next.
@@ -103,9 +109,12 @@ private:
     unsigned short local_port_;
     const std::atomic<bool>& stopping_;
     std::chrono::milliseconds write_timeout_;
+    static constexpr std::size_t max_pending = 64 * 1024;
+
     bool close_ = false;
     bool streaming_ = false;
     bool chunked_ = true;
+    std::string pending_;
 };
 
 // True when no header value holds CR, LF or NUL (RFC 9110 §5.5): such a value could end
