@@ -1,6 +1,6 @@
 // The OpenSandbox client against a running `ngfail serve`, for benchmarks/run, beside the
 // official TypeScript SDK measured against the same server (tests/conformance/sdk_benchmark.mjs):
-// exec round trips one at a time (and the floor: the same request bytes with bare Beast on
+// exec round trips one at a time (through the asynchronous and the blocking face, and the floor: the same request bytes with bare Beast on
 // one kept-alive connection, nothing classified, read asynchronously on the same io_context
 // as the client and, for context, blocking; in alternating blocks), `parallel` execs at once
 // from one thread,
@@ -153,6 +153,13 @@ double one_at_a_time(asio::io_context& io, client& c, const std::string& id, con
     return ns_since(start) / count;
 }
 
+// The same through the blocking face: each call handed to the client's own I/O thread.
+double one_at_a_time_blocking(client& c, const std::string& id, const command& cmd, int count, int& failed) {
+    const auto start = clock_type::now();
+    for (int i = 0; i < count; ++i) failed += !c.try_exec(id, cmd);
+    return ns_since(start) / count;
+}
+
 // The floor: the client's exec request, byte for byte, on one kept-alive connection to the
 // sandbox's endpoint, the reply read whole and nothing classified.
 class bare_beast {
@@ -247,14 +254,17 @@ int main(int argc, char** argv) {
     (void)one_at_a_time(io, c, id, echo, 50, failed);  // warm up
     (void)floor.per_exec(50);
     (void)floor.per_exec_async(io, 50);
-    std::vector<double> client_blocks, floor_blocks, blocking_floor_blocks;
+    std::vector<double> client_blocks, client_blocking_blocks, floor_blocks, blocking_floor_blocks;
     const int block_rounds = std::max(1, rounds / 10);
+    (void)one_at_a_time_blocking(blocking, id, echo, 50, failed);
     for (int block = 0; block < 10; ++block) {
         client_blocks.push_back(one_at_a_time(io, c, id, echo, block_rounds, failed));
+        client_blocking_blocks.push_back(one_at_a_time_blocking(blocking, id, echo, block_rounds, failed));
         floor_blocks.push_back(floor.per_exec_async(io, block_rounds));
         blocking_floor_blocks.push_back(floor.per_exec(block_rounds));
     }
     add_blocks(results, "client_exec_one_at_a_time", client_blocks);
+    add_blocks(results, "client_blocking_exec_one_at_a_time", client_blocking_blocks);
     add_blocks(results, "floor_exec_one_at_a_time", floor_blocks);
     add_blocks(results, "blocking_floor_exec_one_at_a_time", blocking_floor_blocks);
 

@@ -36,6 +36,7 @@ struct metric {
     goal kind;
     double target;
     bool throughput = false;  // compare items_per_second (higher is better) instead of time
+    const char* unit = nullptr;  // the figures' unit when they are neither times nor rates
 };
 
 // The targets, one row each; then rows that only inform.
@@ -68,6 +69,16 @@ constexpr metric table[] = {
      "floor_exec_one_at_a_time", goal::ratio_at_most, 1.3},
     {"256 execs at once: TS SDK vs client (x faster)", "sdk_exec_256_at_once", "client_exec_256_at_once",
      goal::ratio_at_least, 2},
+    // The official Go SDK on the same workload and server (benchmarks/go_sdk; measured only
+    // when NGFAIL_OPENSANDBOX_SRC names an OpenSandbox checkout).
+    {"exec one at a time: Go SDK vs client's async face (x faster)", "go_sdk_exec_one_at_a_time",
+     "client_exec_one_at_a_time", goal::ratio_at_least, 2},
+    {"exec one at a time: Go SDK vs client's blocking face (x faster)", "go_sdk_exec_one_at_a_time",
+     "client_blocking_exec_one_at_a_time", goal::ratio_at_least, 1.8},
+    {"256 execs at once: Go SDK vs client (x faster)", "go_sdk_exec_256_at_once", "client_exec_256_at_once",
+     goal::ratio_at_least, 2},
+    {"memory per exec in flight: client (allocated) vs Go SDK (heap)", "client_kib_per_exec_in_flight",
+     "go_sdk_kib_per_exec_in_flight", goal::ratio_at_most, 0.5, false, " KiB"},
     {"memory per exec in flight (KiB allocated)", "client_kib_per_exec_in_flight", "", goal::value_at_most, 64},
     {"threads added by 256 execs at once", "client_threads_added", "", goal::value_at_most, 0},
     {"5% faulted: execs neither succeeded nor the injected failure", "client_faults_unaccounted", "",
@@ -90,7 +101,7 @@ constexpr metric table[] = {
     {"exec one at a time: client vs bare Beast with blocking reads", "client_exec_one_at_a_time",
      "blocking_floor_exec_one_at_a_time", goal::info, 0},
     {"memory per exec in flight (KiB resident, page-granular)", "client_rss_kib_per_exec_in_flight", "", goal::info,
-     0},
+     0, false, ""},
     {"256 execs at once with 5% faulted (ns per exec)", "client_exec_256_at_once_with_5pct_faults", "", goal::info, 0},
     {"full failure (with record) throughput, 1 -> 2 threads", "full_failure_threads/real_time/threads:2",
      "full_failure_threads/real_time/threads:1", goal::info, 0, true},
@@ -230,7 +241,7 @@ int main(int argc, char** argv) {
             continue;
         }
         const bool plain_value = m.kind == goal::value_at_most;
-        const std::string unit = plain_value ? "" : m.throughput ? "/s" : " ns";
+        const std::string unit = m.unit ? m.unit : plain_value ? "" : m.throughput ? "/s" : " ns";
         const char* op = m.kind == goal::ratio_at_least ? ">=" : "<=";
         const std::string target = m.kind == goal::info ? ""
                                    : std::string(op) + " " + number(m.target) +
