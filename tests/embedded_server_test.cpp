@@ -570,6 +570,22 @@ TEST(stranger, a_sandbox_runs_and_keeps_a_bounded_number_of_commands) {
     EXPECT_EQ(call(s.port(), http::verb::post, command, background).status, 429u) << "a ninth running command";
 }
 
+TEST(stranger, a_running_command_is_kept_while_finished_ones_are_forgotten) {
+    embedded_server s({.commands_per_sandbox = 4});
+    const std::string id = create(s);
+    const std::string command = "/sandboxes/" + id + "/proxy/44772/command";
+    const std::string sleeper =
+        stranger::command_id_of(call(s.port(), http::verb::post, command, R"({"command":"sleep 60","background":true})"));
+    std::vector<std::string> echoes;
+    for (int i = 0; i < 12; ++i) echoes.push_back(stranger::command_id_of(exec(s, id, "echo " + std::to_string(i))));
+    const auto status = [&](const std::string& run) {
+        return call(s.port(), http::verb::get, command + "/status/" + run).status;
+    };
+    EXPECT_EQ(status(sleeper), 200u) << "started first, still running: kept";
+    for (int i = 0; i < 9; ++i) EXPECT_EQ(status(echoes[i]), 404u) << "finished " << i << ": forgotten";
+    for (int i = 9; i < 12; ++i) EXPECT_EQ(status(echoes[i]), 200u) << "the newest three fill the room left";
+}
+
 TEST(stranger, a_sandboxs_commands_go_with_it) {
     embedded_server s;
     // 16 rounds of create, a 2 MiB command, delete: the server's memory stays flat (keeping

@@ -245,25 +245,20 @@ std::variant<command_run, sandbox_store::refused_start> sandbox_store::start_com
     });
     if (background && static_cast<std::size_t>(running) >= limits_.commands) return refused_start::too_many_running;
     s->commands.emplace(c.id, held_command{.run = c});
-    s->started.push_back(c.id);
     forget_old_commands(*s);
     return c;
 }
 
-// Oldest finished first; running commands stay (connections and background runs bound them).
+// The first finished first; running commands stay (connections and background runs bound
+// them). Only finished commands are queued, so 1,000 running ones are not walked past at
+// every start.
 void sandbox_store::forget_old_commands(held_sandbox& s) {
-    for (auto id = s.started.begin(); id != s.started.end();) {
-        if (s.commands.size() <= limits_.commands && s.output_bytes <= limits_.output_bytes) return;
-        const auto it = s.commands.find(*id);
-        if (it != s.commands.end() && it->second.run.running) {
-            ++id;
-            continue;
-        }
-        if (it != s.commands.end()) {
-            s.output_bytes -= it->second.output.size();
-            s.commands.erase(it);
-        }
-        id = s.started.erase(id);
+    while ((s.commands.size() > limits_.commands || s.output_bytes > limits_.output_bytes) && !s.finished.empty()) {
+        const auto it = s.commands.find(s.finished.front());
+        s.finished.pop_front();
+        if (it == s.commands.end()) continue;
+        s.output_bytes -= it->second.output.size();
+        s.commands.erase(it);
     }
 }
 
@@ -288,10 +283,12 @@ void sandbox_store::finish_command(const std::string& sandbox_id, const std::str
     const std::lock_guard lock(mutex_);
     const auto [s, c] = held(sandbox_id, command_id);
     if (!c) return;
+    const bool was_running = c->run.running;
     c->run.running = false;
     c->run.exit_code = exit_code;
     c->run.error = std::move(error);
     c->run.finished_at = wall_clock::now();
+    if (was_running) s->finished.push_back(command_id);
     forget_old_commands(*s);
 }
 

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -228,7 +229,7 @@ private:
         std::map<std::string, shell_state> sessions{};
         code_contexts contexts{};
         std::map<std::string, held_command> commands{};
-        std::vector<std::string> started{};  // command ids, oldest first
+        std::deque<std::string> finished{};  // command ids, in the order they finished
         std::size_t output_bytes = 0;
     };
 
