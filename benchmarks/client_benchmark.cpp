@@ -43,7 +43,8 @@ std::atomic<std::size_t> peak{0};
 
 void* counted(void* p) {
     if (p == nullptr) throw std::bad_alloc();
-    const std::size_t now = live.fetch_add(malloc_usable_size(p), std::memory_order_relaxed) + malloc_usable_size(p);
+    const std::size_t size = malloc_usable_size(p);
+    const std::size_t now = live.fetch_add(size, std::memory_order_relaxed) + size;
     std::size_t seen = peak.load(std::memory_order_relaxed);
     while (now > seen && !peak.compare_exchange_weak(seen, now, std::memory_order_relaxed)) {
     }

@@ -586,6 +586,42 @@ TEST(stranger, a_running_command_is_kept_while_finished_ones_are_forgotten) {
     for (int i = 9; i < 12; ++i) EXPECT_EQ(status(echoes[i]), 200u) << "the newest three fill the room left";
 }
 
+// Real execd kills a foreground command when its client disconnects (the request's context
+// ends): a stranger who starts execs and drops them must not pile up "running" commands.
+TEST(stranger, a_dropped_foreground_command_is_killed_and_then_forgotten) {
+    embedded_server s({.commands_per_sandbox = 4});
+    const std::string id = create(s);
+    const std::string body = R"({"command":"sleep 60"})";
+    const std::string request = "POST /sandboxes/" + id + "/proxy/44772/command HTTP/1.1\r\nHost: x\r\n"
+                                "Content-Type: application/json\r\nContent-Length: " +
+                                std::to_string(body.size()) + "\r\n\r\n" + body;
+    const auto start_and_drop = [&] {
+        const std::string seen = ngfail_test::exchange_raw(s.port(), request, 5s, false, "\"type\":\"init\"");
+        const auto text = seen.find("\"text\":\"");
+        return text == std::string::npos ? seen : seen.substr(text + 8, seen.find('"', text + 8) - text - 8);
+    };
+    const std::string command = "/sandboxes/" + id + "/proxy/44772/command";
+    const auto status = [&](const std::string& run) { return call(s.port(), http::verb::get, command + "/status/" + run); };
+    const auto running = [&](const std::string& run) { return status(run).object().at("running") == true; };
+
+    const std::string one = start_and_drop();
+    for (int i = 0; i < 100 && running(one); ++i) std::this_thread::sleep_for(10ms);
+    const auto killed = status(one).object();
+    EXPECT_EQ(killed.at("running"), false) << "killed when its peer went";
+    EXPECT_EQ(killed.at("exit_code"), -1);
+    EXPECT_EQ(killed.at("error"), "signal: killed");
+
+    std::vector<std::string> dropped;
+    const int drops = ngfail_test::instrumented ? 100 : 1000;
+    for (int i = 0; i < drops; ++i) dropped.push_back(start_and_drop());
+    const auto kept = [&] {
+        return std::count_if(dropped.begin(), dropped.end(), [&](const std::string& run) { return status(run).status == 200u; });
+    };
+    for (int i = 0; i < 50 && kept() > 4; ++i) std::this_thread::sleep_for(20ms);
+    EXPECT_LE(kept(), 4) << "of " << drops << " dropped execs, only the newest finished ones are kept";
+    EXPECT_EQ(call(s.port(), http::verb::post, command, R"({"command":"sleep 60","background":true})").status, 200u);
+}
+
 TEST(stranger, a_sandboxs_commands_go_with_it) {
     embedded_server s;
     // 16 rounds of create, a 2 MiB command, delete: the server's memory stays flat (keeping

@@ -16,9 +16,10 @@
 namespace ngfail_test {
 
 // Sends `bytes` on a fresh connection (then shuts the write side when `shut_write`) and
-// reads until the server closes it or `patience` passes between two reads.
+// reads until the server closes it, `patience` passes between two reads, or (when `until`
+// is not empty) what arrived contains `until`; then closes its end.
 inline std::string exchange_raw(unsigned short port, std::string_view bytes, std::chrono::milliseconds patience,
-                                bool shut_write = false) {
+                                bool shut_write = false, std::string_view until = {}) {
     boost::asio::io_context io;
     boost::asio::ip::tcp::socket socket(io);
     socket.connect({boost::asio::ip::make_address("127.0.0.1"), port});
@@ -31,7 +32,7 @@ inline std::string exchange_raw(unsigned short port, std::string_view bytes, std
     if (shut_write) socket.shutdown(boost::asio::ip::tcp::socket::shutdown_send, ec);
     std::string received;
     char chunk[16384];
-    for (;;) {
+    while (until.empty() || received.find(until) == std::string::npos) {
         const auto n = ::recv(socket.native_handle(), chunk, sizeof chunk, 0);
         if (n <= 0) break;
         received.append(chunk, static_cast<std::size_t>(n));

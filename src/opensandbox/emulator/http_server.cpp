@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <charconv>
 #include <sstream>
 #include <cstdint>
@@ -134,12 +135,19 @@ asio::awaitable<bool> exchange::flush() {
     co_return sent;
 }
 
+bool server_stream::peer_left() noexcept {
+    char byte = 0;
+    const auto n = ::recv(tcp_.socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+}
+
 asio::awaitable<bool> exchange::wait(std::chrono::milliseconds how_long) {
     if (!pending_.empty() && !co_await flush()) co_return false;
     asio::steady_timer timer(co_await asio::this_coro::executor);
     const auto end = std::chrono::steady_clock::now() + how_long;
     // In short steps, so that a stopping server is noticed without cancelling timers across threads.
     while (!stopping_) {
+        if (stream_.peer_left()) co_return false;
         const auto left = end - std::chrono::steady_clock::now();
         if (left <= std::chrono::steady_clock::duration::zero()) co_return true;
         timer.expires_after(std::min<std::chrono::steady_clock::duration>(left, wait_step));

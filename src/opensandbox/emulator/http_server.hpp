@@ -53,6 +53,12 @@ public:
     void expires_after(std::chrono::steady_clock::duration how_long) { tcp_.expires_after(how_long); }
     void expires_never() { tcp_.expires_never(); }
 
+    // True when the peer has closed or reset its side, seen without reading: what Go's
+    // server (execd's) notices at once through its background read, and ends the request
+    // for. A TLS peer's close_notify is data here, so a TLS peer's going is noticed at the
+    // next write instead.
+    [[nodiscard]] bool peer_left() noexcept;
+
 private:
     boost::beast::tcp_stream& tcp_;
     tls_stream* tls_;

@@ -166,30 +166,31 @@ void fail_sandbox(context& c, const std::string& sandbox_id, const status_shape&
     c.reconcile_addresses();
 }
 
-}  // namespace
+enum class afterwards { finished_or_ended, runs_on };
 
-awaitable<void> stream_run(context& c, exchange& x, call& k, const command_run& run, std::string_view init_text,
-                           const std::function<simulated_run()>& plan_run, bool background,
-                           std::optional<std::chrono::milliseconds> timeout) {
+// The stream itself; says whether the run goes on in the background after it.
+awaitable<afterwards> stream_until_the_end(context& c, exchange& x, call& k, const command_run& run,
+                                           std::string_view init_text, const std::function<simulated_run()>& plan_run,
+                                           bool background, std::optional<std::chrono::milliseconds> timeout) {
     using action = fault::action;
     const std::optional<action> misbehave = k.active_fault ? std::optional(k.active_fault->what) : std::nullopt;
     // Real execd's head goes out with its first event (gin writes it on the first flush): a
     // stream dropped before `init` has sent nothing at all.
     if (misbehave == action::drop_before_init) {
         x.close_connection();
-        co_return;
+        co_return afterwards::finished_or_ended;
     }
     http::response<http::empty_body> head(http::status::ok, x.req().version());
     head.set(http::field::content_type, "text/event-stream");
     head.set(http::field::cache_control, "no-cache");
     set_request_id(head);
-    if (!co_await x.begin_stream(std::move(head))) co_return;
+    if (!co_await x.begin_stream(std::move(head))) co_return afterwards::finished_or_ended;
     co_await x.chunk(text_frame("init", std::string(init_text)));
     co_await x.chunk(ping_frame());  // execd's pinger fires at once
     if (misbehave == action::drop_after_init || misbehave == action::crash) {
         if (misbehave == action::crash) fail_sandbox(c, k.sandbox_id, c.profile.crashed);
         x.close_connection();
-        co_return;
+        co_return afterwards::finished_or_ended;
     }
     if (misbehave == action::signal_exit || misbehave == action::oom_kill) {
         // The process execd waited on died by SIGKILL; an OOM kill also fails the sandbox.
@@ -197,18 +198,18 @@ awaitable<void> stream_run(context& c, exchange& x, call& k, const command_run& 
         c.sandboxes.finish_command(k.sandbox_id, run.id, -1, "signal: killed");
         co_await x.chunk(error_frame("-1", "signal: killed"));
         co_await x.end_stream();
-        co_return;
+        co_return afterwards::finished_or_ended;
     }
     simulated_run plan = plan_run();
     if (background) {
         co_await x.end_stream();
         asio::co_spawn(co_await asio::this_coro::executor,
                        run_in_background(c, k.sandbox_id, run.id, std::move(plan), timeout), asio::detached);
-        co_return;
+        co_return afterwards::runs_on;
     }
     const auto started = mono_clock::now();
     const ending how = co_await run_for(c, x, k, run.id, plan.runs_for, timeout);
-    if (how == ending::gone) co_return;
+    if (how == ending::gone) co_return afterwards::finished_or_ended;
     if (how != ending::completed) {
         const std::string_view signal = how == ending::killed ? "signal: killed" : "signal: terminated";
         c.sandboxes.finish_command(k.sandbox_id, run.id, -1, std::string(signal));
@@ -216,7 +217,7 @@ awaitable<void> stream_run(context& c, exchange& x, call& k, const command_run& 
                                                                                : error_frame("-1", signal);
         co_await x.chunk(last);
         co_await x.end_stream();
-        co_return;
+        co_return afterwards::finished_or_ended;
     }
     if (!plan.stdout_text.empty()) co_await x.chunk(text_frame("stdout", plan.stdout_text));
     if (!plan.stderr_text.empty()) co_await x.chunk(text_frame("stderr", plan.stderr_text));
@@ -236,7 +237,21 @@ awaitable<void> stream_run(context& c, exchange& x, call& k, const command_run& 
         co_await x.chunk(error_frame(std::to_string(plan.exit_code), error));
     }
     co_await x.end_stream();
+    co_return afterwards::finished_or_ended;
 }
+
+}  // namespace
+
+awaitable<void> stream_run(context& c, exchange& x, call& k, const command_run& run, std::string_view init_text,
+                           const std::function<simulated_run()>& plan_run, bool background,
+                           std::optional<std::chrono::milliseconds> timeout) {
+    const afterwards next = co_await stream_until_the_end(c, x, k, run, init_text, plan_run, background, timeout);
+    // A run whose stream ended first (its peer went, a fault dropped it) dies with it, as
+    // execd's request context SIGKILLs the process group when the client disconnects: it
+    // must not stay "running" forever, one more entry a stranger could pile up.
+    if (next == afterwards::finished_or_ended) c.sandboxes.finish_command(k.sandbox_id, run.id, -1, "signal: killed");
+}
+
 
 file_reader files_of(context& c, const call& k) {
     return [&c, id = k.sandbox_id](const std::string& path) {

@@ -240,10 +240,12 @@ std::variant<command_run, sandbox_store::refused_start> sandbox_store::start_com
     if (!s) return refused_start::no_sandbox;
     // Background commands only: a foreground one is held by its connection, which the
     // server's connection cap bounds.
-    const auto running = std::count_if(s->commands.begin(), s->commands.end(), [](const auto& held) {
-        return held.second.run.running && held.second.run.background;
-    });
-    if (background && static_cast<std::size_t>(running) >= limits_.commands) return refused_start::too_many_running;
+    const auto running_in_background = [&] {
+        return static_cast<std::size_t>(std::count_if(s->commands.begin(), s->commands.end(), [](const auto& held) {
+            return held.second.run.running && held.second.run.background;
+        }));
+    };
+    if (background && running_in_background() >= limits_.commands) return refused_start::too_many_running;
     s->commands.emplace(c.id, held_command{.run = c});
     forget_old_commands(*s);
     return c;
@@ -282,13 +284,12 @@ void sandbox_store::finish_command(const std::string& sandbox_id, const std::str
                                    std::string error) {
     const std::lock_guard lock(mutex_);
     const auto [s, c] = held(sandbox_id, command_id);
-    if (!c) return;
-    const bool was_running = c->run.running;
+    if (!c || !c->run.running) return;  // the first ending stands
     c->run.running = false;
     c->run.exit_code = exit_code;
     c->run.error = std::move(error);
     c->run.finished_at = wall_clock::now();
-    if (was_running) s->finished.push_back(command_id);
+    s->finished.push_back(command_id);
     forget_old_commands(*s);
 }
 

@@ -202,7 +202,9 @@ public:
     // Commands of one sandbox: each is found only through the sandbox that ran it. A start
     // is refused when the sandbox is gone, or (for a background command) when it already
     // runs `history_limits::commands` in the background: what a stranger's background
-    // commands hold is bounded too (foreground ones are bounded by the connection cap).
+    // commands hold is bounded too (foreground ones are bounded by the connection cap, and
+    // end with their connection). A command's first ending stands: finishing it again does
+    // nothing.
     enum class refused_start { no_sandbox, too_many_running };
     [[nodiscard]] std::variant<command_run, refused_start> start_command(const std::string& sandbox_id,
                                                                          std::string content, bool background);
