@@ -1,5 +1,6 @@
 // The emulator on its own, over real loopback sockets: each backend profile and named fault
 // answers with the shapes the reference notes record for real deployments.
+#include "support/emulator_calls.hpp"
 #include "support/peak_memory.hpp"
 #include "support/raw_client.hpp"
 #include "support/test_ca.hpp"
@@ -33,42 +34,9 @@ using ngfail::opensandbox::fault;
 using action = fault::action;
 using testing::HasSubstr;
 
-struct reply {
-    unsigned status = 0;
-    std::string body;
-    http::fields headers;
-    [[nodiscard]] json::object object() const { return json::parse(body).as_object(); }
-};
-
-// One request on a fresh connection.
-reply call(unsigned short port, http::verb verb, const std::string& target, const std::string& body = "",
-           const std::vector<std::pair<std::string, std::string>>& headers = {}) {
-    boost::asio::io_context io;
-    boost::asio::ip::tcp::socket socket(io);
-    socket.connect({boost::asio::ip::make_address("127.0.0.1"), port});
-    http::request<http::string_body> req(verb, target, 11);
-    req.set(http::field::host, "127.0.0.1");
-    if (!body.empty()) {
-        req.set(http::field::content_type, "application/json");
-        req.body() = body;
-    }
-    for (const auto& [name, value] : headers) req.set(name, value);
-    req.prepare_payload();
-    http::write(socket, req);
-    boost::beast::flat_buffer buffer;
-    http::response_parser<http::string_body> parser;
-    boost::beast::error_code ec;
-    http::read(socket, buffer, parser, ec);  // a dropped stream keeps what arrived before the drop
-    const auto& res = parser.get();
-    return {res.result_int(), res.body(), res.base()};
-}
-
-std::string create(const embedded_server& s, const std::string& extra = "") {
-    const auto r = call(s.port(), http::verb::post, "/v1/sandboxes",
-                        R"({"image":{"uri":"python:3.11"},"entrypoint":["sleep","inf"])" + extra + "}");
-    EXPECT_EQ(r.status, 202u) << r.body;
-    return std::string(r.object().at("id").as_string());
-}
+using ngfail_test::call;
+using ngfail_test::create;
+using ngfail_test::reply;
 
 json::object status_of(const embedded_server& s, const std::string& id) {
     return call(s.port(), http::verb::get, "/v1/sandboxes/" + id).object().at("status").as_object();

@@ -130,7 +130,8 @@ std::string serve_usage() {
            "  --fault '{\"operation\":\"exec\",\"action\":\"oom_kill\"}'\n"
            "Actions: oom_kill, image_pull_failure, expire, crash, http_error, drop_before_init,\n"
            "drop_after_init, no_terminal_event, signal_exit, stall (stall_ms), malformed_json,\n"
-           "sandbox_status (state, reason). POST /_ngfail/faults adds one while it runs.\n"
+           "sandbox_status (state, reason); on attach_terminal: taken_over, policy_close,\n"
+           "drop_mid_frame. POST /_ngfail/faults adds one while it runs.\n"
            "Serves until SIGINT or SIGTERM, then exits 0.\n";
 }
 

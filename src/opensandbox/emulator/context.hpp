@@ -75,6 +75,7 @@ std::span<const route> lifecycle_routes() noexcept;
 std::span<const route> execd_routes() noexcept;
 std::span<const route> filesystem_routes() noexcept;  // execd's files and directories
 std::span<const route> code_routes() noexcept;        // execd's code contexts and runs
+std::span<const route> terminal_routes() noexcept;    // execd's interactive terminals (PTY)
 
 // The whole request, routed: the one handler the HTTP server calls.
 boost::asio::awaitable<void> dispatch(context& c, exchange& x);

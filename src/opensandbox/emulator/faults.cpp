@@ -29,6 +29,9 @@ constexpr std::array action_names{
     action_row{action::stall, "stall"},
     action_row{action::malformed_json, "malformed_json"},
     action_row{action::sandbox_status, "sandbox_status"},
+    action_row{action::taken_over, "taken_over"},
+    action_row{action::policy_close, "policy_close"},
+    action_row{action::drop_mid_frame, "drop_mid_frame"},
 };
 
 failure bad_fault(std::string why) { return failure(kind::provider_request_rejected, "fault: " + why); }

@@ -100,6 +100,11 @@ public:
     // when it stopped or the peer is gone.
     boost::asio::awaitable<bool> wait(std::chrono::milliseconds how_long);
 
+    // The connection itself, for a handler that takes it over (a WebSocket), and whether the
+    // server is stopping (such a handler must then end).
+    [[nodiscard]] server_stream& stream() noexcept { return stream_; }
+    [[nodiscard]] bool stopping() const noexcept { return stopping_; }
+
     // The connection closes after this exchange instead of staying open for the next.
     void close_connection() noexcept { close_ = true; }
     [[nodiscard]] bool closes() const noexcept { return close_; }

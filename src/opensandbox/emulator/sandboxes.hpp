@@ -59,6 +59,10 @@ struct shell_state {
     std::map<std::string, std::string> env{};
 };
 
+// A sandbox's terminals (execd's PTY sessions) by id; terminal.hpp says what one does.
+class simulated_terminal;
+using terminal_map = std::map<std::string, std::shared_ptr<simulated_terminal>>;  // shared: deletable where incomplete
+
 // A code context (execd's Jupyter session): its kernel's language and what the kernel holds
 // between runs (simulated_interpreter.hpp says what runs in it).
 using kernel_value = std::variant<std::int64_t, std::string>;
@@ -85,6 +89,7 @@ struct code_contexts {
 struct history_limits {
     std::size_t commands = 256;
     std::size_t sessions = 256;  // bash sessions open at once
+    std::size_t terminals = 32;  // at once, each keeping up to 1 MiB of output to replay
     std::size_t output_bytes = 64u << 20;
     std::size_t snapshots = 256;  // kept at once, in the whole server (each holds a file tree)
     std::size_t sandboxes = 4096;  // alive at once, in the whole server
@@ -193,10 +198,22 @@ public:
         return with_part(sandbox_id, &held_sandbox::sessions, use);
     }
     [[nodiscard]] std::size_t sessions_per_sandbox() const noexcept { return limits_.sessions; }
+    [[nodiscard]] std::size_t terminals_per_sandbox() const noexcept { return limits_.terminals; }
     // The same for its code contexts (at most `history_limits::sessions` of them too).
     template <class Use>
     auto with_contexts(const std::string& sandbox_id, Use use) {
         return with_part(sandbox_id, &held_sandbox::contexts, use);
+    }
+
+    // The same for its terminals (at most `history_limits::terminals` of them), with its files
+    // as the commands typed into them read them.
+    template <class Use>
+    auto with_terminals(const std::string& sandbox_id, Use use)
+        -> std::optional<decltype(use(std::declval<terminal_map&>(), std::declval<const file_tree&>()))> {
+        const std::lock_guard lock(mutex_);
+        held_sandbox* s = live(sandbox_id);
+        if (!s) return std::nullopt;
+        return use(s->terminals, s->files);
     }
 
     // Commands of one sandbox: each is found only through the sandbox that ran it. A start
@@ -230,6 +247,7 @@ private:
         file_tree files{};
         std::map<std::string, shell_state> sessions{};
         code_contexts contexts{};
+        terminal_map terminals{};
         std::map<std::string, held_command> commands{};
         std::deque<std::string> finished{};  // command ids, in the order they finished
         std::size_t output_bytes = 0;

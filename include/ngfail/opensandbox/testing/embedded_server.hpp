@@ -37,7 +37,8 @@ enum class backend { kubernetes, docker };
 
 // One scripted misbehaviour, applied to the next `times` requests of `operation` (create,
 // get, list, kill, renew, pause, resume, endpoint, ping, exec, exec_status, exec_logs,
-// interrupt, upload, download, metrics).
+// interrupt, upload, download, metrics, create_terminal, terminal_status, delete_terminal,
+// attach_terminal, …: docs/opensandbox.md lists every operation).
 struct fault {
     enum class action {
         // Named for what happens; each shows what the configured backend really shows.
@@ -54,6 +55,10 @@ struct fault {
         stall,               // nothing is answered for `stall_for`
         malformed_json,      // a 200 whose body is not JSON
         sandbox_status,      // the reply reports the sandbox in `state` with `reason` (create, get)
+        // A terminal's WebSocket (attach_terminal), after the first input's output:
+        taken_over,          // closed with 4001 TAKEN_OVER, as when another client takes it over
+        policy_close,        // closed with 1008 (policy violation), as a proxy closes it
+        drop_mid_frame,      // half an output frame, then the connection closes
     };
 
     std::string operation{};
