@@ -345,6 +345,43 @@ TEST(classify_causes, another_librarys_category_is_not_evidence) {
     }
 }
 
+// A terminal's rows (execd's PTY controller): the close code and the code are the evidence,
+// never the close reason's text; input written before a failure may have reached the shell.
+TEST(classify_terminal, taken_over_policy_close_held_and_gone) {
+    expect_classified({.operation = "attach_terminal", .execution_id = "t", .close_code = 4001},
+                      {kind::provider_state_conflict, delivery::delivered}, "attached, nothing typed");
+    expect_classified({.operation = "attach_terminal", .execution_id = "t", .close_code = 4001, .input_written = true},
+                      {kind::provider_state_conflict, delivery::possibly_delivered});
+    expect_classified({.operation = "attach_terminal", .execution_id = "t", .close_code = 1008},
+                      {kind::provider_request_rejected, delivery::delivered});
+    expect_classified({.operation = "attach_terminal", .http_status = 409, .provider_code = "ALREADY_CONNECTED"},
+                      {kind::provider_state_conflict, delivery::not_sent});
+    expect_classified({.operation = "attach_terminal", .execution_id = "t", .provider_code = "ALREADY_CONNECTED"},
+                      {kind::provider_state_conflict, delivery::not_sent}, "a takeover that timed out, after the upgrade");
+    for (const char* op : {"attach_terminal", "terminal_status", "delete_terminal"}) {
+        expect_classified({.operation = op, .http_status = 404, .provider_code = "CONTEXT_NOT_FOUND"},
+                          {kind::session_lost, delivery::not_sent}, op);
+    }
+    expect_classified({.operation = "run_code", .http_status = 404, .provider_code = "CONTEXT_NOT_FOUND"},
+                      {kind::provider_request_rejected, delivery::not_sent}, "a code context is not a terminal");
+    expect_classified({.operation = "exec", .close_code = 4001}, {kind::undetermined, std::nullopt},
+                      "a close code means nothing outside a terminal");
+    expect_classified({.operation = "attach_terminal", .reason = "taken over by another client", .close_code = 1000},
+                      {kind::undetermined, std::nullopt}, "no text is read");
+}
+
+TEST(classify_terminal, a_dropped_attachment_is_delivered_unless_input_was_written) {
+    const auto drop = errno_code(std::errc::connection_reset);
+    expect_classified({.operation = "attach_terminal", .execution_id = "t", .transport_error = drop,
+                       .transport_phase = phase::receive},
+                      {kind::transport_peer_drop, delivery::delivered});
+    expect_classified({.operation = "attach_terminal", .execution_id = "t", .transport_error = drop,
+                       .transport_phase = phase::receive, .input_written = true},
+                      {kind::transport_peer_drop, delivery::possibly_delivered});
+    expect_classified({.operation = "attach_terminal", .transport_error = drop, .transport_phase = phase::receive},
+                      {kind::transport_peer_drop, delivery::possibly_delivered}, "during the upgrade");
+}
+
 TEST(classify_rules, each_row_is_named_by_what_it_establishes) {
     using ngfail::opensandbox::matching_rule;
     const std::vector<std::pair<observation, std::string_view>> cases{
@@ -357,6 +394,10 @@ TEST(classify_rules, each_row_is_named_by_what_it_establishes) {
         {{.operation = "get", .sandbox_state = "Terminated"}, "sandbox_lost"},
         {{.operation = "get", .http_status = 503, .provider_code = "INITIALIZATION_ERROR"}, "provider_not_ready"},
         {{.operation = "get", .http_status = 502, .provider_code = "BACKEND_CONNECTION_FAILED"}, "backend_unreachable"},
+        {{.operation = "attach_terminal", .close_code = 4001}, "terminal_taken_over"},
+        {{.operation = "attach_terminal", .close_code = 1008}, "terminal_policy_close"},
+        {{.operation = "attach_terminal", .http_status = 409, .provider_code = "ALREADY_CONNECTED"}, "terminal_held"},
+        {{.operation = "delete_terminal", .http_status = 404, .provider_code = "CONTEXT_NOT_FOUND"}, "terminal_gone"},
         {{.operation = "get", .http_status = 409}, "state_conflict"},
         {{.operation = "get", .http_status = 400}, "request_rejected"},
         {{.operation = "get", .http_status = 500}, "server_fault"},

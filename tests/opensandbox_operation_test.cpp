@@ -21,7 +21,7 @@ TEST(operation, every_operation_has_one_distinct_name_that_parses_back) {
         EXPECT_TRUE(names.insert(n).second) << n << " twice";
         EXPECT_EQ(parse_operation(n), op) << n;
     }
-    EXPECT_EQ(names.size(), 41u);
+    EXPECT_EQ(names.size(), 45u);
     EXPECT_FALSE(parse_operation("Exec"));
     EXPECT_FALSE(parse_operation(""));
 }
@@ -32,7 +32,7 @@ TEST(operation, reads_are_idempotent_and_what_starts_or_changes_something_is_not
                                operation::file_info, operation::list_directory, operation::delete_files,
                                operation::create_directories, operation::delete_directories,
                                operation::set_permissions, operation::search_files, operation::get_code_context,
-                               operation::list_code_contexts}) {
+                               operation::list_code_contexts, operation::terminal_status}) {
         EXPECT_EQ(traits(op).replay, replay_policy::idempotent) << traits(op).name;
     }
     for (const operation op : {operation::create, operation::exec, operation::kill, operation::renew,
@@ -40,7 +40,8 @@ TEST(operation, reads_are_idempotent_and_what_starts_or_changes_something_is_not
                                operation::create_session, operation::run_in_session, operation::delete_session,
                                operation::move_files, operation::replace_contents, operation::create_code_context,
                                operation::delete_code_context, operation::delete_code_contexts, operation::run_code,
-                               operation::interrupt_code}) {
+                               operation::interrupt_code, operation::create_terminal, operation::delete_terminal,
+                               operation::attach_terminal}) {
         EXPECT_EQ(traits(op).replay, replay_policy::before_delivery) << traits(op).name;
     }
 }
@@ -59,6 +60,11 @@ TEST(operation, the_table_decides_which_evidence_rules_apply) {
         << "an operation the table does not know has no exec rules";
     EXPECT_EQ(classify({.operation = "create", .transport_error = ngfail::opensandbox::errc::readiness_timeout}).kind,
               ngfail::kind::provider_start_failed);
+    const auto taken_over = [](operation op) {
+        return classify({.operation = std::string(ngfail::opensandbox::name(op)), .close_code = 4001}).kind;
+    };
+    EXPECT_EQ(taken_over(operation::attach_terminal), ngfail::kind::provider_state_conflict);
+    EXPECT_EQ(taken_over(operation::exec), ngfail::kind::undetermined) << "only a terminal's failures read close codes";
 }
 
 }  // namespace

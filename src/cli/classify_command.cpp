@@ -74,8 +74,8 @@ constexpr std::array<std::pair<std::string_view, opensandbox::phase>, 3> phases{
 
 const arg_spec spec{.with_value = {"operation", "sandbox-id", "http-status", "provider-code", "provider-status-reason",
                                    "sandbox-state", "exit-code", "execution-id", "transport-error", "transport-phase",
-                                   "failure-kind", "retry-after"},
-                    .flags = {"json"}};
+                                   "failure-kind", "retry-after", "close-code"},
+                    .flags = {"json", "input-written"}};
 
 // The observation the flags describe, or a one-line error.
 std::variant<opensandbox::observation, std::string> observation_of(const parsed_args& a) {
@@ -90,7 +90,9 @@ std::variant<opensandbox::observation, std::string> observation_of(const parsed_
     seen.sandbox_state = a.value("sandbox-state");
     seen.execution_id = a.value("execution-id");
     seen.failure_kind = a.value("failure-kind");
-    for (const auto& [flag, field] : {std::pair{"http-status", &seen.http_status}, std::pair{"exit-code", &seen.exit_code}}) {
+    seen.input_written = a.has("input-written");
+    for (const auto& [flag, field] : {std::pair{"http-status", &seen.http_status}, std::pair{"exit-code", &seen.exit_code},
+                                      std::pair{"close-code", &seen.close_code}}) {
         if (const auto text = a.value(flag)) {
             *field = to_int(*text);
             if (!*field) return "--" + std::string(flag) + " needs an integer, not '" + *text + "'";
@@ -155,11 +157,12 @@ std::string classify_usage() {
            "                       [--provider-status-reason R] [--sandbox-state S] [--exit-code N]\n"
            "                       [--execution-id ID] [--sandbox-id ID] [--retry-after SECONDS]\n"
            "                       [--transport-error NAME --transport-phase connect|send|receive]\n"
-           "                       [--failure-kind K] [--json]\n"
+           "                       [--close-code N] [--input-written] [--failure-kind K] [--json]\n"
            "\n"
            "Runs the OpenSandbox evidence classifier on the structured evidence given and prints\n"
            "the kind and delivery it establishes (docs/opensandbox.md has the table). With --json,\n"
-           "prints the event record as it travels on the wire.\n"
+           "prints the event record as it travels on the wire. --close-code is a terminal's WebSocket\n"
+           "close code (4001 taken over, 1008 policy); --input-written says input was written on it.\n"
            "\n"
            "OP: " + operation_names() + "\n"
            "NAME: " + transport_error_names() + "\n";

@@ -68,6 +68,11 @@ struct observation {
     std::optional<std::chrono::seconds> retry_after{};
     std::error_code transport_error{};
     std::optional<phase> transport_phase{};
+    // An interactive terminal's WebSocket: the close code the peer sent (RFC 6455 §7.4; execd
+    // closes a holder that another client takes over with 4001, a proxy's policy with 1008),
+    // and whether input was written on the attachment before it failed.
+    std::optional<int> close_code{};
+    bool input_written = false;
 };
 
 struct classification {

@@ -39,6 +39,8 @@ enum class operation : int {
     // execd: code contexts and code runs
     create_code_context, get_code_context, list_code_contexts, delete_code_context, delete_code_contexts,
     run_code, interrupt_code,
+    // execd: interactive terminals (PTY sessions)
+    create_terminal, terminal_status, delete_terminal, attach_terminal,
 };
 
 struct operation_traits {
@@ -46,6 +48,7 @@ struct operation_traits {
     replay_policy replay;    // GETs idempotent; requests that start or change something before_delivery
     bool command_evidence;   // its failures speak of a command (exit codes, a lost stream): exec's rules
     bool creates_sandbox;    // its effect is a new sandbox: create's rules
+    bool terminal_evidence;  // its failures speak of a terminal (WebSocket close codes, a gone session)
 };
 
 // Every operation, in enumerator order.

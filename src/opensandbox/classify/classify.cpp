@@ -30,6 +30,7 @@ enum class network {
 enum class code_name : unsigned char {
     other, pod_ready_timeout, quota_exceeded, pool_capacity_exhausted, sandbox_not_found,
     pod_ip_not_available, initialization_error, backend_connection_failed,
+    context_not_found, already_connected,  // execd's: a session (a terminal) unknown, or held
 };
 enum class status_reason : unsigned char { other, oom_killed, image_pull_failed };
 
@@ -41,10 +42,13 @@ struct evidence {
     status_reason reason = status_reason::other;
     bool terminal_state = false;  // Terminated or Failed
     std::optional<int> exit_code;
-    bool execution_known = false;
+    bool execution_known = false;  // for a terminal: its WebSocket was established
     bool sandbox_known = false;
     network net = network::none;
     std::optional<phase> at;
+    bool terminal = false;
+    std::optional<int> close_code;
+    bool input_written = false;
 };
 
 // `*NAME` codes match with any backend prefix ("DOCKER::", "KUBERNETES::"); the proxy's
@@ -54,7 +58,7 @@ struct known_code {
     code_name tag;
     bool any_backend;
 };
-constexpr std::array<known_code, 7> known_codes{{
+constexpr std::array<known_code, 9> known_codes{{
     {"POD_READY_TIMEOUT", code_name::pod_ready_timeout, true},
     {"QUOTA_EXCEEDED", code_name::quota_exceeded, true},
     {"POOL_CAPACITY_EXHAUSTED", code_name::pool_capacity_exhausted, true},
@@ -62,6 +66,8 @@ constexpr std::array<known_code, 7> known_codes{{
     {"POD_IP_NOT_AVAILABLE", code_name::pod_ip_not_available, true},
     {"INITIALIZATION_ERROR", code_name::initialization_error, true},
     {"BACKEND_CONNECTION_FAILED", code_name::backend_connection_failed, false},
+    {"CONTEXT_NOT_FOUND", code_name::context_not_found, false},
+    {"ALREADY_CONNECTED", code_name::already_connected, false},
 }};
 
 code_name code_name_of(std::string_view code) noexcept {
@@ -175,6 +181,16 @@ bool backend_unreachable(const evidence& e) noexcept {
     return e.status == 502 && e.code == code_name::backend_connection_failed;
 }
 bool state_conflict(const evidence& e) noexcept { return e.status == 409; }
+// A terminal's own evidence (execd's PTY controller): its holder evicted by another
+// client's takeover (close 4001), a proxy's policy close (1008), another client holding it
+// (ALREADY_CONNECTED: the 409 before the upgrade, or the error frame of a takeover that
+// timed out), the session unknown to execd (404 CONTEXT_NOT_FOUND). Never a close reason's text.
+bool terminal_taken_over(const evidence& e) noexcept { return e.terminal && e.close_code == 4001; }
+bool terminal_policy_close(const evidence& e) noexcept { return e.terminal && e.close_code == 1008; }
+bool terminal_held(const evidence& e) noexcept { return e.terminal && e.code == code_name::already_connected; }
+bool terminal_gone(const evidence& e) noexcept {
+    return e.terminal && e.status == 404 && e.code == code_name::context_not_found;
+}
 bool other_4xx(const evidence& e) noexcept { return e.status && *e.status >= 400 && *e.status < 500; }
 bool other_5xx(const evidence& e) noexcept { return e.status && *e.status >= 500 && *e.status < 600; }
 // A refusal and a failed name lookup happen only before anything is sent: they say the
@@ -216,7 +232,13 @@ std::optional<delivery> delivered_if_effect_known(const evidence& e) noexcept {
 std::optional<delivery> lost_delivery(const evidence& e) noexcept {
     return lost_by_reply(e) ? delivery::not_sent : delivered_if_effect_known(e);
 }
+// A terminal's input, once written, may or may not have reached the shell; an attachment
+// that wrote none was established (the shell started) or not known to be.
+std::optional<delivery> terminal_delivery(const evidence& e) noexcept {
+    return !e.input_written && e.execution_known ? delivery::delivered : delivery::possibly_delivered;
+}
 std::optional<delivery> after_connect(const evidence& e) noexcept {
+    if (e.terminal) return terminal_delivery(e);
     return e.exec && e.execution_known ? delivery::delivered : delivery::possibly_delivered;
 }
 std::optional<delivery> by_phase(const evidence& e) noexcept {
@@ -241,6 +263,10 @@ constexpr std::array evidence_table{
     row{"credentials_rejected",   credentials_rejected,    kind::provider_credentials_rejected, not_sent},
     row{"quota_exhausted",        quota_exhausted,         kind::provider_quota_exhausted,      not_sent},
     row{"sandbox_lost",           sandbox_lost,            kind::provider_sandbox_lost,         lost_delivery},
+    row{"terminal_taken_over",    terminal_taken_over,     kind::provider_state_conflict,       terminal_delivery},
+    row{"terminal_policy_close",  terminal_policy_close,   kind::provider_request_rejected,     terminal_delivery},
+    row{"terminal_held",          terminal_held,           kind::provider_state_conflict,       not_sent},
+    row{"terminal_gone",          terminal_gone,           kind::session_lost,                  not_sent},
     row{"provider_not_ready",     provider_not_ready,      kind::provider_unavailable,          not_sent},
     row{"backend_unreachable",    backend_unreachable,     kind::transport_unreachable,         not_sent},
     row{"state_conflict",         state_conflict,          kind::provider_state_conflict,       not_sent},
@@ -321,7 +347,10 @@ evidence evidence_of(const observation& seen) noexcept {
                .execution_known = seen.execution_id.has_value(),
                .sandbox_known = seen.sandbox_id.has_value(),
                .net = network_of(seen.transport_error),
-               .at = seen.transport_phase};
+               .at = seen.transport_phase,
+               .terminal = op && op->terminal_evidence,
+               .close_code = seen.close_code,
+               .input_written = seen.input_written};
     // What the observation leaves out, the cause may carry structurally.
     if (seen.cause && (!seen.http_status || !seen.provider_code || !seen.transport_error)) {
         const cause_facts from_cause = facts_of(seen.cause);

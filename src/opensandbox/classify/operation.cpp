@@ -8,59 +8,64 @@ namespace {
 using enum replay_policy;
 
 // Index = enumerator value.
-constexpr std::array<operation_traits, 41> table{{
-    //  name           replay           command  creates
-    {"create",      before_delivery, false,   true},
-    {"get",         idempotent,      false,   false},
-    {"list",        idempotent,      false,   false},
-    {"kill",        before_delivery, false,   false},
-    {"renew",       before_delivery, false,   false},
-    {"pause",       before_delivery, false,   false},
-    {"resume",      before_delivery, false,   false},
-    {"endpoint",    idempotent,      false,   false},
-    {"ping",        idempotent,      false,   false},
-    {"exec",        before_delivery, true,    false},
-    {"exec_status", idempotent,      true,    false},
-    {"exec_logs",   idempotent,      false,   false},
-    {"interrupt",   before_delivery, false,   false},
-    {"upload",      before_delivery, false,   false},
-    {"download",    idempotent,      false,   false},
+constexpr std::array<operation_traits, 45> table{{
+    //  name           replay           command  creates  terminal
+    {"create",      before_delivery, false,   true, false},
+    {"get",         idempotent,      false,   false, false},
+    {"list",        idempotent,      false,   false, false},
+    {"kill",        before_delivery, false,   false, false},
+    {"renew",       before_delivery, false,   false, false},
+    {"pause",       before_delivery, false,   false, false},
+    {"resume",      before_delivery, false,   false, false},
+    {"endpoint",    idempotent,      false,   false, false},
+    {"ping",        idempotent,      false,   false, false},
+    {"exec",        before_delivery, true,    false, false},
+    {"exec_status", idempotent,      true,    false, false},
+    {"exec_logs",   idempotent,      false,   false, false},
+    {"interrupt",   before_delivery, false,   false, false},
+    {"upload",      before_delivery, false,   false, false},
+    {"download",    idempotent,      false,   false, false},
     // execd makes these safe to repeat: a missing file or directory is no error to delete,
     // an existing one none to create (mkdir -p).
-    {"file_info",          idempotent, false, false},
-    {"delete_files",       idempotent, false, false},
-    {"list_directory",     idempotent, false, false},
-    {"create_directories", idempotent, false, false},
-    {"delete_directories", idempotent, false, false},
+    {"file_info",          idempotent, false, false, false},
+    {"delete_files",       idempotent, false, false, false},
+    {"list_directory",     idempotent, false, false, false},
+    {"create_directories", idempotent, false, false, false},
+    {"delete_directories", idempotent, false, false, false},
     // A bash session's run streams as exec does and is read by exec's rules.
-    {"create_session",     before_delivery, false, false},
-    {"run_in_session",     before_delivery, true,  false},
-    {"delete_session",     before_delivery, false, false},
+    {"create_session",     before_delivery, false, false, false},
+    {"run_in_session",     before_delivery, true,  false, false},
+    {"delete_session",     before_delivery, false, false, false},
     // A second move finds its source gone, and a second replacement replaces again;
     // setting the same permissions twice and searching change nothing more.
-    {"move_files",         before_delivery, false, false},
-    {"set_permissions",    idempotent,      false, false},
-    {"search_files",       idempotent,      false, false},
-    {"replace_contents",   before_delivery, false, false},
+    {"move_files",         before_delivery, false, false, false},
+    {"set_permissions",    idempotent,      false, false, false},
+    {"search_files",       idempotent,      false, false, false},
+    {"replace_contents",   before_delivery, false, false, false},
     // a snapshot's creation starts work on the server; deleting it is a change, as kill is
-    {"create_snapshot",    before_delivery, false, false},
-    {"get_snapshot",       idempotent,      false, false},
-    {"list_snapshots",     idempotent,      false, false},
-    {"delete_snapshot",    before_delivery, false, false},
-    {"metrics",            idempotent,      false, false},
-    {"watch_metrics",      idempotent,      false, false},
+    {"create_snapshot",    before_delivery, false, false, false},
+    {"get_snapshot",       idempotent,      false, false, false},
+    {"list_snapshots",     idempotent,      false, false, false},
+    {"delete_snapshot",    before_delivery, false, false, false},
+    {"metrics",            idempotent,      false, false, false},
+    {"watch_metrics",      idempotent,      false, false, false},
     // a merge patch is idempotent in itself, but the server takes no version: a repeat could
     // undo another writer's change that came between
-    {"metadata",           before_delivery, false, false},
+    {"metadata",           before_delivery, false, false, false},
     // A code run streams as exec does and is read by exec's rules; a second interrupt could
     // stop the run that came after the first.
-    {"create_code_context",  before_delivery, false, false},
-    {"get_code_context",     idempotent,      false, false},
-    {"list_code_contexts",   idempotent,      false, false},
-    {"delete_code_context",  before_delivery, false, false},
-    {"delete_code_contexts", before_delivery, false, false},
-    {"run_code",             before_delivery, true,  false},
-    {"interrupt_code",       before_delivery, false, false},
+    {"create_code_context",  before_delivery, false, false, false},
+    {"get_code_context",     idempotent,      false, false, false},
+    {"list_code_contexts",   idempotent,      false, false, false},
+    {"delete_code_context",  before_delivery, false, false, false},
+    {"delete_code_contexts", before_delivery, false, false, false},
+    {"run_code",             before_delivery, true,  false, false},
+    {"interrupt_code",       before_delivery, false, false, false},
+    // Attaching starts the shell (and a takeover evicts the holder): not repeated once sent.
+    {"create_terminal",      before_delivery, false, false, true},
+    {"terminal_status",      idempotent,      false, false, true},
+    {"delete_terminal",      before_delivery, false, false, true},
+    {"attach_terminal",      before_delivery, false, false, true},
 }};
 
 constexpr auto operations = [] {
