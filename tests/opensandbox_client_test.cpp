@@ -2,6 +2,7 @@
 // row of the evidence table that a fault can produce, through both faces, over HTTP and
 // HTTPS, through the server proxy and direct endpoints.
 #include "support/test_ca.hpp"
+#include "support/transports.hpp"
 
 #include <ngfail/json.hpp>
 #include <ngfail/opensandbox.hpp>
@@ -33,31 +34,18 @@ struct expected {
     std::optional<delivery> d;
 };
 
-// How the client reaches the server.
-struct transport {
-    bool tls;
-    bool proxy;
-};
+using ngfail_test::transport;
 
 class opensandbox_e2e : public testing::TestWithParam<transport> {
 protected:
     static ngfail::opensandbox::server_options server_options() {
-        ngfail::opensandbox::server_options o{.api_key = std::string(secret), .ping_every = 50ms, .metrics_every = 20ms};
-        if (GetParam().tls) {
-            o.tls_certificate_file = ngfail_test::ca().file("server.pem");
-            o.tls_key_file = ngfail_test::ca().file("server.key");
-        }
-        return o;
+        return ngfail_test::serving(GetParam(), {.api_key = std::string(secret), .ping_every = 50ms, .metrics_every = 20ms});
     }
 
     // Options for a client of this test's server and transport.
     [[nodiscard]] ngfail::opensandbox::client_options options(std::string_view key = secret,
                                                               std::chrono::milliseconds timeout = 5s) const {
-        ngfail::opensandbox::client_options o{.api_key = std::string(key), .timeout = timeout,
-                                              .use_server_proxy = GetParam().proxy};
-        o.base_url = std::string(GetParam().tls ? "https" : "http") + "://127.0.0.1:" + std::to_string(server.port());
-        if (GetParam().tls) o.tls.ca_file = ngfail_test::ca().file("ca.pem");
-        return o;
+        return ngfail_test::reaching(GetParam(), server.port(), {.api_key = std::string(key), .timeout = timeout});
     }
 
     embedded_server server{server_options()};
@@ -538,11 +526,8 @@ TEST_P(opensandbox_e2e, the_api_key_appears_in_no_failure_of_any_fault) {
     }
 }
 
-const auto every_transport = testing::Values(transport{false, false}, transport{false, true}, transport{true, false},
-                                             transport{true, true});
-std::string transport_name(const testing::TestParamInfo<transport>& info) {
-    return std::string(info.param.tls ? "https" : "http") + (info.param.proxy ? "_proxy" : "_direct");
-}
+using ngfail_test::every_transport;
+using ngfail_test::transport_name;
 INSTANTIATE_TEST_SUITE_P(transports, opensandbox_e2e, every_transport, transport_name);
 
 }  // namespace

@@ -71,12 +71,46 @@
 #include <string_view>
 #include <type_traits>
 #include <utility>
+#include <variant>
 #include <vector>
 
 namespace ngfail::opensandbox {
 
 namespace detail {
 struct client_state;  // what the operations share; defined with them
+
+// Awaits the operation, then calls the handler on its own executor with the result.
+template <class T, class Handler>
+boost::asio::awaitable<void> finish(boost::asio::awaitable<result<T>> operation, Handler handler,
+                                    boost::asio::any_io_executor fallback) {
+    std::optional<result<T>> done;
+    try {
+        done.emplace(co_await std::move(operation));
+    } catch (...) {  // the operations catch everything but a failure to allocate
+        done.emplace(failure(kind::transport_local_resource));
+    }
+    auto on = boost::asio::get_associated_executor(handler, fallback);
+    boost::asio::dispatch(on, [handler = std::move(handler), r = std::move(*done)]() mutable {
+        std::move(handler)(std::move(r));
+    });
+}
+
+// `client::complete` (below), for anything whose operations run on `executor`.
+template <class T, class CompletionToken>
+auto complete_on(boost::asio::any_io_executor executor, boost::asio::awaitable<result<T>> operation,
+                 CompletionToken&& token) {
+    if constexpr (std::is_same_v<std::decay_t<CompletionToken>, boost::asio::use_awaitable_t<>>) {
+        return operation;  // awaited where it is awaited, as a coroutine's own call is
+    } else {
+        return boost::asio::async_initiate<CompletionToken, void(result<T>)>(
+            [executor](auto handler, boost::asio::awaitable<result<T>> op) {
+                auto slot = boost::asio::get_associated_cancellation_slot(handler);
+                boost::asio::co_spawn(executor, finish(std::move(op), std::move(handler), executor),
+                                      boost::asio::bind_cancellation_slot(slot, boost::asio::detached));
+            },
+            token, std::move(operation));
+    }
+}
 }  // namespace detail
 
 // The client's own retry budget for each call, unless `call_options::allowance` brings the
@@ -434,6 +468,46 @@ struct command_status {
     std::optional<std::string> error{};
 };
 
+// An interactive terminal (execd's PTY session): a shell that starts with the first attach
+// and outlives its holders. `command`, when given, is what it runs (bash -c) before it exits.
+struct terminal_request {
+    std::optional<std::string> cwd{};
+    std::optional<std::string> command{};
+};
+
+struct terminal_info {
+    std::string id{};
+    bool running = false;            // its shell has started and not exited
+    std::int64_t output_offset = 0;  // the bytes it has written: a re-attach's `since`
+};
+
+// How to attach: one client holds a terminal at a time; a second attach fails as
+// `provider_state_conflict` (delivery `not_sent`) unless it takes over, which closes the
+// holder's connection (its reads fail as `provider_state_conflict`). `since` replays the
+// output from that byte offset (execd keeps the newest 1 MiB). `pipe` starts the shell with
+// pipes instead of a terminal (stderr apart, no echo). A peer silent for `idle_timeout`
+// (pings keep it alive) is gone.
+struct attach_options {
+    bool takeover = false;
+    std::optional<std::int64_t> since{};
+    bool pipe = false;
+    std::chrono::milliseconds idle_timeout{60000};
+};
+
+// What a terminal sends: output as it comes (or replayed, at its offset), or its shell's exit.
+enum class terminal_stream { stdout_bytes, stderr_bytes, replay };
+struct terminal_output {
+    terminal_stream stream = terminal_stream::stdout_bytes;
+    std::int64_t offset = 0;  // of its first byte in the terminal's output
+    std::string bytes{};
+};
+struct terminal_exit {
+    int exit_code = 0;  // -1: killed (a delete, a signal)
+};
+using terminal_event = std::variant<terminal_output, terminal_exit>;
+
+class terminal_session;  // an attached terminal: <ngfail/opensandbox/terminal.hpp>
+
 // A transport failure, with the phase it happened in (connecting means nothing was sent).
 class connection_error : public boost::system::system_error {
 public:
@@ -557,6 +631,19 @@ public:
                               const call_options& options = {});
     code_result run_code(std::string_view sandbox_id, const code_run& run, const call_options& options = {});
     void interrupt_code(std::string_view sandbox_id, std::string_view context_id, const call_options& options = {});
+    // Interactive terminals (execd's PTY sessions). `attach_terminal` opens the terminal's
+    // WebSocket through the sandbox's execd endpoint (the server proxy or a direct endpoint,
+    // TLS when the server is https, with the endpoint's headers and token) and returns once
+    // the terminal says it is connected; the session then reads and writes (terminal.hpp).
+    // A terminal another client holds, or one taken over, is `provider_state_conflict`; one
+    // deleted or unknown is `session_lost`.
+    std::string create_terminal(std::string_view sandbox_id, const terminal_request& request = {},
+                                const call_options& options = {});
+    terminal_info terminal_status(std::string_view sandbox_id, std::string_view terminal_id,
+                                  const call_options& options = {});
+    void delete_terminal(std::string_view sandbox_id, std::string_view terminal_id, const call_options& options = {});
+    terminal_session attach_terminal(std::string_view sandbox_id, std::string_view terminal_id,
+                                     const attach_options& attach = {}, const call_options& options = {});
 
     result<sandbox_info> try_create(const create_request& request, const call_options& options = {}) noexcept;
     result<sandbox_info> try_get(std::string_view sandbox_id, const call_options& options = {}) noexcept;
@@ -643,6 +730,15 @@ public:
                                      const call_options& options = {}) noexcept;
     result<void> try_interrupt_code(std::string_view sandbox_id, std::string_view context_id,
                                     const call_options& options = {}) noexcept;
+    result<std::string> try_create_terminal(std::string_view sandbox_id, const terminal_request& request = {},
+                                            const call_options& options = {}) noexcept;
+    result<terminal_info> try_terminal_status(std::string_view sandbox_id, std::string_view terminal_id,
+                                              const call_options& options = {}) noexcept;
+    result<void> try_delete_terminal(std::string_view sandbox_id, std::string_view terminal_id,
+                                     const call_options& options = {}) noexcept;
+    result<terminal_session> try_attach_terminal(std::string_view sandbox_id, std::string_view terminal_id,
+                                                 const attach_options& attach = {},
+                                                 const call_options& options = {}) noexcept;
 
     // The asynchronous face: the same calls as awaitables. Arguments are copied into the
     // operation when it is made, so the awaitable may be stored and awaited later. Requests
@@ -888,6 +984,28 @@ public:
                               const call_options& options = {}, CompletionToken&& token = {}) {
         return complete(make_interrupt_code(sandbox_id, context_id, options), std::forward<CompletionToken>(token));
     }
+    template <class CompletionToken = default_completion_token>
+    auto async_create_terminal(std::string_view sandbox_id, const terminal_request& request = {},
+                               const call_options& options = {}, CompletionToken&& token = {}) {
+        return complete(make_create_terminal(sandbox_id, request, options), std::forward<CompletionToken>(token));
+    }
+    template <class CompletionToken = default_completion_token>
+    auto async_terminal_status(std::string_view sandbox_id, std::string_view terminal_id,
+                               const call_options& options = {}, CompletionToken&& token = {}) {
+        return complete(make_terminal_status(sandbox_id, terminal_id, options), std::forward<CompletionToken>(token));
+    }
+    template <class CompletionToken = default_completion_token>
+    auto async_delete_terminal(std::string_view sandbox_id, std::string_view terminal_id,
+                               const call_options& options = {}, CompletionToken&& token = {}) {
+        return complete(make_delete_terminal(sandbox_id, terminal_id, options), std::forward<CompletionToken>(token));
+    }
+    template <class CompletionToken = default_completion_token>
+    auto async_attach_terminal(std::string_view sandbox_id, std::string_view terminal_id,
+                               const attach_options& attach = {}, const call_options& options = {},
+                               CompletionToken&& token = {}) {
+        return complete(make_attach_terminal(sandbox_id, terminal_id, attach, options),
+                        std::forward<CompletionToken>(token));
+    }
 
     // What every `async_*` does with its token: an operation completed through an Asio
     // completion token (a callback taking `result<T>`, `asio::deferred`, `asio::use_future`).
@@ -900,13 +1018,7 @@ public:
     // completes as `cancelled`. With the default token the operation itself is returned.
     template <class T, class CompletionToken>
     auto complete(awaitable<T> operation, CompletionToken&& token) {
-        if constexpr (std::is_same_v<std::decay_t<CompletionToken>, default_completion_token>) {
-            return operation;  // awaited where it is awaited, as a coroutine's own call is
-        } else {
-            return boost::asio::async_initiate<CompletionToken, void(result<T>)>(
-                [this](auto handler, awaitable<T> op) { this->start(std::move(op), std::move(handler)); }, token,
-                std::move(operation));
-        }
+        return detail::complete_on(get_executor(), std::move(operation), std::forward<CompletionToken>(token));
     }
 
 private:
@@ -991,31 +1103,18 @@ private:
                                          const call_options& options);
     awaitable<void> make_interrupt_code(std::string_view sandbox_id, std::string_view context_id,
                                         const call_options& options);
-
-    template <class T, class Handler>
-    void start(awaitable<T> operation, Handler handler) {
-        auto slot = boost::asio::get_associated_cancellation_slot(handler);
-        boost::asio::co_spawn(get_executor(), finish(std::move(operation), std::move(handler), get_executor()),
-                              boost::asio::bind_cancellation_slot(slot, boost::asio::detached));
-    }
-
-    // Awaits the operation, then calls the handler on its own executor with the result.
-    template <class T, class Handler>
-    static boost::asio::awaitable<void> finish(awaitable<T> operation, Handler handler,
-                                              boost::asio::any_io_executor fallback) {
-        std::optional<result<T>> done;
-        try {
-            done.emplace(co_await std::move(operation));
-        } catch (...) {  // the operations catch everything but a failure to allocate
-            done.emplace(failure(kind::transport_local_resource));
-        }
-        auto on = boost::asio::get_associated_executor(handler, fallback);
-        boost::asio::dispatch(on, [handler = std::move(handler), r = std::move(*done)]() mutable {
-            std::move(handler)(std::move(r));
-        });
-    }
+    awaitable<std::string> make_create_terminal(std::string_view sandbox_id, const terminal_request& request,
+                                                const call_options& options);
+    awaitable<terminal_info> make_terminal_status(std::string_view sandbox_id, std::string_view terminal_id,
+                                                  const call_options& options);
+    awaitable<void> make_delete_terminal(std::string_view sandbox_id, std::string_view terminal_id,
+                                         const call_options& options);
+    awaitable<terminal_session> make_attach_terminal(std::string_view sandbox_id, std::string_view terminal_id,
+                                                     const attach_options& attach, const call_options& options);
 
     std::unique_ptr<detail::client_state> state_;
 };
 
 }  // namespace ngfail::opensandbox
+
+#include <ngfail/opensandbox/terminal.hpp>  // the attached terminal, which the client returns

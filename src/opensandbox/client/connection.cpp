@@ -170,6 +170,12 @@ bool connection::still_open() noexcept {
     return ec == asio::error::would_block;  // neither data nor an end of stream waiting
 }
 
+void connection::shut() noexcept {
+    error_code ignored;
+    plain().socket().shutdown(tcp::socket::shutdown_both, ignored);
+    plain().socket().close(ignored);
+}
+
 void connection::fail(error_code ec, phase at) {
     const auto& http_errors = beast_http::make_error_code(beast_http::error::end_of_stream).category();
     const bool cut_short = ec == beast_http::error::end_of_stream || ec == beast_http::error::partial_message;

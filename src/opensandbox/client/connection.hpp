@@ -96,6 +96,18 @@ public:
     // An idle connection the server has not closed and sent nothing on: safe to send on.
     [[nodiscard]] bool still_open() noexcept;
 
+    // Hands the connection's stream (TLS or plain TCP) to `op`, for a protocol that takes the
+    // connection over (a WebSocket): it is never reused for HTTP after, and only the new
+    // protocol's own deadlines apply to it.
+    template <class Op>
+    void take_over(Op&& op) {
+        reusable_ = false;
+        plain().expires_never();
+        on_stream(op);
+    }
+    // Ends the connection at once: what is pending on it fails.
+    void shut() noexcept;
+
 private:
     // `op` applied to the stream the connection is (TLS or plain); its awaitable is
     // awaited as a named value (g++ 12 mishandles a lambda call inside a co_await).
@@ -182,6 +194,8 @@ public:
     }
 
     connection* operator->() const noexcept { return c_.get(); }
+    // The connection itself, kept by the caller instead of the pool (a WebSocket's).
+    [[nodiscard]] std::unique_ptr<connection> release() noexcept { return std::move(c_); }
     [[nodiscard]] bool reused() const noexcept { return reused_; }
 
 private:
