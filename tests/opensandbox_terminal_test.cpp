@@ -129,6 +129,7 @@ TEST_P(terminals, a_second_attach_is_refused_and_a_takeover_ends_the_first) {
     ASSERT_FALSE(lost);
     EXPECT_EQ(lost.error().code(), kind::provider_state_conflict);
     EXPECT_EQ(details_of(lost.error()).delivery, delivery::possibly_delivered) << "it had written input";
+    EXPECT_THAT(std::string(lost.error().reason()), HasSubstr("closed with code 4001")) << "the first sees the close code";
     EXPECT_EQ(first.try_write("more\r").error().code(), kind::provider_state_conflict) << "and says so again";
     second.write("echo yours\r");
     EXPECT_THAT(read_until(second, "yours\r\n$ "), HasSubstr("yours"));
@@ -144,6 +145,19 @@ TEST_P(terminals, a_deleted_terminal_ends_its_session_with_exit_minus_one) {
     const auto gone = sandboxes.try_attach_terminal(box, id);
     EXPECT_EQ(gone.error().code(), kind::session_lost);
     EXPECT_EQ(details_of(gone.error()).delivery, delivery::not_sent);
+}
+
+TEST_P(terminals, a_read_pending_while_the_session_detaches_ends_as_cancelled) {
+    const std::string id = sandboxes.create_terminal(box);
+    terminal_session t = sandboxes.attach_terminal(box, id);
+    read_until(t, "$ ");
+    std::promise<ngfail::result<terminal_event>> pending;
+    t.async_read([&](ngfail::result<terminal_event> r) { pending.set_value(std::move(r)); });
+    t.detach();
+    const auto r = pending.get_future().get();
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().code(), kind::cancelled) << r.error().what();
+    EXPECT_TRUE(sandboxes.terminal_status(box, id).running);
 }
 
 TEST_P(terminals, pipe_mode_reads_stderr_apart) {

@@ -18,6 +18,13 @@ namespace json = boost::json;
 namespace websocket = beast::websocket;
 using verb = beast_http::verb;
 
+// The error a session ends with; a close's code is in its text, for people (the classifier
+// reads the code from the observation).
+inline std::system_error closed_with(std::error_code portable, std::optional<int> close_code) {
+    if (!close_code) return std::system_error(portable);
+    return {portable, "the terminal's WebSocket closed with code " + std::to_string(*close_code)};
+}
+
 // What an attached session holds and has seen. Shared by its operations, so that one still
 // running keeps the connection alive after the session object is gone.
 struct terminal_link {
@@ -45,6 +52,7 @@ struct terminal_link {
     bool input_written = false;
     std::optional<int> exit_code;
     std::optional<failure> ended;  // given again to every later call
+    bool detaching = false;
 
     // `op` applied to whichever WebSocket this is; its awaitable is awaited as a named value
     // (g++ 12 mishandles a lambda call inside a co_await).
@@ -71,10 +79,14 @@ struct terminal_link {
     // (input written); kept, so every later call gives it again.
     failure fail(std::error_code portable, phase at, std::optional<int> close_code = std::nullopt,
                  std::optional<std::string> provider_code = std::nullopt) {
+        if (detaching) {  // a read that meets the session's own close
+            ended = failure(kind::cancelled, "the session was detached");
+            return *ended;
+        }
         observation seen{.operation = std::string(name(operation::attach_terminal)),
                          .sandbox_id = sandbox_id,
                          .execution_id = terminal_id};
-        describe(seen, std::make_exception_ptr(std::system_error(portable)));
+        describe(seen, std::make_exception_ptr(closed_with(portable, close_code)));
         seen.transport_phase = at;
         seen.provider_code = std::move(provider_code);
         seen.close_code = close_code;
@@ -180,7 +192,7 @@ awaitable<void> open_session(terminal_link& link, const call_context& c, const e
             std::optional<int> close_code;
             const std::error_code portable = link.said(failed, close_code);
             seen.close_code = close_code;
-            throw std::system_error(portable);
+            throw closed_with(portable, close_code);
         }
         terminal_frame frame = frame_read(link);
         if (auto* connected = std::get_if<connected_frame>(&frame)) {
@@ -317,6 +329,7 @@ awaitable<result<void>> detach_session(std::shared_ptr<terminal_link> link) {
         link->conn->shut();
         co_return boost::outcome_v2::success();
     }
+    link->detaching = true;
     boost::system::error_code ec;
     auto close = link->with_socket([&](auto& ws) {
         return ws.async_close(websocket::close_code::normal, asio::redirect_error(asio::use_awaitable, ec));

@@ -12,7 +12,6 @@
 #include <ngfail/event_id.hpp>
 
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
@@ -229,8 +228,6 @@ awaitable<void> read_input(context& c, Socket& ws, holding& h, asio::steady_time
         wake.cancel();
         if (h.replies.size() > queued_replies) break;  // it asks without reading the answers
     }
-    h.reader_done = true;
-    wake.cancel();
 }
 
 // What the writer does next, decided under the store's lock.
@@ -309,7 +306,11 @@ awaitable<void> hold(context& c, exchange& x, Socket& ws, holding& h, bool pipe,
     if (auto [ec, n] = co_await ws.async_write(asio::buffer(connected_frame(h.terminal_id, pipe)), ws_done); ec) {
         co_return;
     }
-    asio::co_spawn(executor, read_input(c, ws, h, wake), asio::detached);
+    // Done however it ends (even by an exception): the writer waits for it below.
+    asio::co_spawn(executor, read_input(c, ws, h, wake), [&h, &wake](const std::exception_ptr&) {
+        h.reader_done = true;
+        wake.cancel();
+    });
     for (;;) {
         if (x.stopping()) break;
         if (!h.replies.empty()) {
