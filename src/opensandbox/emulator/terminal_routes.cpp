@@ -361,7 +361,7 @@ awaitable<void> hold(context& c, exchange& x, Socket& ws, holding& h, bool pipe,
 template <class Next>
 awaitable<void> upgrade_and_hold(context& c, exchange& x, Next& next, holding& h, bool takeover, bool pipe,
                                  std::optional<fault::action> fault) {
-    websocket::stream<Next&> ws(next);
+    websocket::stream<Next&, false> ws(next);  // no permessage-deflate, as execd's gorilla upgrader
     ws.set_option(websocket::stream_base::timeout{
         .handshake_timeout = handshake_within, .idle_timeout = idle_after, .keep_alive_pings = true});
     ws.read_message_max(largest_input);
