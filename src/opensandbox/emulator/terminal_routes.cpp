@@ -373,6 +373,11 @@ awaitable<void> upgrade_and_hold(context& c, exchange& x, Next& next, holding& h
             return true;
         });
     }
+    // The terminal is free as soon as its holder's close arrives, before Beast answers it: a
+    // client that re-attaches once its close is answered never meets its own old session.
+    ws.control_callback([&](websocket::frame_type kind, boost::beast::string_view) {
+        if (kind == websocket::frame_type::close) let_go(c, h);
+    });
     if (!accept_error && h.holder != 0) co_await hold(c, x, ws, h, pipe, fault);
     let_go(c, h);
 }
