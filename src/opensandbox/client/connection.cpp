@@ -16,12 +16,6 @@ namespace {
 using boost::system::error_code;
 auto with_code(error_code& ec) { return asio::redirect_error(asio::use_awaitable, ec); }
 
-// The Host field: the port always, an IPv6 address bracketed.
-std::string host_field(const origin& to) {
-    const bool v6 = to.host.find(':') != std::string::npos;
-    return (v6 ? "[" + to.host + "]" : to.host) + ':' + std::to_string(to.port);
-}
-
 // A name is looked up within the deadline; an address needs no lookup.
 awaitable<std::vector<tcp::endpoint>> endpoints_of(const origin& to, clock::time_point deadline) {
     using namespace asio::experimental::awaitable_operators;
@@ -168,6 +162,11 @@ bool connection::still_open() noexcept {
     char byte = 0;
     (void)socket.receive(asio::buffer(&byte, 1), tcp::socket::message_peek, ec);
     return ec == asio::error::would_block;  // neither data nor an end of stream waiting
+}
+
+std::string host_field(const origin& to) {
+    const bool v6 = to.host.find(':') != std::string::npos;
+    return (v6 ? "[" + to.host + "]" : to.host) + ':' + std::to_string(to.port);
 }
 
 void connection::shut() noexcept {

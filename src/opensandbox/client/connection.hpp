@@ -60,6 +60,9 @@ struct stream_limits {
     [[nodiscard]] clock::time_point next_read_deadline() const noexcept { return std::min(deadline_after(idle), end); }
 };
 
+// The Host field for `to`: the port always, an IPv6 address bracketed.
+[[nodiscard]] std::string host_field(const origin& to);
+
 // One kept-alive connection to one origin. Used by one call at a time.
 class connection {
     using stream_parser = beast_http::response_parser<beast_http::buffer_body>;

@@ -126,12 +126,6 @@ websocket::stream_base::duration time_until(clock::time_point deadline) {
                     std::chrono::milliseconds(1));
 }
 
-// The Host field as the connection sends it: the port always, an IPv6 address bracketed.
-std::string host_of(const origin& to) {
-    const bool v6 = to.host.find(':') != std::string::npos;
-    return (v6 ? "[" + to.host + "]" : to.host) + ':' + std::to_string(to.port);
-}
-
 terminal_info terminal_of(const json::value& v, std::string_view id) {
     const json::object& o = as_object(v);
     const json::value* running = o.if_contains("running");
@@ -179,7 +173,7 @@ awaitable<void> open_session(terminal_link& link, const call_context& c, const e
     });
     websocket::response_type declined;
     boost::system::error_code ec;
-    const std::string host = host_of(route.where);
+    const std::string host = host_field(route.where);  // as the connection sends it
     const std::string target = attach_target(route.where, link.terminal_id, attach);
     auto handshake = link.with_socket([&](auto& ws) {
         return ws.async_handshake(declined, host, target, asio::redirect_error(asio::use_awaitable, ec));
