@@ -6,6 +6,13 @@ function(ngfail_target_defaults target)
     if(NGFAIL_WERROR)
         target_compile_options(${target} PRIVATE -Werror)
     endif()
+    # g++ collects its heap's garbage whenever the heap has grown by 30% (past at most 128 MiB);
+    # the Asio/Beast units grow it past 1.5 GiB. Collecting from 512 MiB, at each doubling,
+    # measured a tenth less compile time (39.6 s -> 35.5 s for the client's largest unit) for
+    # ~250 MB more peak memory per compiler.
+    if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+        target_compile_options(${target} PRIVATE --param=ggc-min-expand=100 --param=ggc-min-heapsize=524288)
+    endif()
 endfunction()
 
 # A library target `ngfail_<name>`, exported as `ngfail::<name>`.
