@@ -6,7 +6,9 @@
 // from one thread,
 // memory per exec in flight (bytes allocated, counted by this program's operator new, and
 // resident memory beside them), the threads those add, and the same load with 5% of execs
-// faulted (every outcome must be a success or the injected failure, classified).
+// faulted (every outcome must be a success or the injected failure, classified). When
+// NGFAIL_SERVER_PID names the `ngfail serve` process, also the server's CPU time per exec
+// one at a time, in each of the client's blocks.
 // Prints Google Benchmark JSON; values that are not times say their unit in their name.
 //   client_benchmark HOST:PORT API_KEY ROUNDS PARALLEL
 #include <ngfail/opensandbox/client.hpp>
@@ -27,9 +29,11 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <new>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -100,6 +104,33 @@ std::size_t status_field(const char* name) {
 }
 std::size_t rss_kib() { return status_field("VmRSS:"); }
 std::size_t threads() { return status_field("Threads:"); }
+
+// The CPU time all threads of process `pid` have had so far, in ns, from the scheduler's own
+// accounting (/proc/PID/task/*/schedstat; /proc/PID/stat counts in 10 ms ticks, too coarse
+// for a block of execs). A thread that ended between the listing and the read counts 0.
+double cpu_ns_of(const std::string& pid) {
+    double total = 0;
+    for (const auto& task : std::filesystem::directory_iterator("/proc/" + pid + "/task")) {
+        std::ifstream schedstat(task.path() / "schedstat");
+        double on_cpu = 0;
+        if (schedstat >> on_cpu) total += on_cpu;
+    }
+    return total;
+}
+
+// The server named by NGFAIL_SERVER_PID, checked to be `ngfail` (a pid of a shell in front
+// of it would read as a server that costs nothing).
+std::optional<std::string> server_pid() {
+    const char* pid = std::getenv("NGFAIL_SERVER_PID");
+    if (pid == nullptr || *pid == 0) return std::nullopt;
+    std::ifstream comm(std::string("/proc/") + pid + "/comm");
+    std::string name;
+    if (!(comm >> name) || name != "ngfail") {
+        std::cerr << "NGFAIL_SERVER_PID=" << pid << " is not an ngfail process\n";
+        std::exit(2);
+    }
+    return pid;
+}
 
 double ns_since(clock_type::time_point start) {
     return static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(clock_type::now() - start).count());
@@ -255,11 +286,14 @@ int main(int argc, char** argv) {
     (void)one_at_a_time(io, c, id, echo, 50, failed);  // warm up
     (void)floor.per_exec(50);
     (void)floor.per_exec_async(io, 50);
-    std::vector<double> client_blocks, client_blocking_blocks, floor_blocks, blocking_floor_blocks;
+    std::vector<double> client_blocks, client_blocking_blocks, floor_blocks, blocking_floor_blocks, server_cpu_blocks;
     const int block_rounds = std::max(1, rounds / 10);
+    const std::optional<std::string> server = server_pid();
     (void)one_at_a_time_blocking(blocking, id, echo, 50, failed);
     for (int block = 0; block < 10; ++block) {
+        const double server_cpu_before = server ? cpu_ns_of(*server) : 0;
         client_blocks.push_back(one_at_a_time(io, c, id, echo, block_rounds, failed));
+        if (server) server_cpu_blocks.push_back((cpu_ns_of(*server) - server_cpu_before) / block_rounds);
         client_blocking_blocks.push_back(one_at_a_time_blocking(blocking, id, echo, block_rounds, failed));
         floor_blocks.push_back(floor.per_exec_async(io, block_rounds));
         blocking_floor_blocks.push_back(floor.per_exec(block_rounds));
@@ -268,6 +302,7 @@ int main(int argc, char** argv) {
     add_blocks(results, "client_blocking_exec_one_at_a_time", client_blocking_blocks);
     add_blocks(results, "floor_exec_one_at_a_time", floor_blocks);
     add_blocks(results, "blocking_floor_exec_one_at_a_time", blocking_floor_blocks);
+    if (server) add_blocks(results, "server_cpu_per_exec_one_at_a_time", server_cpu_blocks);
 
     // `parallel` at once; the threads the process has meanwhile.
     const std::size_t threads_before = threads();

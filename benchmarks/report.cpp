@@ -69,6 +69,8 @@ constexpr metric table[] = {
      "floor_exec_one_at_a_time", goal::ratio_at_most, 1.3},
     {"256 execs at once: TS SDK vs client (x faster)", "sdk_exec_256_at_once", "client_exec_256_at_once",
      goal::ratio_at_least, 2},
+    {"ngfail serve's CPU per exec, one at a time (ns)", "server_cpu_per_exec_one_at_a_time", "", goal::ns_at_most,
+     50e3},
     // The official Go SDK on the same workload and server (benchmarks/go_sdk; measured only
     // when NGFAIL_OPENSANDBOX_SRC names an OpenSandbox checkout).
     {"exec one at a time: Go SDK vs client's async face (x faster)", "go_sdk_exec_one_at_a_time",
