@@ -288,12 +288,12 @@ int main(int argc, char** argv) {
     (void)floor.per_exec_async(io, 50);
     std::vector<double> client_blocks, client_blocking_blocks, floor_blocks, blocking_floor_blocks, server_cpu_blocks;
     const int block_rounds = std::max(1, rounds / 10);
-    const std::optional<std::string> server = server_pid();
+    const std::optional<std::string> server_process = server_pid();
     (void)one_at_a_time_blocking(blocking, id, echo, 50, failed);
     for (int block = 0; block < 10; ++block) {
-        const double server_cpu_before = server ? cpu_ns_of(*server) : 0;
+        const double server_cpu_before = server_process ? cpu_ns_of(*server_process) : 0;
         client_blocks.push_back(one_at_a_time(io, c, id, echo, block_rounds, failed));
-        if (server) server_cpu_blocks.push_back((cpu_ns_of(*server) - server_cpu_before) / block_rounds);
+        if (server_process) server_cpu_blocks.push_back((cpu_ns_of(*server_process) - server_cpu_before) / block_rounds);
         client_blocking_blocks.push_back(one_at_a_time_blocking(blocking, id, echo, block_rounds, failed));
         floor_blocks.push_back(floor.per_exec_async(io, block_rounds));
         blocking_floor_blocks.push_back(floor.per_exec(block_rounds));
@@ -302,7 +302,7 @@ int main(int argc, char** argv) {
     add_blocks(results, "client_blocking_exec_one_at_a_time", client_blocking_blocks);
     add_blocks(results, "floor_exec_one_at_a_time", floor_blocks);
     add_blocks(results, "blocking_floor_exec_one_at_a_time", blocking_floor_blocks);
-    if (server) add_blocks(results, "server_cpu_per_exec_one_at_a_time", server_cpu_blocks);
+    if (server_process) add_blocks(results, "server_cpu_per_exec_one_at_a_time", server_cpu_blocks);
 
     // `parallel` at once; the threads the process has meanwhile.
     const std::size_t threads_before = threads();

@@ -56,6 +56,8 @@ constexpr metric table[] = {
     {"header encode+decode, 3 events vs Boost.JSON serialize+parse", "header_encode_decode",
      "plain_boost_json_serialize_parse", goal::ratio_at_most, 1.0},
     {"encode_header, 10,000 observed events (ns)", "encode_header_observed/10000", "", goal::ns_at_most, 50e6},
+    {"encode_header, 10,000 vs 1,000 observed events (linear: 10x)", "encode_header_observed/10000",
+     "encode_header_observed/1000", goal::ratio_at_most, 12},
     {"result path throughput, 1 -> 2 threads", "result_path_threads/real_time/threads:2",
      "result_path_threads/real_time/threads:1", goal::ratio_at_least, 1.8, true},
     {"choose_action (ns) vs rules in string-keyed maps", "choose_action_defaults", "choose_action_string_maps",
@@ -98,8 +100,7 @@ constexpr metric table[] = {
     {"throwing failure_event, 100 frames (ns)", "failure_throw_failure_event/100", "", goal::info, 0},
     {"plain int path throughput, 1 -> 2 threads (the machine's scaling)", "plain_path_threads/real_time/threads:2",
      "plain_path_threads/real_time/threads:1", goal::info, 0, true},
-    {"encode_header, 10,000 vs 1,000 observed events (linear: about 10x)", "encode_header_observed/10000",
-     "encode_header_observed/1000", goal::info, 0},
+
     {"exec one at a time: client vs bare Beast with blocking reads", "client_exec_one_at_a_time",
      "blocking_floor_exec_one_at_a_time", goal::info, 0},
     {"memory per exec in flight (KiB resident, page-granular)", "client_rss_kib_per_exec_in_flight", "", goal::info,

@@ -15,37 +15,48 @@
 namespace ngfail {
 namespace detail {
 
+std::pmr::memory_resource& table_memory() noexcept {
+    thread_local std::pmr::unsynchronized_pool_resource pool(
+        std::pmr::pool_options{.max_blocks_per_chunk = 4, .largest_required_pool_block = 256 << 10});
+    return pool;
+}
+
 report_links::report_links(const failure_report& report) {
-    events.reserve(report.events.size());
+    const std::size_t n = report.events.size();
+    events.reserve(n);
     for (auto it = report.events.begin(); it != report.events.end(); ++it) events.push_back(it);
-    cause.assign(events.size(), none);
-    citers.assign(events.size(), 0);
-    for (std::size_t i = 0; i < events.size(); ++i) {
+    cause.assign(n, none);
+    citers.assign(n, 0);
+    bool linked = false;
+    for (std::size_t i = 0; i < n; ++i) {
         const auto& cause_id = events[i]->second.cause_id;
         if (!cause_id) continue;
+        linked = true;
         cause[i] = index_of(*cause_id);
         if (cause[i] == none) cause[i] = dangling;
-        if (cause[i] < events.size()) ++citers[cause[i]];
+        if (cause[i] < n) ++citers[cause[i]];
     }
-    // Longest chains, outermost down: an event's depth is known once every event naming it
-    // as its cause has been seen. Events on a cycle are never reached and keep depth 0.
-    // An event's depth is settled only once every event naming it has been seen; one on a
-    // cycle (or below one) never is, even when a chain from outside leads into the cycle.
-    depth.assign(events.size(), 0);
-    per_event<std::size_t> longest(events.size(), 1);
+    depth.assign(n, 1);
+    if (!linked) return;  // every event a chain of one (a report of observed events, say)
+    // Longest chains, outermost down: an event's depth is settled once every event naming it
+    // as its cause has been; one on a cycle (or below one) never is, even when a chain from
+    // outside leads into the cycle, and gets 0.
     per_event<std::size_t> waiting = citers;
     per_event<std::size_t> ready;
-    for (std::size_t i = 0; i < events.size(); ++i) {
+    ready.reserve(n);
+    for (std::size_t i = 0; i < n; ++i) {
         if (waiting[i] == 0) ready.push_back(i);
     }
     while (!ready.empty()) {
         const std::size_t i = ready.back();
         ready.pop_back();
-        depth[i] = longest[i];
         const std::size_t c = cause[i];
-        if (c >= events.size()) continue;
-        longest[c] = std::max(longest[c], depth[i] + 1);
+        if (c >= n) continue;
+        depth[c] = std::max(depth[c], depth[i] + 1);
         if (--waiting[c] == 0) ready.push_back(c);
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+        if (waiting[i] != 0) depth[i] = 0;
     }
 }
 
@@ -304,8 +315,10 @@ namespace {
 
 // The first rule `report` breaks, its event count aside.
 std::optional<std::string> broken_rule(const failure_report& report, const limits& lim, const report_links& links) {
-    for (const auto& [key, record] : report.events) {
-        if (auto broken = broken_record_rule(key, record, lim)) return broken;
+    // Through the table's iterators rather than the map's own links: the nodes' addresses are
+    // known ahead, so their cache misses overlap instead of each waiting for the one before.
+    for (const report_links::iterator event : links.events) {
+        if (auto broken = broken_record_rule(event->first, event->second, lim)) return broken;
     }
     if (report.failure_id && !report.events.contains(*report.failure_id)) {
         return "failure_id " + to_string(*report.failure_id) + " is not in the report";
@@ -343,7 +356,7 @@ failure_report fitted_copy(const failure_report& report, const limits& lim) {
     if (broken_rule(report, lim, links)) return truncate_to_limits(report, lim);
     // Valid but for its count, so truncate_to_limits would only cut to the count: the observed
     // events to drop are chosen on the report itself, and only the others are copied.
-    std::vector<bool> gone(links.events.size(), false);
+    table<bool> gone(links.events.size(), false);
     std::size_t left = links.events.size();
     select_observed(
         links, failure_chain_ids(report), [&] { return left <= max; },

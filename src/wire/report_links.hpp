@@ -9,10 +9,32 @@
 #include <algorithm>
 #include <cstddef>
 #include <map>
+#include <memory_resource>
 #include <optional>
 #include <vector>
 
 namespace ngfail::detail {
+
+// Where the tables below live: a pool of this thread's own that keeps freed blocks up to
+// 256 KiB (32,768 events' worth of indices) for the next call. Through the allocator, glibc
+// gave a freed table back to the system (it trims the top of its heap past 128 KiB free),
+// so every call over ~2,000 events page-faulted its tables in afresh. Blocks are never
+// handed between threads: the tables live and die in one call.
+[[nodiscard]] std::pmr::memory_resource& table_memory() noexcept;
+
+template <class T>
+struct table_allocator {
+    using value_type = T;
+    table_allocator() noexcept = default;
+    template <class U>
+    table_allocator(const table_allocator<U>&) noexcept {}  // NOLINT: rebinding, as allocators do
+    [[nodiscard]] T* allocate(std::size_t n) { return static_cast<T*>(table_memory().allocate(n * sizeof(T), alignof(T))); }
+    void deallocate(T* p, std::size_t n) noexcept { table_memory().deallocate(p, n * sizeof(T), alignof(T)); }
+    friend bool operator==(table_allocator, table_allocator) noexcept { return true; }
+};
+
+template <class T>
+using table = std::vector<T, table_allocator<T>>;
 
 struct report_links {
     static constexpr std::size_t none = static_cast<std::size_t>(-1);
@@ -22,7 +44,7 @@ struct report_links {
 
     // Per event: held inline up to a typical report's size, so validating one allocates nothing.
     template <class T>
-    using per_event = boost::container::small_vector<T, 16>;
+    using per_event = boost::container::small_vector<T, 16, table_allocator<T>>;
 
     per_event<iterator> events;     // in key order
     per_event<std::size_t> cause;   // index of each event's cause, `none` or `dangling`
@@ -67,7 +89,7 @@ void drop_deepest(failure_report& report, const std::vector<event_id>& chain, En
 template <class Enough, class OnDrop>
 void select_observed(const report_links& links, const std::vector<event_id>& keep, Enough&& enough, OnDrop&& on_drop) {
     if (enough()) return;
-    std::vector<bool> kept(links.events.size(), false);
+    table<bool> kept(links.events.size(), false);
     for (const event_id& id : keep) {
         if (const std::size_t i = links.index_of(id); i < links.events.size()) kept[i] = true;
     }
@@ -75,8 +97,9 @@ void select_observed(const report_links& links, const std::vector<event_id>& kee
     // Newest first, and indices are in id order: the highest ready index each time. Those
     // ready from the start are ascending already (taken from the back); those a drop makes
     // ready, usually few, wait in a max-heap beside them. Linear when nothing is cited.
-    std::vector<std::size_t> ready_at_start;
-    std::vector<std::size_t> ready_later;
+    table<std::size_t> ready_at_start;
+    table<std::size_t> ready_later;
+    ready_at_start.reserve(links.events.size());
     for (std::size_t i = 0; i < links.events.size(); ++i) {
         if (!kept[i] && citers[i] == 0) ready_at_start.push_back(i);
     }
