@@ -176,12 +176,18 @@ http_server::http_server(handler h, unsigned threads, server_limits limits)
     : handler_(std::move(h)),
       limits_(limits),
       connection_cap_(std::max<std::size_t>(1, std::min(limits.max_connections, descriptor_budget()))),
-      thread_count_(std::max(1u, threads)) {}
+      thread_count_(std::max(1u, threads)) {
+    for (unsigned i = 0; i < thread_count_; ++i) {
+        contexts_.push_back(std::make_unique<asio::io_context>(1));
+        keep_running_.emplace_back(contexts_.back()->get_executor());
+    }
+}
 
 http_server::~http_server() { stop(); }
 
 unsigned short http_server::listen(const std::string& host, unsigned short port) {
-    std::shared_ptr<listener> l(new listener{asio::make_strand(io_), tcp::acceptor(io_)});
+    asio::io_context& io = *contexts_.front();
+    std::shared_ptr<listener> l(new listener{asio::make_strand(io), tcp::acceptor(io)});
     const tcp::endpoint at(asio::ip::make_address(host), port);
     l->acceptor.open(at.protocol());
     l->acceptor.set_option(tcp::acceptor::reuse_address(true));
@@ -229,7 +235,7 @@ void http_server::close_listener(unsigned short port) {
 }
 
 void http_server::start() {
-    for (unsigned i = 0; i < thread_count_; ++i) threads_.emplace_back([this] { io_.run(); });
+    for (const auto& io : contexts_) threads_.emplace_back([io = io.get()] { io->run(); });
 }
 
 asio::awaitable<void> http_server::accept_loop(std::shared_ptr<listener> listening) {
@@ -238,7 +244,7 @@ asio::awaitable<void> http_server::accept_loop(std::shared_ptr<listener> listeni
     std::chrono::milliseconds backoff{0};
     const unsigned short local_port = l.acceptor.local_endpoint().port();
     while (!stopping_ && l.open) {
-        strand session_strand = asio::make_strand(io_);
+        strand session_strand = asio::make_strand(*contexts_[next_context_++ % contexts_.size()]);
         tcp::socket socket(session_strand);
         auto [ec] = co_await l.acceptor.async_accept(socket, as_result);
         if (stopping_ || !l.open) break;
@@ -257,15 +263,23 @@ asio::awaitable<void> http_server::accept_loop(std::shared_ptr<listener> listeni
             continue;
         }
         ++connections_;
-        asio::co_spawn(session_strand, serve(boost::beast::tcp_stream(std::move(socket)), session_strand, local_port),
-                       asio::detached);
+        // Registered here, idle from its accept, rather than once its own thread starts it: a
+        // burst of newcomers could otherwise find no connection idle yet to make room.
+        auto stream = std::make_unique<boost::beast::tcp_stream>(std::move(socket));
+        {
+            const std::lock_guard lock(sockets_mutex_);
+            sockets_.emplace(&stream->socket(), connection{.on = session_strand,
+                                                           .local_port = local_port,
+                                                           .idle_since = std::chrono::steady_clock::now()});
+        }
+        asio::co_spawn(session_strand, serve(std::move(stream), local_port), asio::detached);
     }
     --accept_loops_;
 }
 
 void http_server::set_idle(tcp::socket* socket, bool idle) {
     const std::lock_guard lock(sockets_mutex_);
-    if (const auto it = sockets_.find(socket); it != sockets_.end()) {
+    if (const auto it = sockets_.find(socket); it != sockets_.end() && !it->second.shed) {
         it->second.idle_since = idle ? std::optional(std::chrono::steady_clock::now()) : std::nullopt;
     }
 }
@@ -280,6 +294,7 @@ bool http_server::shed_idle() {
     }
     if (oldest == sockets_.end()) return false;
     oldest->second.idle_since.reset();  // not chosen twice while its close is on its way
+    oldest->second.shed = true;
     close_on_its_strand(oldest->first, oldest->second.on);
     return true;
 }
@@ -338,12 +353,9 @@ asio::awaitable<bool> http_server::read_request(server_stream& stream, boost::be
     co_return true;
 }
 
-asio::awaitable<void> http_server::serve(boost::beast::tcp_stream tcp, strand on, unsigned short local_port) {
+asio::awaitable<void> http_server::serve(std::unique_ptr<boost::beast::tcp_stream> owned, unsigned short local_port) {
+    boost::beast::tcp_stream& tcp = *owned;
     tcp::socket& socket = tcp.socket();
-    {
-        const std::lock_guard lock(sockets_mutex_);
-        sockets_.emplace(&socket, connection{.on = on, .local_port = local_port});
-    }
     boost::system::error_code ec;
     socket.set_option(tcp::no_delay(true), ec);  // as Go's HTTP servers: no Nagle delay on small replies
     bool stopping_connection = false;
@@ -421,9 +433,10 @@ void http_server::stop() {
         const std::lock_guard lock(listeners_mutex_);  // no listener opens after this
         if (stopping_.exchange(true)) return;
     }
+    keep_running_.clear();  // each thread's run() returns once its connections have ended
     if (threads_.empty()) {  // never started: run the loops to their end here
         close_all();
-        io_.run_for(stop_grace);
+        for (const auto& io : contexts_) io->run_for(stop_grace);
         return;
     }
     close_all();
@@ -432,7 +445,7 @@ void http_server::stop() {
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
         close_all();  // connections accepted meanwhile
     }
-    io_.stop();
+    for (const auto& io : contexts_) io->stop();
     for (auto& t : threads_) t.join();
     threads_.clear();
 }

@@ -177,10 +177,12 @@ private:
         strand on;
         unsigned short local_port = 0;
         std::optional<std::chrono::steady_clock::time_point> idle_since{};
+        bool shed = false;  // closing to make room: never idle again (its own thread may not have started it yet)
     };
 
     boost::asio::awaitable<void> accept_loop(std::shared_ptr<listener> l);
-    boost::asio::awaitable<void> serve(boost::beast::tcp_stream stream, strand on, unsigned short local_port);
+    // Serves a connection that accept_loop has registered (as idle: it has sent nothing yet).
+    boost::asio::awaitable<void> serve(std::unique_ptr<boost::beast::tcp_stream> stream, unsigned short local_port);
     boost::asio::awaitable<bool> read_request(server_stream& stream, boost::beast::flat_buffer& buffer,
                                               tcp::socket& socket, std::optional<request>& into);
     void set_idle(tcp::socket* socket, bool idle);
@@ -194,7 +196,12 @@ private:
     std::size_t connection_cap_;
     std::unique_ptr<boost::asio::ssl::context> tls_;
     unsigned thread_count_;
-    boost::asio::io_context io_;
+    // One io_context per thread, each connection on one of them in turn: a connection's
+    // handlers then never hop to the other thread (on one shared io_context, each request
+    // woke the idle thread to run a part of it).
+    std::vector<std::unique_ptr<boost::asio::io_context>> contexts_;
+    std::vector<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> keep_running_;
+    std::atomic<std::size_t> next_context_{0};
     std::mutex listeners_mutex_;
     std::map<unsigned short, std::shared_ptr<listener>> listeners_;  // by port
     std::vector<std::thread> threads_;
