@@ -32,9 +32,12 @@ struct terminal_link {
         : shared(s), strand(asio::make_strand(s.executor)), sandbox_id(std::move(sandbox)),
           terminal_id(std::move(terminal)) {}
 
-    // Without permessage-deflate (execd offers none): half the code to compile.
-    using plain_socket = websocket::stream<beast::tcp_stream&, false>;
-    using tls_socket = websocket::stream<beast::ssl_stream<beast::tcp_stream>&, false>;
+    // A WebSocket over the connection's own stream, without permessage-deflate (execd offers
+    // none): half the code to compile.
+    template <class Next>
+    using socket_over = websocket::stream<Next&, false>;
+    using plain_socket = socket_over<beast::tcp_stream>;
+    using tls_socket = socket_over<beast::ssl_stream<beast::tcp_stream>>;
 
     client_state& shared;
     // Every operation on the WebSocket runs here, whoever awaits it: one at a time, and the
@@ -159,7 +162,7 @@ awaitable<void> open_session(terminal_link& link, const call_context& c, const e
                              const attach_options& attach, observation& seen) {
     lease on = co_await c.connect_to_execd(link.sandbox_id, route.where, true);
     link.conn = on.release();
-    link.conn->take_over([&](auto& next) { link.socket.emplace<websocket::stream<std::decay_t<decltype(next)>&, false>>(next); });
+    link.conn->take_over([&](auto& next) { link.socket.emplace<terminal_link::socket_over<std::decay_t<decltype(next)>>>(next); });
     const auto headers = route.endpoint.headers;
     link.with_socket([&](auto& ws) {
         ws.set_option(websocket::stream_base::timeout{.handshake_timeout = time_until(c.deadline),
