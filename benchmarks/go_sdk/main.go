@@ -1,6 +1,6 @@
 // The official OpenSandbox Go SDK (sdks/sandbox/go) on client_benchmark's workload, against
 // the same `ngfail serve`, for benchmarks/run: `echo 1` execs one at a time (ten blocks),
-// PARALLEL at once, and the Go heap per exec in flight (1,024 `sleep 1` execs at once).
+// PARALLEL at once (as many goroutines, each taking the next exec), and the Go heap per exec in flight (1,024 `sleep 1` execs at once).
 // Prints Google Benchmark JSON, as client_benchmark does.
 //
 //	go_sdk_benchmark HOST:PORT API_KEY ROUNDS PARALLEL
@@ -86,7 +86,7 @@ func main() {
 		results = append(results, e)
 	}
 	results = append(results, one(fmt.Sprintf("go_sdk_exec_%d_at_once", parallel),
-		run(ctx, s, "echo 1", max(rounds, parallel)/parallel*parallel, parallel)))
+		run(ctx, s, "echo 1", max(rounds, parallel), parallel)))
 
 	// The Go heap while 1,024 execs are in flight, sampled every 20 ms.
 	const inFlight = 1024

@@ -1,6 +1,7 @@
 // The official TypeScript SDK's exec rate against a running `ngfail serve`, for
-// benchmarks/run: one exec at a time, and `parallel` at once with Promise.all, each on one
-// sandbox made with the SDK's default options. Prints Google Benchmark JSON (ns per exec),
+// benchmarks/run: one exec at a time, and `parallel` at once (as many workers, each starting
+// the next exec when its last one ends, as client_benchmark and the Go SDK's program do), each
+// on one sandbox made with the SDK's default options. Prints Google Benchmark JSON (ns per exec),
 // plus the per-exec latency distribution of the one-at-a-time run, so a ratio is quoted
 // only when neither side is handicapped.
 //   node sdk_benchmark.mjs HOST:PORT API_KEY ROUNDS PARALLEL
@@ -32,11 +33,13 @@ for (let i = 0; i < rounds; ++i) {
 const oneAtATime = Number(process.hrtime.bigint() - start) / rounds;
 
 start = process.hrtime.bigint();
-const batches = Math.max(1, Math.round(rounds / parallel));
-for (let b = 0; b < batches; ++b) {
-  await Promise.all(Array.from({ length: parallel }, (_, i) => echo(i)));
+const total = Math.max(rounds, parallel);
+let next = 0;
+async function worker() {
+  while (next < total) await echo(next++);
 }
-const atOnce = Number(process.hrtime.bigint() - start) / (batches * parallel);
+await Promise.all(Array.from({ length: parallel }, worker));
+const atOnce = Number(process.hrtime.bigint() - start) / total;
 
 latencies.sort((a, b) => a - b);
 const at = (q) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))];
