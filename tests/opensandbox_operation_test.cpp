@@ -24,6 +24,18 @@ TEST(operation, every_operation_has_one_distinct_name_that_parses_back) {
     EXPECT_EQ(names.size(), 45u);
     EXPECT_FALSE(parse_operation("Exec"));
     EXPECT_FALSE(parse_operation(""));
+    // Near misses of every name (a byte short, a byte more, the name with its NUL) parse
+    // to nothing, or to the operation that has exactly that name.
+    const auto parses_only_exactly = [](std::string_view text) {
+        const auto op = parse_operation(text);
+        return !op || ngfail::opensandbox::name(*op) == text;
+    };
+    for (const operation op : ngfail::opensandbox::all_operations()) {
+        const std::string n(ngfail::opensandbox::name(op));
+        EXPECT_TRUE(parses_only_exactly(n.substr(0, n.size() - 1))) << n;
+        EXPECT_TRUE(parses_only_exactly(n + "s")) << n;
+        EXPECT_FALSE(parse_operation(std::string_view(n.c_str(), n.size() + 1))) << n;
+    }
 }
 
 TEST(operation, reads_are_idempotent_and_what_starts_or_changes_something_is_not) {

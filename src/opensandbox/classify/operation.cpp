@@ -1,6 +1,7 @@
 #include <ngfail/opensandbox/operation.hpp>
 
 #include <array>
+#include <cstdint>
 
 namespace ngfail::opensandbox {
 namespace {
@@ -74,6 +75,30 @@ constexpr auto operations = [] {
     return all;
 }();
 
+// Wire name -> operation through a hash table built at compile time (FNV-1a, linear
+// probing): classify parses the name of every observation, and a walk over 45 names was a
+// third of its time.
+constexpr std::uint32_t hash_of(std::string_view name) noexcept {
+    std::uint32_t h = 2166136261u;
+    for (const char c : name) h = (h ^ static_cast<unsigned char>(c)) * 16777619u;
+    return h;
+}
+
+constexpr std::size_t slot_count = 128;  // a power of two over twice the names
+constexpr unsigned char empty_slot = 0xff;
+static_assert(table.size() * 2 <= slot_count && table.size() < empty_slot);
+
+constexpr auto slots = [] {
+    std::array<unsigned char, slot_count> at{};
+    at.fill(empty_slot);
+    for (std::size_t i = 0; i < table.size(); ++i) {
+        std::size_t s = hash_of(table[i].name) % slot_count;
+        while (at[s] != empty_slot) s = (s + 1) % slot_count;
+        at[s] = static_cast<unsigned char>(i);
+    }
+    return at;
+}();
+
 }  // namespace
 
 std::span<const operation> all_operations() noexcept { return operations; }
@@ -81,8 +106,8 @@ std::span<const operation> all_operations() noexcept { return operations; }
 const operation_traits& traits(operation op) noexcept { return table[static_cast<std::size_t>(op)]; }
 
 std::optional<operation> parse_operation(std::string_view name) noexcept {
-    for (std::size_t i = 0; i < table.size(); ++i) {
-        if (table[i].name == name) return static_cast<operation>(i);
+    for (std::size_t s = hash_of(name) % slot_count; slots[s] != empty_slot; s = (s + 1) % slot_count) {
+        if (table[slots[s]].name == name) return static_cast<operation>(slots[s]);
     }
     return std::nullopt;
 }
