@@ -22,6 +22,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <thread>
 
 namespace {
@@ -175,6 +176,51 @@ TEST(keep_alive, the_connections_kept_are_bounded_in_total) {
     EXPECT_EQ(c.exec(box.id, {.command = "echo x"}).exit_code, 0);
     EXPECT_EQ(c.idle_connections(), 1u);
     EXPECT_EQ(c.exec(box.id, {.command = "echo y"}).stdout_text, "y\n");
+}
+
+// ---- the blocking faces: each call on its caller's thread -----------------------------------
+
+TEST(blocking_face, runs_the_call_on_the_calling_thread) {
+    embedded_server server;
+    client c({.port = server.port()});
+    const auto box = c.create({});
+    std::thread::id called_on;
+    EXPECT_EQ(c.exec(box.id, {.command = "echo x", .on_stdout = [&](std::string_view) {
+                                  called_on = std::this_thread::get_id();
+                              }}).exit_code, 0);
+    EXPECT_EQ(called_on, std::this_thread::get_id());
+    std::thread other([&] {
+        EXPECT_EQ(c.exec(box.id, {.command = "echo y", .on_stdout = [&](std::string_view) {
+                                      called_on = std::this_thread::get_id();
+                                  }}).exit_code, 0);
+        EXPECT_EQ(called_on, std::this_thread::get_id());
+    });
+    other.join();
+}
+
+// A client made on an executor: its blocking faces need nobody running that executor, and
+// a connection kept by a call on one I/O context is never handed to a call on another (its
+// socket is registered with the first one's reactor).
+TEST(blocking_face, keeps_its_connections_apart_from_the_executors) {
+    embedded_server server;
+    asio::io_context io;
+    client c(io.get_executor(), {.port = server.port()});
+    std::optional<ngfail::result<std::vector<ngfail::opensandbox::sandbox_info>>> listed;
+    asio::co_spawn(io, [&]() -> asio::awaitable<void> { listed = co_await c.async_list(); }, asio::detached);
+    io.run();
+    ASSERT_TRUE(listed && listed->has_value());
+    EXPECT_EQ(c.idle_connections(), 1u);  // on `io`
+    EXPECT_TRUE(c.try_list().has_value());  // `io` is not running: on a context of its own
+    EXPECT_EQ(c.idle_connections(), 2u);
+    EXPECT_TRUE(c.try_list().has_value());
+    EXPECT_EQ(c.idle_connections(), 2u) << "the blocking call reused the connection its context kept";
+    EXPECT_EQ(server.open_connections(), 2u);
+    listed.reset();
+    asio::co_spawn(io, [&]() -> asio::awaitable<void> { listed = co_await c.async_list(); }, asio::detached);
+    io.restart();
+    io.run();
+    ASSERT_TRUE(listed && listed->has_value());
+    EXPECT_EQ(server.open_connections(), 2u) << "the asynchronous call reused the one kept on `io`";
 }
 
 TEST(endpoint_cache, is_dropped_when_the_sandbox_is_killed) {

@@ -27,11 +27,12 @@
 // The asynchronous face is in Asio's idiom, for thousands of sandboxes from one thread:
 // `co_await sandboxes.async_exec(id, cmd)` gives the same `result<T>` as `try_exec`, and a
 // cancellation emitted on the awaiting coroutine's slot ends the call as a classified
-// `cancelled` failure whose delivery says what the evidence shows. A client made from
-// options alone runs its I/O on one thread of its own (the blocking faces wait for it); one
-// made on an executor runs on that executor, and its blocking faces must not be called from
-// that executor's threads; either way the client must outlive the operations it started,
-// as Asio's I/O objects must. Connections are kept alive and reused per server
+// `cancelled` failure whose delivery says what the evidence shows. The blocking faces run
+// the call on the calling thread (its callbacks, `on_stdout` and the like, are called
+// there), each thread's calls on connections of their own; the asynchronous face runs on
+// the client's executor: one thread the client owns when made from options alone, or the
+// executor it was made on, whose threads must not call its blocking faces. Either way the
+// client must outlive the operations it started, as Asio's I/O objects must. Connections are kept alive and reused per server
 // (`max_idle_connections`), and execd endpoints are cached per sandbox until it is killed,
 // paused or resumed, or a connection to its endpoint fails.
 //
@@ -521,7 +522,7 @@ private:
 
 class client {
 public:
-    // A client with one I/O thread of its own.
+    // A client with one I/O thread of its own (for its asynchronous face and terminals).
     explicit client(client_options options);
     // A client whose I/O runs on `executor` (which the caller runs).
     client(boost::asio::any_io_executor executor, client_options options);

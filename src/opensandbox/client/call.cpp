@@ -75,6 +75,23 @@ client_state::~client_state() {
     own_io.reset();
 }
 
+boost::asio::io_context& client_state::borrow_driver() {
+    const std::lock_guard lock(drivers_mutex);
+    if (!idle_drivers.empty()) {
+        boost::asio::io_context& driver = *idle_drivers.back();
+        idle_drivers.pop_back();
+        return driver;
+    }
+    drivers.push_back(std::make_unique<boost::asio::io_context>(1));
+    idle_drivers.reserve(drivers.size());
+    return *drivers.back();
+}
+
+void client_state::return_driver(boost::asio::io_context& driver) noexcept {
+    const std::lock_guard lock(drivers_mutex);
+    idle_drivers.push_back(&driver);
+}
+
 boost::asio::ssl::context& client_state::tls() {
     std::call_once(tls_made, [this] {
         try {
@@ -117,10 +134,14 @@ awaitable<shared_route> call_context::execd_endpoint(std::string_view sandbox_id
 
 awaitable<lease> call_context::connect(const target& where, bool fresh) const {
     origin to = where;
+    // On the context this call runs on: a blocking call's own, or the client's executor's.
+    const auto on = co_await asio::this_coro::executor;
     if (!fresh) {
-        if (auto kept = shared.pool.take(to)) co_return lease(shared.pool, std::move(to), std::move(kept), true);
+        if (auto kept = shared.pool.take(to, asio::query(on, asio::execution::context))) {
+            co_return lease(shared.pool, std::move(to), std::move(kept), true);
+        }
     }
-    auto opened = std::make_unique<connection>(shared.executor, to.tls ? &shared.tls() : nullptr);
+    auto opened = std::make_unique<connection>(on, to.tls ? &shared.tls() : nullptr);
     co_await opened->open(to, deadline);
     co_return lease(shared.pool, std::move(to), std::move(opened), false);
 }

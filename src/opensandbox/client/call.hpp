@@ -15,13 +15,16 @@
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 
-#include <future>
 #include <initializer_list>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <thread>
+#include <vector>
 
 namespace ngfail::opensandbox::detail {
 
@@ -34,9 +37,20 @@ struct client_state {
     // The TLS context, made when the first https connection needs it.
     boost::asio::ssl::context& tls();
 
+    // An I/O context for one blocking call, and its return.
+    boost::asio::io_context& borrow_driver();
+    void return_driver(boost::asio::io_context& driver) noexcept;
+
     client_options options;
     std::optional<std::string> configuration_problem;  // a base URL that cannot be parsed
     detail::target lifecycle;                           // the server, its base path ending in /v1
+    // The I/O contexts the blocking faces run their calls on, each on its caller's thread and
+    // borrowed for one call (the most recently returned first, with its kept connections).
+    // Kept until the client ends, and declared before the pool, whose connections on them
+    // must go first; `idle_drivers` has room for all, so that a return never allocates.
+    std::mutex drivers_mutex;
+    std::vector<std::unique_ptr<boost::asio::io_context>> drivers;
+    std::vector<boost::asio::io_context*> idle_drivers;
     std::unique_ptr<boost::asio::io_context> own_io;           // when the client runs its own I/O
     boost::asio::any_io_executor executor;
     std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> keep_running;
@@ -179,7 +193,7 @@ awaitable<result<T>> call(client_state& client, const call_options& per_call, op
             if (!wait && budget.attempts_made() > 1) co_return budget.exhausted(f);  // says how many
             if (!wait) co_return f;
             if (per_call.log) per_call.log->observe_failure(f);
-            asio::steady_timer pause(client.executor, *wait);
+            asio::steady_timer pause(co_await asio::this_coro::executor, *wait);
             boost::system::error_code cancelled;
             co_await pause.async_wait(asio::redirect_error(asio::use_awaitable, cancelled));
             if (cancelled) co_return cancelled_before_retry(seen);
@@ -196,18 +210,27 @@ inline result<void> done(result<bool> r) noexcept {
 }
 inline awaitable<result<void>> done(awaitable<result<bool>> r) { co_return done(co_await std::move(r)); }
 
-// Runs the operation `make` makes on the client's executor and waits for it: the blocking
-// faces. Must not be called from a thread running that executor.
+// Runs the operation `make` makes to its end on the calling thread: the blocking faces.
+// The call gets an I/O context of its own for the time it runs, so that its replies wake
+// this thread directly instead of the client's I/O thread, which would then have to wake
+// this one (two hand-offs a call); the connections it opens stay with that context for the
+// blocking calls after it. Work it hands to the client's executor (a terminal's session)
+// runs there. Must not be called from a thread running the client's executor.
 template <class Make, class T = typename std::invoke_result_t<Make>::value_type::value_type>
 result<T> run_blocking(client_state& client, Make make) noexcept {
     try {
         auto operation = make();
         std::optional<result<T>> out;
-        std::promise<void> finished;
+        struct loan {
+            client_state& client;
+            asio::io_context& io = client.borrow_driver();
+            ~loan() { client.return_driver(io); }
+        } driver{client};
         asio::co_spawn(
-            client.executor, [&]() -> awaitable<void> { out.emplace(co_await std::move(operation)); },
-            [&](const std::exception_ptr&) { finished.set_value(); });
-        finished.get_future().wait();
+            driver.io, [&]() -> awaitable<void> { out.emplace(co_await std::move(operation)); },
+            [](const std::exception_ptr&) {});
+        driver.io.restart();
+        driver.io.run();  // until the call and what it left (a cancelled timer's completion) are done
         if (out) return std::move(*out);
     } catch (...) {
     }

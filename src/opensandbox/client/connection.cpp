@@ -36,7 +36,8 @@ awaitable<std::vector<tcp::endpoint>> endpoints_of(const origin& to, clock::time
 
 }  // namespace
 
-connection::connection(const asio::any_io_executor& executor, asio::ssl::context* tls) {
+connection::connection(const asio::any_io_executor& executor, asio::ssl::context* tls)
+    : context_(&asio::query(executor, asio::execution::context)) {
     if (tls) {
         tls_.emplace(executor, *tls);
     } else {
@@ -209,11 +210,11 @@ void connection_pool::sweep(clock::time_point now, std::size_t keep, closing& ou
     }
 }
 
-std::unique_ptr<connection> connection_pool::take(const origin& to) {
+std::unique_ptr<connection> connection_pool::take(const origin& to, const asio::execution_context& on) {
     closing stale;  // closed after the lock is released
     const std::lock_guard lock(mutex_);
     sweep(clock::now(), max_kept_, stale);
-    const auto found = idle_.find(to);
+    const auto found = idle_.find(key(&on, to));
     if (found == idle_.end()) return nullptr;
     auto& kept = found->second;
     std::unique_ptr<connection> usable;
@@ -236,7 +237,7 @@ void connection_pool::give_back(const origin& to, std::unique_ptr<connection> c)
     const std::lock_guard lock(mutex_);
     if (closed_ || max_idle_ == 0 || max_kept_ == 0) return;
     sweep(clock::now(), max_kept_ - 1, stale);
-    auto& kept = idle_[to];
+    auto& kept = idle_[key(&c->context(), to)];
     if (kept.size() >= max_idle_) {
         stale.push_back(std::move(kept.front().c));
         kept.erase(kept.begin());
@@ -247,7 +248,7 @@ void connection_pool::give_back(const origin& to, std::unique_ptr<connection> c)
 }
 
 void connection_pool::close() {
-    std::map<origin, std::vector<idle_connection>> closing;
+    std::map<key, std::vector<idle_connection>> closing;
     {
         const std::lock_guard lock(mutex_);
         closed_ = true;

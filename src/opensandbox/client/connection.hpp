@@ -25,6 +25,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ngfail::opensandbox::detail {
@@ -63,7 +64,7 @@ struct stream_limits {
 // The Host field for `to`: the port always, an IPv6 address bracketed.
 [[nodiscard]] std::string host_field(const origin& to);
 
-// One kept-alive connection to one origin. Used by one call at a time.
+// One kept-alive connection to one origin, on one I/O context. Used by one call at a time.
 class connection {
     using stream_parser = beast_http::response_parser<beast_http::buffer_body>;
 
@@ -98,6 +99,10 @@ public:
 
     // An idle connection the server has not closed and sent nothing on: safe to send on.
     [[nodiscard]] bool still_open() noexcept;
+
+    // The I/O context whose reactor the connection's socket is registered with: only a call
+    // running there can use it.
+    [[nodiscard]] const asio::execution_context& context() const noexcept { return *context_; }
 
     // Hands the connection's stream (TLS or plain TCP) to `op`, for a protocol that takes the
     // connection over (a WebSocket): it is never reused for HTTP after, and only the new
@@ -140,22 +145,24 @@ private:
     std::optional<beast::ssl_stream<beast::tcp_stream>> tls_;
     beast::flat_buffer buffer_;
     std::string host_field_;
+    const asio::execution_context* context_;
     bool reusable_ = false;
     bool answered_ = false;
 };
 
-// Idle connections kept for reuse: at most `max_idle` per origin and `max_kept` in all (the
-// longest idle goes first), none older than `max_idle_time` whatever its origin (each
-// sandbox's direct endpoint is an origin of its own, used perhaps once). Thread-safe.
+// Idle connections kept for reuse: at most `max_idle` per origin and I/O context and
+// `max_kept` in all (the longest idle goes first), none older than `max_idle_time` whatever
+// its origin (each sandbox's direct endpoint is an origin of its own, used perhaps once).
+// Thread-safe.
 class connection_pool {
 public:
     connection_pool(std::size_t max_idle, std::size_t max_kept, std::chrono::milliseconds max_idle_time)
         : max_idle_(max_idle), max_kept_(max_kept), max_idle_time_(max_idle_time) {}
 
-    // An idle connection to `to` that is still open, or nothing.
-    [[nodiscard]] std::unique_ptr<connection> take(const origin& to);
+    // An idle connection to `to` on the I/O context `on` that is still open, or nothing.
+    [[nodiscard]] std::unique_ptr<connection> take(const origin& to, const asio::execution_context& on);
 
-    // Keeps `c` for the next call to `to` when it is reusable and there is room.
+    // Keeps `c` for the next call to `to` on its context when there is room.
     void give_back(const origin& to, std::unique_ptr<connection> c);
 
     [[nodiscard]] std::size_t idle() const;
@@ -169,6 +176,7 @@ private:
         clock::time_point since;
     };
     using closing = std::vector<std::unique_ptr<connection>>;
+    using key = std::pair<const asio::execution_context*, origin>;
 
     // Under the lock: moves every connection idle too long, of any origin, into `out`
     // (closed once the lock is released), and the longest idle while more than `keep` are kept.
@@ -178,7 +186,7 @@ private:
     std::size_t max_kept_;
     std::chrono::milliseconds max_idle_time_;
     mutable std::mutex mutex_;
-    std::map<origin, std::vector<idle_connection>> idle_;
+    std::map<key, std::vector<idle_connection>> idle_;
     std::size_t kept_ = 0;
     bool closed_ = false;
 };

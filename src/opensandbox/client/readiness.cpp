@@ -49,7 +49,7 @@ awaitable<std::optional<sandbox_info>> wait_until_ready(const call_context& c, c
     // Some of the call's time is kept for deleting a sandbox that never became ready.
     const auto reserve = std::min<clock::duration>(std::chrono::seconds(2), (c.deadline - clock::now()) / 4);
     const auto give_up = std::min(c.deadline - reserve, deadline_after(request.ready_timeout));
-    asio::steady_timer pause(c.shared.executor);
+    asio::steady_timer pause(co_await asio::this_coro::executor);
     // The sandbox exists from here on: whatever ends the wait (a cancellation too) names it.
     seen.sandbox_id = info.id;
     seen.sandbox_state = info.state;
