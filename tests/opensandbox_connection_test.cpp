@@ -223,6 +223,22 @@ TEST(blocking_face, keeps_its_connections_apart_from_the_executors) {
     EXPECT_EQ(server.open_connections(), 2u) << "the asynchronous call reused the one kept on `io`";
 }
 
+// An operation awaited in a coroutine on another context than the client's keeps its
+// connection on the client's executor: the awaiting context may end before the client.
+TEST(async_face, awaited_from_other_contexts_keeps_its_connections_on_the_clients_executor) {
+    embedded_server server;
+    client c({.port = server.port()});
+    asio::io_context first, second;
+    for (asio::io_context* io : {&first, &second}) {
+        std::optional<ngfail::result<std::vector<ngfail::opensandbox::sandbox_info>>> listed;
+        asio::co_spawn(*io, [&]() -> asio::awaitable<void> { listed = co_await c.async_list(); }, asio::detached);
+        io->run();
+        ASSERT_TRUE(listed && listed->has_value());
+    }
+    EXPECT_EQ(server.open_connections(), 1u) << "the second call reused the first one's connection";
+    EXPECT_EQ(c.idle_connections(), 1u);
+}
+
 TEST(endpoint_cache, is_dropped_when_the_sandbox_is_killed) {
     embedded_server server;
     client c({.port = server.port()});

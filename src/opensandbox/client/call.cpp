@@ -75,6 +75,8 @@ client_state::~client_state() {
     own_io.reset();
 }
 
+thread_local boost::asio::io_context* client_state::driving = nullptr;
+
 boost::asio::io_context& client_state::borrow_driver() {
     const std::lock_guard lock(drivers_mutex);
     if (!idle_drivers.empty()) {
@@ -134,8 +136,9 @@ awaitable<shared_route> call_context::execd_endpoint(std::string_view sandbox_id
 
 awaitable<lease> call_context::connect(const target& where, bool fresh) const {
     origin to = where;
-    // On the context this call runs on: a blocking call's own, or the client's executor's.
-    const auto on = co_await asio::this_coro::executor;
+    const auto here = co_await asio::this_coro::executor;
+    const bool blocking = &asio::query(here, asio::execution::context) == client_state::driving;
+    const asio::any_io_executor on = blocking ? here : shared.executor;
     if (!fresh) {
         if (auto kept = shared.pool.take(to, asio::query(on, asio::execution::context))) {
             co_return lease(shared.pool, std::move(to), std::move(kept), true);

@@ -24,6 +24,7 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace ngfail::opensandbox::detail {
@@ -40,6 +41,10 @@ struct client_state {
     // An I/O context for one blocking call, and its return.
     boost::asio::io_context& borrow_driver();
     void return_driver(boost::asio::io_context& driver) noexcept;
+    // The context of the blocking call this thread is running, if any: that call's
+    // connections are opened there; every other call's on `executor`, whose context
+    // outlives the client (an awaiting coroutine's own context may not).
+    static thread_local boost::asio::io_context* driving;
 
     client_options options;
     std::optional<std::string> configuration_problem;  // a base URL that cannot be parsed
@@ -224,7 +229,11 @@ result<T> run_blocking(client_state& client, Make make) noexcept {
         struct loan {
             client_state& client;
             asio::io_context& io = client.borrow_driver();
-            ~loan() { client.return_driver(io); }
+            asio::io_context* outer = std::exchange(client_state::driving, &io);  // a callback may call again
+            ~loan() {
+                client_state::driving = outer;
+                client.return_driver(io);
+            }
         } driver{client};
         asio::co_spawn(
             driver.io, [&]() -> awaitable<void> { out.emplace(co_await std::move(operation)); },
