@@ -36,8 +36,7 @@ awaitable<std::vector<tcp::endpoint>> endpoints_of(const origin& to, clock::time
 
 }  // namespace
 
-connection::connection(const asio::any_io_executor& executor, asio::ssl::context* tls)
-    : context_(&asio::query(executor, asio::execution::context)) {
+connection::connection(const asio::any_io_executor& executor, asio::ssl::context* tls) {
     if (tls) {
         tls_.emplace(executor, *tls);
     } else {

@@ -102,7 +102,9 @@ public:
 
     // The I/O context whose reactor the connection's socket is registered with: only a call
     // running there can use it.
-    [[nodiscard]] const asio::execution_context& context() const noexcept { return *context_; }
+    [[nodiscard]] const asio::execution_context& context() noexcept {
+        return asio::query(plain().get_executor(), asio::execution::context);
+    }
 
     // Hands the connection's stream (TLS or plain TCP) to `op`, for a protocol that takes the
     // connection over (a WebSocket): it is never reused for HTTP after, and only the new
@@ -145,7 +147,6 @@ private:
     std::optional<beast::ssl_stream<beast::tcp_stream>> tls_;
     beast::flat_buffer buffer_;
     std::string host_field_;
-    const asio::execution_context* context_;
     bool reusable_ = false;
     bool answered_ = false;
 };
