@@ -19,6 +19,7 @@
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 
+#include <future>
 #include <initializer_list>
 #include <map>
 #include <memory>
@@ -240,6 +241,26 @@ result<T> run_blocking(client_state& client, Make make) noexcept {
             [](const std::exception_ptr&) {});
         driver.io.restart();
         driver.io.run();  // until the call and what it left (a cancelled timer's completion) are done
+        if (out) return std::move(*out);
+    } catch (...) {
+    }
+    return failure(kind::transport_local_resource);  // the operation could not be started
+}
+
+// Runs the operation `make` makes on the client's executor and waits for it: the blocking
+// faces of a terminal's session, whose operations run on the session's strand there anyway
+// (from a blocking call's own context they would cross threads twice). Must not be called
+// from a thread running the client's executor.
+template <class Make, class T = typename std::invoke_result_t<Make>::value_type::value_type>
+result<T> run_on_executor(client_state& client, Make make) noexcept {
+    try {
+        auto operation = make();
+        std::optional<result<T>> out;
+        std::promise<void> finished;
+        asio::co_spawn(
+            client.executor, [&]() -> awaitable<void> { out.emplace(co_await std::move(operation)); },
+            [&](const std::exception_ptr&) { finished.set_value(); });
+        finished.get_future().wait();
         if (out) return std::move(*out);
     } catch (...) {
     }

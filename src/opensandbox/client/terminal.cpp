@@ -396,8 +396,8 @@ client::awaitable<terminal_session> client::make_attach_terminal(std::string_vie
 result<terminal_session> client::try_attach_terminal(std::string_view sandbox_id, std::string_view terminal_id,
                                                      const attach_options& attach,
                                                      const call_options& options) noexcept {
-    return detail::run_blocking(*state_,
-                                [&] { return make_attach_terminal(sandbox_id, terminal_id, attach, options); });
+    return detail::run_on_executor(*state_,
+                                   [&] { return make_attach_terminal(sandbox_id, terminal_id, attach, options); });
 }
 terminal_session client::attach_terminal(std::string_view sandbox_id, std::string_view terminal_id,
                                          const attach_options& attach, const call_options& options) {
@@ -438,19 +438,19 @@ terminal_session::awaitable<void> terminal_session::make_detach() {
 }
 
 result<void> terminal_session::try_write(std::string_view input) noexcept {
-    return detail::run_blocking(link_->shared, [&] { return make_write(input); });
+    return detail::run_on_executor(link_->shared, [&] { return make_write(input); });
 }
 result<void> terminal_session::try_resize(int cols, int rows) noexcept {
-    return detail::run_blocking(link_->shared, [&] { return make_resize(cols, rows); });
+    return detail::run_on_executor(link_->shared, [&] { return make_resize(cols, rows); });
 }
 result<void> terminal_session::try_signal(std::string_view name) noexcept {
-    return detail::run_blocking(link_->shared, [&] { return make_signal(name); });
+    return detail::run_on_executor(link_->shared, [&] { return make_signal(name); });
 }
 result<terminal_event> terminal_session::try_read() noexcept {
-    return detail::run_blocking(link_->shared, [&] { return make_read(); });
+    return detail::run_on_executor(link_->shared, [&] { return make_read(); });
 }
 result<void> terminal_session::try_detach() noexcept {
-    return detail::run_blocking(link_->shared, [&] { return make_detach(); });
+    return detail::run_on_executor(link_->shared, [&] { return make_detach(); });
 }
 
 void terminal_session::write(std::string_view input) { try_write(input).value(); }
