@@ -190,7 +190,8 @@ double one_at_a_time(asio::io_context& io, client& c, const std::string& id, con
     return ns_since(start) / count;
 }
 
-// The same through the blocking face: each call handed to the client's own I/O thread.
+// The same through the blocking face: each call runs on this thread, on an I/O context the
+// client lends it.
 double one_at_a_time_blocking(client& c, const std::string& id, const command& cmd, int count, int& failed) {
     const auto start = clock_type::now();
     for (int i = 0; i < count; ++i) failed += !c.try_exec(id, cmd);

@@ -4,6 +4,7 @@
 #include "wire/details_schema.hpp"
 #include "wire/strict_json.hpp"
 #include "wire/report_links.hpp"
+#include "wire/report_reader.hpp"
 #include "wire/report_writer.hpp"
 #include "core/utf8.hpp"
 
@@ -204,7 +205,7 @@ result<failure_report> decode_header(std::string_view value, const limits& lim) 
         const auto bad = std::find_if(value.begin(), value.end(), outside_printable_ascii);
         return detail::protocol_violation("failure header: byte " + std::to_string(bad - value.begin()) + " is not printable ASCII");
     }
-    return report_from_json(value, lim);
+    return detail::report_from_json(value, lim, detail::text_check::printable_ascii);
 }
 
 }  // namespace ngfail

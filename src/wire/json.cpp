@@ -540,6 +540,10 @@ result<failure_report> report_from_json(std::string_view text, const limits& lim
     return accept(detail::read_report(text, lim), lim);
 }
 
+result<failure_report> detail::report_from_json(std::string_view text, const limits& lim, text_check checked) {
+    return accept(read_report(text, lim, checked), lim);
+}
+
 void set_rollout_report(json::object& row, const failure_report& report, const limits& lim) {
     std::optional<failure_report> fitted;
     if (!validate(report, lim)) fitted = truncate_to_limits(report, lim);

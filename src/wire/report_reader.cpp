@@ -587,10 +587,12 @@ result<Out> finish(Out out, const reader& r, const result<void>& parsed) {
 }
 
 template <class Out>
-result<Out> read(std::string_view text, const limits& lim) {
+result<Out> read(std::string_view text, const limits& lim, text_check checked = text_check::none) {
     Out out{};
     const auto [report, record] = destination(out);
-    json::basic_parser<reader> parser(strict_options(lim), lim, report, record);
+    json::parse_options options = strict_options(lim);
+    options.allow_invalid_utf8 = checked == text_check::printable_ascii;  // no byte above 0x7e to check
+    json::basic_parser<reader> parser(options, lim, report, record);
     const auto parsed = parse_strict(parser, text, lim);
     return finish(std::move(out), parser.handler(), parsed);
 }
@@ -610,7 +612,9 @@ result<Out> read(const json::value& value, const limits& lim) {
 
 }  // namespace
 
-result<failure_report> read_report(std::string_view text, const limits& lim) { return read<failure_report>(text, lim); }
+result<failure_report> read_report(std::string_view text, const limits& lim, text_check checked) {
+    return read<failure_report>(text, lim, checked);
+}
 
 result<event_record> read_record(std::string_view text, const limits& lim) { return read<event_record>(text, lim); }
 

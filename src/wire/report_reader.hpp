@@ -17,9 +17,14 @@
 
 namespace ngfail::detail {
 
+// What the caller has already checked of a text: text known to be printable ASCII (a header
+// value) cannot hold invalid UTF-8, so the parser skips that check.
+enum class text_check { none, printable_ascii };
+
 // A `protocol_violation` names what broke: "JSON: …" for the text, "failure report: <path>: …"
 // for the schema.
-[[nodiscard]] result<failure_report> read_report(std::string_view text, const limits& limits);
+[[nodiscard]] result<failure_report> read_report(std::string_view text, const limits& limits,
+                                                 text_check checked = text_check::none);
 
 // One event record on its own, as `to_json(const event_record&)` writes it.
 [[nodiscard]] result<event_record> read_record(std::string_view text, const limits& limits);
@@ -29,5 +34,8 @@ namespace ngfail::detail {
 // bounded as the text's are), so a document and its parsed value read the same.
 [[nodiscard]] result<failure_report> read_report(const boost::json::value& value, const limits& limits);
 [[nodiscard]] result<event_record> read_record(const boost::json::value& value, const limits& limits);
+
+// `report_from_json` for a text whose bytes the caller has checked.
+[[nodiscard]] result<failure_report> report_from_json(std::string_view text, const limits& limits, text_check checked);
 
 }  // namespace ngfail::detail

@@ -32,7 +32,9 @@
 // there), each thread's calls on connections of their own; the asynchronous face runs on
 // the client's executor: one thread the client owns when made from options alone, or the
 // executor it was made on, whose threads must not call its blocking faces. Either way the
-// client must outlive the operations it started, as Asio's I/O objects must. Connections are kept alive and reused per server
+// client must outlive the operations it started, as Asio's I/O objects must. Deadlines are
+// kept by one watcher thread per process, started with the first connection, which closes
+// the socket of an operation past its deadline on that socket's executor. Connections are kept alive and reused per server
 // (`max_idle_connections`), and execd endpoints are cached per sandbox until it is killed,
 // paused or resumed, or a connection to its endpoint fails.
 //

@@ -42,14 +42,18 @@ connection::connection(const asio::any_io_executor& executor, asio::ssl::context
     } else {
         plain_.emplace(executor);
     }
+    deadline_ = deadline_watch::shared().track(plain().socket());
 }
+
+connection::~connection() { deadline_watch::shared().forget(*deadline_); }
 
 awaitable<void> connection::open(const origin& to, clock::time_point deadline) {
     host_field_ = host_field(to);
     const std::vector<tcp::endpoint> endpoints = co_await endpoints_of(to, deadline);
     error_code ec;
-    expire_at(deadline);
+    plain().expires_at(deadline);
     co_await plain().async_connect(endpoints, with_code(ec));
+    plain().expires_never();
     if (ec) fail(ec, phase::connect);
     plain().socket().set_option(tcp::no_delay(true), ec);
     if (!tls_) co_return;
@@ -62,8 +66,9 @@ awaitable<void> connection::open(const origin& to, clock::time_point deadline) {
     if (SSL_get_verify_mode(tls_->native_handle()) != SSL_VERIFY_NONE) {
         tls_->set_verify_callback(asio::ssl::host_name_verification(to.host));
     }
-    expire_at(deadline);
+    plain().expires_at(deadline);
     co_await tls_->async_handshake(asio::ssl::stream_base::client, with_code(ec));
+    plain().expires_never();
     if (ec) fail(ec, phase::connect);
 }
 
@@ -76,11 +81,12 @@ awaitable<void> connection::read_final_header(std::optional<Parser>& slot, clock
         parser.header_limit(max_header_bytes);
         parser.body_limit(body_limit);
         error_code ec;
-        expire_at(deadline);
+        deadline_bound bound(*this, deadline);
         auto operation = on_stream([&](auto& s) {
             return beast_http::async_read_header(s, buffer_, parser, with_code(ec));
         });
         co_await std::move(operation);
+        bound.end(ec);
         if (parser.got_some()) answered_ = true;
         if (ec) fail(ec, phase::receive);
         if (!is_interim(parser.get().result_int())) co_return;
@@ -92,10 +98,11 @@ template awaitable<void> connection::read_final_header(std::optional<stream_pars
 awaitable<void> connection::read_more(stream_parser& parser, clock::time_point deadline) {
     constexpr std::size_t read_size = 16 << 10;
     error_code ec;
-    expire_at(deadline);
+    deadline_bound bound(*this, deadline);
     const auto space = buffer_.prepare(read_size);
     auto operation = on_stream([&](auto& s) { return s.async_read_some(space, with_code(ec)); });
     buffer_.commit(co_await std::move(operation));
+    bound.end(ec);
     if (ec == asio::error::eof) parser.put_eof(ec);  // ends a message read to its close, or fails it
     if (ec) fail(ec, phase::receive);
 }
@@ -107,11 +114,12 @@ awaitable<void> connection::send(beast_http::request<beast_http::string_body>& r
     reusable_ = false;
     answered_ = false;
     boost::system::error_code ec;
-    expire_at(deadline);
+    deadline_bound bound(*this, deadline);
     auto operation = on_stream([&](auto& s) {
         return beast_http::async_write(s, request, asio::redirect_error(asio::use_awaitable, ec));
     });
     co_await std::move(operation);
+    bound.end(ec);
     if (ec) fail(ec, phase::send);
 }
 
@@ -145,9 +153,10 @@ awaitable<string_response> connection::receive(std::size_t max_body, clock::time
     co_await read_final_header(slot, deadline, std::uint64_t{max_body});
     auto& parser = *slot;
     error_code ec;
-    expire_at(deadline);
+    deadline_bound bound(*this, deadline);
     auto operation = on_stream([&](auto& s) { return beast_http::async_read(s, buffer_, parser, with_code(ec)); });
     co_await std::move(operation);
+    bound.end(ec);
     if (ec) fail(ec, phase::receive);
     reusable_ = parser.get().keep_alive();
     co_return parser.release();

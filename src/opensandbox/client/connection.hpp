@@ -5,6 +5,7 @@
 
 #include <ngfail/opensandbox/client.hpp>
 
+#include "deadline_watch.hpp"
 #include "reply.hpp"
 
 #include <boost/asio/awaitable.hpp>
@@ -71,6 +72,9 @@ class connection {
 public:
     // `tls` is the client's TLS context when the origin is https, else null.
     connection(const asio::any_io_executor& executor, asio::ssl::context* tls);
+    ~connection();
+    connection(const connection&) = delete;
+    connection& operator=(const connection&) = delete;
 
     // Resolves, connects and (for https) shakes hands with peer verification and SNI.
     // Failures are connection_errors in phase::connect: nothing was sent.
@@ -128,7 +132,31 @@ private:
     }
 
     beast::tcp_stream& plain() noexcept { return tls_ ? beast::get_lowest_layer(*tls_) : *plain_; }
-    void expire_at(clock::time_point deadline) { plain().expires_at(deadline); }
+
+    // Bounds the operations on the connection from its making to `end` (or its end) by a
+    // deadline, through the process's deadline_watch: sending and receiving, which happen
+    // on every call. Connecting, once per connection, uses Beast's own timer.
+    class deadline_bound {
+    public:
+        deadline_bound(connection& c, clock::time_point deadline) : entry_(c.deadline_) {
+            deadline_watch::shared().start(entry_, deadline);
+        }
+        ~deadline_bound() {
+            if (!ended_) (void)deadline_watch::shared().finish(*entry_);
+        }
+        deadline_bound(const deadline_bound&) = delete;
+        deadline_bound& operator=(const deadline_bound&) = delete;
+        // Ends the bound: `ec` becomes a timeout when the deadline passed first, whatever the
+        // operation's own outcome (its socket is being closed).
+        void end(boost::system::error_code& ec) noexcept {
+            ended_ = true;
+            if (deadline_watch::shared().finish(*entry_)) ec = beast::error::timeout;
+        }
+
+    private:
+        const std::shared_ptr<deadline_watch::entry>& entry_;
+        bool ended_ = false;
+    };
 
     // Reads headers until a final (non-1xx) one; the parser is re-made for each interim.
     // Defined for `stream_parser` and the string reply parser.
@@ -145,6 +173,7 @@ private:
 
     std::optional<beast::tcp_stream> plain_;
     std::optional<beast::ssl_stream<beast::tcp_stream>> tls_;
+    std::shared_ptr<deadline_watch::entry> deadline_;
     beast::flat_buffer buffer_;
     std::string host_field_;
     bool reusable_ = false;
