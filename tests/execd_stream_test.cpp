@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <system_error>
 
 namespace {
 
@@ -44,3 +45,33 @@ TEST(execd_stream, result_types_sent_without_end_fill_the_output_limit_not_the_m
 }
 
 }  // namespace
+
+TEST(execd_stream, an_event_that_is_not_one_json_object_is_malformed) {
+    for (const std::string event : {R"({"type":"stdout","text":"cut)", R"({"type":"stdout"} {"type":"stderr"})", "[1,2]",
+                                    "not json"}) {
+        execd_stream events(1 << 20);
+        events.feed(R"({"type":"stdout","text":"before"})" "\n\n");
+        try {
+            events.feed("data: " + event + "\n\n");
+            ADD_FAILURE() << event << ": accepted";
+        } catch (const std::system_error& e) {
+            EXPECT_EQ(e.code(), ngfail::opensandbox::errc::malformed_response) << event;
+        }
+        EXPECT_EQ(events.result().stdout_text, "before") << "what came before stays: " << event;
+    }
+}
+
+// Events of every size, some past the room the reader parses them in on the stack.
+TEST(execd_stream, every_event_of_a_long_stream_is_read_whole) {
+    execd_stream events(1 << 20);
+    std::string expected;
+    for (int i = 0; i < 1000; ++i) {
+        const std::string text = std::to_string(i) + std::string(i % 50 == 0 ? 5000 : static_cast<std::size_t>(i % 300), 'x') + "\n";
+        expected += text;
+        events.feed(R"({"type":"stdout","text":")" + text.substr(0, text.size() - 1) + R"(\n","timestamp":)" +
+                    std::to_string(i) + "}\n\n");
+    }
+    events.feed(R"({"type":"execution_complete","execution_time":1})" "\n\n");
+    EXPECT_TRUE(events.terminal());
+    EXPECT_EQ(events.result().stdout_text, expected);
+}

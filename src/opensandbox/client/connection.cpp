@@ -129,7 +129,7 @@ awaitable<void> connection::receive_stream(clock::time_point deadline, stream_li
     co_await read_final_header(slot, deadline, boost::none);  // the reader bounds what it keeps
     stream_parser& parser = *slot;
     on_head(parser.get().base());
-    std::array<char, 8192> chunk{};
+    std::array<char, 8192> chunk;  // the parser writes what it gives; not zeroed on every stream
     while (!parser.is_done()) {
         // The stream's timer cannot end a stream that always has data ready: checked here.
         if (clock::now() >= limits.end) fail(beast::error::timeout, phase::receive);

@@ -4,6 +4,7 @@
 #include <boost/json.hpp>
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <climits>
 #include <cstdint>
@@ -73,8 +74,14 @@ void execd_stream::take_line(std::string_view line) {
 }
 
 void execd_stream::take_event(std::string_view text) {
+    // The event lives only in this function: its DOM is built in a buffer on the stack (the
+    // heap only past it), not allocated piece by piece.
+    std::array<unsigned char, 2048> room;
+    boost::json::monotonic_resource memory(room.data(), room.size());
     boost::json::error_code ec;
-    const boost::json::value v = boost::json::parse(text, ec);
+    parser_.reset(&memory);
+    parser_.write(text.data(), text.size(), ec);
+    const boost::json::value v = ec ? boost::json::value() : parser_.release();
     if (ec || !v.is_object()) malformed("an execd event is not a JSON object");
     const auto& event = v.as_object();
     const boost::json::value* type = event.if_contains("type");
