@@ -75,3 +75,23 @@ TEST(execd_stream, every_event_of_a_long_stream_is_read_whole) {
     EXPECT_TRUE(events.terminal());
     EXPECT_EQ(events.result().stdout_text, expected);
 }
+
+// Simple events are read without a DOM: these hold what the DOM reading gave.
+TEST(execd_stream, a_simple_event_reads_as_its_json_says) {
+    execd_stream events(1 << 20);
+    events.feed(R"({"text":"first\n","type":"stdout"})" "\n\n");                          // text before type
+    events.feed(R"({"type":"stdout","meta":{"type":"stderr","text":"no"},"text":"2\n"})" "\n\n");  // nested members
+    events.feed(R"({"ty\u0070e":"stdout","text":"q\"\\\u00e9\n","list":[{"text":"no"}]})" "\n\n");  // escapes
+    events.feed(R"({"type":"stdout","text":7})" "\n\n");                                    // text not a string: ""
+    events.feed(R"({"type":7,"text":"ignored"})" "\n\n");                                   // type not a string
+    events.feed(R"({"type":{"x":1},"text":"ignored"})" "\n\n");
+    events.feed(R"({"type":"stderr","text":"e\n","timestamp":1,"more":[1,2,{"a":null}]})" "\n\n");
+    events.feed(R"({"type":"init","text":"exec-1"})" "\n\n");
+    EXPECT_EQ(events.result().stdout_text, "first\n2\nq\"\\\xc3\xa9\n");
+    EXPECT_EQ(events.result().stderr_text, "e\n");
+    EXPECT_EQ(events.result().execution_id, "exec-1");
+    EXPECT_FALSE(events.terminal());
+    events.feed(R"({"type":"execution_complete","execution_time":3})" "\n\n");
+    EXPECT_TRUE(events.terminal());
+    EXPECT_EQ(events.result().exit_code, 0);
+}

@@ -55,7 +55,11 @@ public:
 
 private:
     void take_line(std::string_view line);
+    class event_head;  // a parser handler reading an event's type and text
     void take_event(std::string_view text);
+    // An event whose type and text are all it is made of (init, stdout, stderr,
+    // execution_complete; ping and status carry nothing to keep).
+    void take_simple_event(std::string_view type, std::string_view text);
     void append_output(std::string& to, std::string_view text);
     void take_results(const boost::json::object& results);
     void take_error(const boost::json::object& error);
