@@ -7,7 +7,7 @@
 // one call at a time that is every time, two a request. Here a deadline later than the one
 // the watcher already waits for changes nothing, so a call costs a lock and a list link, and
 // the watcher wakes about once per timeout while calls go on (to see that they have not
-// expired, and wait for the earliest left), never while none does. The watcher does not sit
+// expired, and wait for the earliest left) and once after the last. The watcher does not sit
 // on the connection's own context: a pending wait there would keep an application's
 // `io_context::run()` from returning after its last call.
 #pragma once
