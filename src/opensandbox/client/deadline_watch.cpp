@@ -60,21 +60,20 @@ std::size_t deadline_watch::rearms() const {
     return rearms_;
 }
 
+bool deadline_watch::linked(const entry& e) const noexcept { return e.previous_ || first_ == &e; }
+
 void deadline_watch::link(entry& e) noexcept {
-    if (e.linked_) return;
-    e.previous_ = nullptr;
+    if (linked(e)) return;
     e.next_ = first_;
     if (first_) first_->previous_ = &e;
     first_ = &e;
-    e.linked_ = true;
 }
 
 void deadline_watch::unlink(entry& e) noexcept {
-    if (!e.linked_) return;
+    if (!linked(e)) return;
     (e.previous_ ? e.previous_->next_ : first_) = e.next_;
     if (e.next_) e.next_->previous_ = e.previous_;
     e.previous_ = e.next_ = nullptr;
-    e.linked_ = false;
 }
 
 deadline_watch::clock::time_point deadline_watch::expire(clock::time_point now) {

@@ -59,6 +59,7 @@ public:
 
 private:
     void run();
+    [[nodiscard]] bool linked(const entry& e) const noexcept;
     void link(entry& e) noexcept;
     void unlink(entry& e) noexcept;
     // Under the lock: closes (on their executors) what has expired; the earliest deadline left.
@@ -83,7 +84,6 @@ class deadline_watch::entry : public std::enable_shared_from_this<entry> {
     bool expired_ = false;
     entry* previous_ = nullptr;
     entry* next_ = nullptr;
-    bool linked_ = false;
 
 public:
     explicit entry(boost::asio::ip::tcp::socket& s) : socket_(&s), executor_(s.get_executor()) {}

@@ -186,9 +186,7 @@ void execd_stream::take_event(std::string_view text) {
     std::array<unsigned char, 2048> room;
     boost::json::monotonic_resource memory(room.data(), room.size());
     boost::json::error_code ec;
-    parser_.reset(&memory);
-    parser_.write(text.data(), text.size(), ec);
-    const boost::json::value v = ec ? boost::json::value() : parser_.release();
+    const boost::json::value v = boost::json::parse(text, ec, &memory);
     if (ec || !v.is_object()) malformed("an execd event is not a JSON object");
     const auto& event = v.as_object();
     const boost::json::value* type = event.if_contains("type");

@@ -7,7 +7,6 @@
 #include <ngfail/opensandbox/client.hpp>
 
 #include <boost/json/object.hpp>
-#include <boost/json/parser.hpp>
 
 #include <functional>
 #include <map>
@@ -69,7 +68,6 @@ private:
     output_callbacks callbacks_;
     std::string line_;
     std::string data_;  // the `data:` lines of the event being read
-    boost::json::parser parser_;  // one for every event of the stream: made once, reset per event
     bool terminal_ = false;
     exec_result result_;
     code_parts code_;
