@@ -94,6 +94,28 @@ TEST(event_id, parse_judges_every_byte_at_every_position_as_one_digit_at_a_time_
     }
 }
 
+// The text form is made four bytes at a time: every byte value at every position must come
+// out as its own two lowercase digits, in place, with the dashes where they belong.
+TEST(event_id, format_writes_every_byte_at_every_position_as_two_digits) {
+    constexpr char digits[] = "0123456789abcdef";
+    constexpr std::size_t digit_at[16] = {0, 2, 4, 6, 9, 11, 14, 16, 19, 21, 24, 26, 28, 30, 32, 34};
+    for (std::size_t at = 0; at < 16; ++at) {
+        for (int value = 0; value < 256; ++value) {
+            event_id::bytes_type bytes{};
+            for (std::size_t i = 0; i < 16; ++i) bytes[i] = static_cast<std::uint8_t>(0x11 * (i % 16));
+            bytes[at] = static_cast<std::uint8_t>(value);
+            std::string expected;
+            for (std::size_t i = 0; i < 16; ++i) {
+                if (i == 4 || i == 6 || i == 8 || i == 10) expected += '-';
+                expected += digits[bytes[i] >> 4];
+                expected += digits[bytes[i] & 0xf];
+            }
+            ASSERT_EQ(ngfail::to_string(event_id{bytes}), expected) << "byte " << value << " at " << at;
+            ASSERT_EQ(expected[digit_at[at]], digits[value >> 4]);
+        }
+    }
+}
+
 TEST(event_id, default_is_nil) {
     EXPECT_TRUE(event_id{}.is_nil());
     EXPECT_FALSE(event_id::generate().is_nil());

@@ -8,6 +8,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <limits>
 #include <random>
 #include <string>
@@ -504,6 +505,29 @@ TEST(json_property, a_thousand_random_chains_survive_the_round_trip) {
         const auto again = ngfail::report_for(rebuilt);
         ASSERT_EQ(again, report) << "chain " << i << " changed: " << text;
         ASSERT_EQ(ngfail::to_json(again), text);
+    }
+}
+
+// The writer copies a string as it is or escapes it: every byte value at every position of
+// short and longer strings must come out printable ASCII that reads back as the string (an
+// invalid UTF-8 byte as U+FFFD).
+TEST(json, every_byte_at_every_position_is_written_as_json_reads_it) {
+    for (const std::size_t length : {1u, 7u, 8u, 9u, 15u, 16u, 17u, 23u}) {
+        for (std::size_t at = 0; at < length; ++at) {
+            for (int value = 0; value < 256; ++value) {
+                std::string reason(length, 'a');
+                reason[at] = static_cast<char>(value);
+                const ngfail::event_record record{.id = id_of("0192f1c4-7d2a-7c3e-9a51-2b8f6c0d4e17"),
+                                                  .kind = "cancelled", .reason = reason};
+                const std::string text = ngfail::to_json(record);
+                ASSERT_TRUE(std::all_of(text.begin(), text.end(), [](char c) { return c >= 0x20 && c <= 0x7e; }))
+                    << "byte " << value << " at " << at << " of " << length;
+                std::string expected = reason;
+                if (value >= 0x80) expected.replace(at, 1, "\xef\xbf\xbd");
+                ASSERT_EQ(boost::json::parse(text).at("failure_reason").as_string(), expected)
+                    << "byte " << value << " at " << at << " of " << length;
+            }
+        }
     }
 }
 

@@ -166,6 +166,23 @@ TEST(kind, parse_kind_rejects_what_is_not_core) {
     EXPECT_EQ(ngfail::parse_kind("swe:patch_failed"), std::nullopt);
 }
 
+// Names are looked up among the names of their own length: a name one byte longer, shorter or
+// different anywhere must not be taken for a kind it is not.
+TEST(kind, parse_kind_reads_a_name_only_when_every_byte_matches) {
+    for (const kind k : ngfail::all_kinds()) {
+        const std::string n(ngfail::name(k));
+        EXPECT_EQ(ngfail::parse_kind(n + "_"), std::nullopt) << n;
+        EXPECT_EQ(ngfail::parse_kind(std::string_view(n).substr(0, n.size() - 1)), std::nullopt) << n;
+        for (std::size_t at = 0; at < n.size(); ++at) {
+            std::string changed = n;
+            changed[at] = changed[at] == 'x' ? 'y' : 'x';
+            const auto parsed = ngfail::parse_kind(changed);
+            EXPECT_TRUE(!parsed || ngfail::name(*parsed) == changed) << changed;
+        }
+    }
+    EXPECT_EQ(ngfail::parse_kind(std::string(200, 'a')), std::nullopt);
+}
+
 // ---- Boost.System interop -----------------------------------------------------------------
 
 TEST(boost_interop, std_code_converts_to_boost_and_back_with_equality_kept) {

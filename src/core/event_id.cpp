@@ -1,6 +1,7 @@
 #include <ngfail/event_id.hpp>
 
 #include <array>
+#include <bit>
 #include <cstring>
 #include <ctime>
 #include <ostream>
@@ -69,21 +70,59 @@ void reseed_after_fork() noexcept { local_generator.seeded = false; }
 
 const bool fork_handler_registered = [] { return ::pthread_atfork(nullptr, nullptr, reseed_after_fork) == 0; }();
 
-// Each byte's hex digit value, or -1.
-constexpr std::array<std::int8_t, 256> hex_values = [] {
-    std::array<std::int8_t, 256> table{};
-    table.fill(-1);
-    for (int c = '0'; c <= '9'; ++c) table[static_cast<std::size_t>(c)] = static_cast<std::int8_t>(c - '0');
-    for (int c = 'a'; c <= 'f'; ++c) table[static_cast<std::size_t>(c)] = static_cast<std::int8_t>(c - 'a' + 10);
-    for (int c = 'A'; c <= 'F'; ++c) table[static_cast<std::size_t>(c)] = static_cast<std::int8_t>(c - 'A' + 10);
-    return table;
-}();
+// The first N bytes at `at` as a word, the first in the low bits; and back.
+template <std::size_t N, class Byte>
+std::uint64_t load_le(const Byte* at) noexcept {
+    std::uint64_t word = 0;
+    if constexpr (std::endian::native == std::endian::little) {
+        std::memcpy(&word, at, N);
+    } else {
+        for (std::size_t k = 0; k < N; ++k) word |= std::uint64_t{static_cast<std::uint8_t>(at[k])} << 8 * k;
+    }
+    return word;
+}
 
-int hex_value(char c) noexcept { return hex_values[static_cast<unsigned char>(c)]; }
+template <std::size_t N, class Byte>
+void store_le(Byte* at, std::uint64_t word) noexcept {
+    if constexpr (std::endian::native == std::endian::little) {
+        std::memcpy(at, &word, N);
+    } else {
+        for (std::size_t k = 0; k < N; ++k) at[k] = static_cast<Byte>(word >> 8 * k);
+    }
+}
 
-// Where each byte's two hex digits start in the 36-character text, and where the dashes are.
-constexpr std::array<std::uint8_t, 16> digit_positions{0, 2, 4, 6, 9, 11, 14, 16, 19, 21, 24, 26, 28, 30, 32, 34};
-constexpr std::array<std::uint8_t, 4> dash_positions{8, 13, 18, 23};
+// Four bytes (the first in the low bits) as eight lowercase hex digits (the first digit in
+// the low byte): each byte spread to a 16-bit lane of its own, split into its two nibbles,
+// and each nibble made a digit without a branch (one above 9 gets the distance from '9' to 'a').
+inline std::uint64_t hex_digits_of(std::uint64_t four) noexcept {
+    std::uint64_t x = (four | four << 16) & 0x0000ffff0000ffffULL;
+    x = (x | x << 8) & 0x00ff00ff00ff00ffULL;
+    const std::uint64_t nibbles = ((x >> 4) & 0x000f000f000f000fULL) | ((x & 0x000f000f000f000fULL) << 8);
+    const std::uint64_t letters = ((nibbles + 0x7676767676767676ULL) & 0x8080808080808080ULL) >> 7;
+    return nibbles + 0x3030303030303030ULL + letters * ('a' - '9' - 1);
+}
+
+constexpr std::uint64_t each_byte(std::uint8_t b) noexcept { return 0x0101010101010101ULL * b; }
+
+// Eight hex digits (the first in the low byte) as the four bytes they spell (the first in the
+// low bits), all eight judged at once; `invalid` gains a bit when any is not a hex digit.
+// A byte with its top bit is invalid as it is; one below 0x80 is at least `lo` when adding
+// 0x80 - lo sets its top bit, and above `hi` when adding 0x7f - hi does, and no such sum
+// carries into the next byte. `| 0x20` folds A-F onto a-f and leaves every other byte outside a-f.
+inline std::uint64_t bytes_of_hex_digits(std::uint64_t digits, std::uint64_t& invalid) noexcept {
+    const std::uint64_t top = each_byte(0x80);
+    const std::uint64_t folded = digits | each_byte(0x20);
+    const std::uint64_t decimal = (digits + each_byte(0x80 - '0')) & ~(digits + each_byte(0x7f - '9')) & top;
+    const std::uint64_t letter = (folded + each_byte(0x80 - 'a')) & ~(folded + each_byte(0x7f - 'f')) & top;
+    invalid |= (digits & top) | ((decimal | letter) ^ top);
+    // '0'-'9' end in their value, 'a'-'f' and 'A'-'F' in their value less 9.
+    const std::uint64_t nibbles = (digits & each_byte(0x0f)) + (letter >> 7) * 9;
+    // Each pair of digits into one byte, in a 16-bit lane; then the lanes packed together.
+    std::uint64_t x = ((nibbles & 0x00ff00ff00ff00ffULL) << 4) | ((nibbles >> 8) & 0x00ff00ff00ff00ffULL);
+    x = (x | x >> 8) & 0x0000ffff0000ffffULL;
+    return (x | x >> 16) & 0x00000000ffffffffULL;
+}
+
 
 }  // namespace
 
@@ -104,17 +143,22 @@ event_id event_id::generate() noexcept {
     return event_id{b};
 }
 
-// Each byte's two lowercase hex digits.
-constexpr std::array<std::array<char, 2>, 256> hex_pairs = [] {
-    constexpr char digits[] = "0123456789abcdef";
-    std::array<std::array<char, 2>, 256> table{};
-    for (std::size_t b = 0; b < 256; ++b) table[b] = {digits[b >> 4], digits[b & 0x0f]};
-    return table;
-}();
-
 void format_event_id(const event_id& id, char* out) noexcept {
-    for (std::size_t i = 0; i < 16; ++i) std::memcpy(out + digit_positions[i], hex_pairs[id.bytes()[i]].data(), 2);
-    for (const std::size_t dash : dash_positions) out[dash] = '-';
+    const std::uint8_t* b = id.bytes().data();
+    const std::uint64_t first = hex_digits_of(load_le<4>(b));  // eight digits each
+    const std::uint64_t second = hex_digits_of(load_le<4>(b + 4));
+    const std::uint64_t third = hex_digits_of(load_le<4>(b + 8));
+    const std::uint64_t fourth = hex_digits_of(load_le<4>(b + 12));
+    store_le<8>(out, first);
+    out[8] = '-';
+    store_le<4>(out + 9, second);
+    out[13] = '-';
+    store_le<4>(out + 14, second >> 32);
+    out[18] = '-';
+    store_le<4>(out + 19, third);
+    out[23] = '-';
+    store_le<4>(out + 24, third >> 32);
+    store_le<8>(out + 28, fourth);
 }
 
 std::string to_string(const event_id& id) {
@@ -127,18 +171,18 @@ std::ostream& operator<<(std::ostream& out, const event_id& id) { return out << 
 
 std::optional<event_id> parse_event_id(std::string_view text) noexcept {
     if (text.size() != 36) return std::nullopt;
-    for (const std::size_t dash : dash_positions) {
-        if (text[dash] != '-') return std::nullopt;
-    }
-    event_id::bytes_type b{};
-    int invalid = 0;  // negative once any digit was not hex: one test after the loop
-    for (std::size_t i = 0; i < 16; ++i) {
-        const int hi = hex_value(text[digit_positions[i]]);
-        const int lo = hex_value(text[digit_positions[i] + 1]);
-        invalid |= hi | lo;
-        b[i] = static_cast<std::uint8_t>(hi << 4 | lo);
-    }
-    if (invalid < 0) return std::nullopt;
+    if (text[8] != '-' || text[13] != '-' || text[18] != '-' || text[23] != '-') return std::nullopt;
+    const char* t = text.data();
+    std::uint64_t invalid = 0;
+    // Eight digits a word: 0-7, 9-12 and 14-17, 19-22 and 24-27, 28-35.
+    const auto four_bytes = [&](std::uint64_t digits) { return bytes_of_hex_digits(digits, invalid); };
+    const std::uint64_t bytes[2] = {
+        four_bytes(load_le<8>(t)) | four_bytes(load_le<4>(t + 9) | load_le<4>(t + 14) << 32) << 32,
+        four_bytes(load_le<4>(t + 19) | load_le<4>(t + 24) << 32) | four_bytes(load_le<8>(t + 28)) << 32};
+    if (invalid != 0) return std::nullopt;
+    event_id::bytes_type b;
+    store_le<8>(b.data(), bytes[0]);
+    store_le<8>(b.data() + 8, bytes[1]);
     return event_id{b};
 }
 

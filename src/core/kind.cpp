@@ -2,7 +2,11 @@
 
 #include "core/printable.hpp"
 
+#include <algorithm>
+#include <array>
+#include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <deque>
 #include <limits>
 #include <memory>
@@ -77,6 +81,30 @@ constexpr std::array<kind, kind_table.size()> all_kinds_array = [] {
     std::array<kind, kind_table.size()> out{};
     for (std::size_t i = 0; i < out.size(); ++i) out[i] = kind_table[i].code;
     return out;
+}();
+
+// The rows in order of their names' lengths, and where each length starts among them: a
+// name is compared only with the names as long as it (one to four of them).
+constexpr std::size_t longest_kind_name = [] {
+    std::size_t longest = 0;
+    for (const kind_row& row : kind_table) longest = std::max(longest, row.name.size());
+    return longest;
+}();
+
+constexpr auto rows_by_name_length = [] {
+    std::array<std::uint8_t, kind_table.size()> order{};
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<std::uint8_t>(i);
+    std::sort(order.begin(), order.end(), [](std::uint8_t a, std::uint8_t b) {
+        return std::pair(kind_table[a].name.size(), a) < std::pair(kind_table[b].name.size(), b);
+    });
+    return order;
+}();
+
+constexpr auto name_length_starts = [] {  // rows of length n: [starts[n], starts[n + 1])
+    std::array<std::uint8_t, longest_kind_name + 2> starts{};
+    for (const kind_row& row : kind_table) ++starts[row.name.size() + 1];
+    for (std::size_t n = 1; n < starts.size(); ++n) starts[n] = static_cast<std::uint8_t>(starts[n] + starts[n - 1]);
+    return starts;
 }();
 
 const kind_row* row_of(int value) noexcept {
@@ -330,8 +358,10 @@ std::optional<domain> domain_of(kind k) noexcept {
 }
 
 std::optional<kind> parse_kind(std::string_view text) noexcept {
-    for (const kind_row& row : kind_table) {
-        if (row.name == text) return row.code;
+    if (text.size() > longest_kind_name) return std::nullopt;
+    for (std::size_t i = name_length_starts[text.size()]; i < name_length_starts[text.size() + 1]; ++i) {
+        const kind_row& row = kind_table[rows_by_name_length[i]];
+        if (std::memcmp(row.name.data(), text.data(), text.size()) == 0) return row.code;
     }
     return std::nullopt;
 }
