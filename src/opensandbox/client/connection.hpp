@@ -117,18 +117,25 @@ public:
     void take_over(Op&& op) {
         reusable_ = false;
         plain().expires_never();
-        on_stream(op);
+        if (tls_) {
+            op(*tls_);
+        } else {
+            op(plain());
+        }
     }
     // Ends the connection at once: what is pending on it fails.
     void shut() noexcept;
 
 private:
-    // `op` applied to the stream the connection is (TLS or plain); its awaitable is
-    // awaited as a named value (g++ 12 mishandles a lambda call inside a co_await).
+    // `op` applied to what an HTTP exchange reads and writes: the TLS stream, or the plain
+    // connection's socket itself. Not the socket's `tcp_stream`: its deadlines are not used
+    // (the deadline_watch bounds every exchange), and its operations wrap every buffer
+    // sequence for a rate policy, a third of the client's own instructions per exec. The
+    // awaitable is awaited as a named value (g++ 12 mishandles a lambda call inside a co_await).
     template <class Op>
     auto on_stream(Op&& op) {
         if (tls_) return op(*tls_);
-        return op(plain());
+        return op(plain().socket());
     }
 
     beast::tcp_stream& plain() noexcept { return tls_ ? beast::get_lowest_layer(*tls_) : *plain_; }
