@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 #include <system_error>
 
@@ -94,4 +95,72 @@ TEST(execd_stream, a_simple_event_reads_as_its_json_says) {
     events.feed(R"({"type":"execution_complete","execution_time":3})" "\n\n");
     EXPECT_TRUE(events.terminal());
     EXPECT_EQ(events.result().exit_code, 0);
+}
+
+namespace {
+
+struct outcome {
+    std::string stdout_text, stderr_text, execution_id;
+    std::optional<int> exit_code;
+    bool terminal = false;
+    bool operator==(const outcome&) const = default;
+};
+
+outcome read_event(const std::string& event) {
+    execd_stream events(1 << 20);
+    events.feed(event + "\n\n");
+    return {events.result().stdout_text, events.result().stderr_text, events.result().execution_id,
+            events.result().exit_code, events.terminal()};
+}
+
+// A JSON string body holding every printable ASCII byte, and the escapes execd's encoder uses.
+std::string every_printable_escaped() {
+    std::string out;
+    for (char c = 0x20; c < 0x7f; ++c) out += c == '"' ? std::string(R"(\")") : c == '\\' ? std::string(R"(\\)") : std::string(1, c);
+    return out + R"(\n\t\r\b\f\/)";
+}
+
+}  // namespace
+
+// execd's simple events, as its encoder writes them, are read in one pass: each must read as
+// the parser reads the same event written another way (a space after the brace, which the
+// one-pass reader leaves to the parser).
+TEST(execd_stream, an_event_as_execd_writes_it_reads_as_the_parser_reads_it) {
+    for (const std::string type : {"init", "stdout", "stderr", "ping", "status", "execution_complete", "future_kind"}) {
+        for (const std::string& text : {std::string(), std::string("1"), every_printable_escaped(), std::string(R"(\"\\)")}) {
+            for (const bool with_text : {false, true}) {
+                for (const std::string timestamp : {"", ",\"timestamp\":1733000000000", ",\"timestamp\":0",
+                                                    ",\"execution_time\":12,\"timestamp\":1", ",\"execution_time\":0"}) {
+                    const std::string members = R"("type":")" + type + '"' +
+                                                (with_text ? R"(,"text":")" + text + '"' : std::string()) + timestamp;
+                    const outcome one_pass = read_event("{" + members + "}");
+                    const outcome parsed = read_event("{ " + members + "}");
+                    EXPECT_EQ(one_pass, parsed) << members;
+                }
+            }
+        }
+    }
+    EXPECT_EQ(read_event(R"({"type":"stdout","text":"a\n\"b\"\\"})").stdout_text, "a\n\"b\"\\");
+    EXPECT_EQ(read_event(R"({"type":"init","text":"exec-1","timestamp":1})").execution_id, "exec-1");
+}
+
+// What the one-pass reader leaves to the parser is still judged by it: not JSON is malformed.
+TEST(execd_stream, an_event_near_execd_s_form_that_is_not_json_is_malformed) {
+    for (const std::string& event : {std::string(R"({"type":"stdout","text":"a)") + '\x01' + R"("})",
+                                    std::string(R"({"type":"stdout","text":"\q"})"),
+                                    std::string(R"({"type":"stdout","text":"\)"),
+                                    std::string(R"({"type":"stdout","timestamp":0123})"),
+                                    std::string(R"({"type":"stdout","timestamp":})"),
+                                    std::string(R"({"type":"stdout","execution_time":-})"),
+                                    std::string(R"({"type":"stdout","execution_time":1,"timestamp":01})"),
+                                    std::string(R"({"type":"stdout","text":"x"}})"),
+                                    std::string(R"({"type":"stdout","text":"x")"),
+                                    std::string(R"({"type":"stdout)")}) {
+        try {
+            (void)read_event(event);
+            ADD_FAILURE() << event << ": accepted";
+        } catch (const std::system_error& e) {
+            EXPECT_EQ(e.code(), ngfail::opensandbox::errc::malformed_response) << event;
+        }
+    }
 }

@@ -156,7 +156,7 @@ awaitable<result<exec_result>> streamed_run(client_state& s, operation op, std::
             if (!cancelled(seen)) co_await add_sandbox_status(c, exec_end, seen);
             co_return std::nullopt;
         }
-        if (ran.exit_code != -1) co_return ran;  // any other exit is the command's own result
+        if (ran.exit_code != -1) co_return std::move(ran);  // any other exit is the command's own result
         seen.exit_code = -1;
         seen.execution_id = ran.execution_id;
         seen.reason = std::string(name(op)) + ": the command was killed by a signal (exit -1)";
@@ -167,12 +167,14 @@ awaitable<result<exec_result>> streamed_run(client_state& s, operation op, std::
 
 }  // namespace
 
+// Not a coroutine itself: the run's own coroutine is the operation, one frame and two moves
+// of the result fewer an exec.
 awaitable<result<exec_result>> exec_operation(client_state& s, std::string sandbox_id, command cmd,
                                               call_options per_call) {
     auto problem = refused_argument(s, {{"sandbox id", sandbox_id}});
     json::value body = command_body(cmd);
-    co_return co_await streamed_run(s, operation::exec, std::move(sandbox_id), "/command", std::move(body),
-                                    std::move(cmd), std::move(problem), std::move(per_call));
+    return streamed_run(s, operation::exec, std::move(sandbox_id), "/command", std::move(body), std::move(cmd),
+                        std::move(problem), std::move(per_call));
 }
 
 awaitable<result<std::string>> create_session_operation(client_state& s, std::string sandbox_id,

@@ -9,6 +9,7 @@
 #include <charconv>
 #include <climits>
 #include <cstdint>
+#include <utility>
 
 namespace ngfail::opensandbox::detail {
 namespace {
@@ -167,9 +168,80 @@ bool needs_dom(std::string_view type) noexcept {
     return type == "error" || type == "execution_count" || type == "result";
 }
 
+// What each escape a plain event's text may hold stands for (0: one it may not, such as \u).
+constexpr std::array<char, 128> unescaped_as = [] {
+    std::array<char, 128> table{};
+    for (const auto& [escape, byte] : {std::pair{'"', '"'}, {'\\', '\\'}, {'/', '/'}, {'b', '\b'}, {'f', '\f'},
+                                      {'n', '\n'}, {'r', '\r'}, {'t', '\t'}}) {
+        table[static_cast<std::size_t>(escape)] = byte;
+    }
+    return table;
+}();
+
 }  // namespace
 
+// execd's simple events byte for byte as its Go encoder (and ngfail serve) writes them,
+// {"type":"<a-z_>","text":"<text>","execution_time":<digits>,"timestamp":<digits>} with all
+// but the type optional and the text printable ASCII with single-character escapes, read in
+// one pass: the parser's machinery over these few bytes was most of an exec's JSON work
+// (callgrind). Anything else (other members or order, whitespace, \u escapes, bytes that are
+// not printable ASCII, a type read from a DOM) is left to the parser, which also judges
+// whether it is JSON at all.
+bool execd_stream::take_plain_event(std::string_view in) {
+    const auto skip = [&](std::string_view prefix) {
+        if (!in.starts_with(prefix)) return false;
+        in.remove_prefix(prefix.size());
+        return true;
+    };
+    if (!skip(R"({"type":")")) return false;
+    const std::size_t type_end = in.find('"');
+    const std::string_view type = in.substr(0, type_end);
+    if (type.empty() || type_end == std::string_view::npos ||
+        !std::all_of(type.begin(), type.end(), [](char c) { return (c >= 'a' && c <= 'z') || c == '_'; }) ||
+        needs_dom(type)) {
+        return false;
+    }
+    in.remove_prefix(type_end + 1);
+    std::string_view text;
+    if (skip(R"(,"text":")")) {
+        bool escaped = false;
+        std::size_t i = 0;
+        for (; i < in.size() && in[i] != '"'; ++i) {
+            const auto c = static_cast<unsigned char>(in[i]);
+            if (c < 0x20 || c > 0x7e) return false;
+            if (c != '\\') continue;
+            const std::size_t escape = i + 1 < in.size() ? static_cast<unsigned char>(in[i + 1]) : 0;
+            if (escape >= unescaped_as.size() || unescaped_as[escape] == 0) return false;
+            escaped = true;
+            ++i;
+        }
+        if (i == in.size()) return false;
+        text = in.substr(0, i);
+        in.remove_prefix(i + 1);
+        if (escaped) {
+            unescaped_.clear();
+            for (std::size_t k = 0; k < text.size(); ++k) {
+                unescaped_ += text[k] == '\\' ? unescaped_as[static_cast<unsigned char>(text[++k])] : text[k];
+            }
+            text = unescaped_;
+        }
+    }
+    // JSON's integers, no leading zero, and few enough digits for an int64 (18).
+    const auto skip_number = [&] {
+        const std::size_t digits = std::min(in.find_first_not_of("0123456789"), in.size());
+        if (digits == 0 || digits > 18 || (in[0] == '0' && digits > 1)) return false;
+        in.remove_prefix(digits);
+        return true;
+    };
+    if (skip(R"(,"execution_time":)") && !skip_number()) return false;
+    if (skip(R"(,"timestamp":)") && !skip_number()) return false;
+    if (in != "}") return false;
+    take_simple_event(type, text);
+    return true;
+}
+
 void execd_stream::take_event(std::string_view text) {
+    if (take_plain_event(text)) return;
     {
         boost::json::basic_parser<event_head> head({});
         boost::json::error_code ec;

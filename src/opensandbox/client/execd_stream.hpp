@@ -56,6 +56,9 @@ private:
     void take_line(std::string_view line);
     class event_head;  // a parser handler reading an event's type and text
     void take_event(std::string_view text);
+    // An event exactly as execd writes its simple ones, read without a parser; false (and
+    // nothing taken) for anything else.
+    bool take_plain_event(std::string_view text);
     // An event whose type and text are all it is made of (init, stdout, stderr,
     // execution_complete; ping and status carry nothing to keep).
     void take_simple_event(std::string_view type, std::string_view text);
@@ -68,6 +71,7 @@ private:
     output_callbacks callbacks_;
     std::string line_;
     std::string data_;  // the `data:` lines of the event being read
+    std::string unescaped_;  // a plain event's text, when it had escapes
     bool terminal_ = false;
     exec_result result_;
     code_parts code_;
