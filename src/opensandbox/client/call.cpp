@@ -115,35 +115,60 @@ std::string call_context::endpoint_path(std::string_view sandbox_id, int port) c
            (options.use_server_proxy ? "?use_server_proxy=true" : "?use_server_proxy=false");
 }
 
-awaitable<shared_route> call_context::execd_endpoint(std::string_view sandbox_id) const {
-    shared_route route = shared.endpoints.find(sandbox_id, execd_port);
-    if (!route) {
-        endpoint_info endpoint =
-            endpoint_of(co_await lifecycle(beast_http::verb::get, endpoint_path(sandbox_id, execd_port), nullptr));
-        target where = parse_endpoint(endpoint.endpoint, shared.lifecycle.tls);  // a malformed one is not kept
-        route = std::make_shared<const execd_route>(execd_route{std::move(endpoint), std::move(where)});
-        shared.endpoints.store(sandbox_id, execd_port, route);
-    }
-    for (const auto& header : route->endpoint.headers) {
+namespace {
+
+// The execd route's credentials, marked secret for the call that uses them.
+void mark_secret_headers(const execd_route& route, const client_options& options, redactor& secrets) {
+    for (const auto& header : route.endpoint.headers) {
         const auto named = [&](std::string_view secret) { return beast::iequals(header.first, secret); };
         if (named("X-EXECD-ACCESS-TOKEN") ||
             std::any_of(options.secret_headers.begin(), options.secret_headers.end(), named)) {
             secrets.add(header.second);
         }
     }
+}
+
+// Connections are opened on the call's own context when it is a blocking call's (driven
+// on the caller's thread), on the client's executor otherwise.
+asio::any_io_executor connection_executor(const client_state& shared, const asio::any_io_executor& here) {
+    const bool blocking = &asio::query(here, asio::execution::context) == client_state::driving;
+    return blocking ? here : shared.executor;
+}
+
+}  // namespace
+
+shared_route call_context::cached_execd_endpoint(std::string_view sandbox_id) const {
+    shared_route route = shared.endpoints.find(sandbox_id, execd_port);
+    if (route) mark_secret_headers(*route, options, secrets);
+    return route;
+}
+
+awaitable<shared_route> call_context::execd_endpoint(std::string_view sandbox_id) const {
+    if (shared_route cached = cached_execd_endpoint(sandbox_id)) co_return cached;
+    endpoint_info endpoint =
+        endpoint_of(co_await lifecycle(beast_http::verb::get, endpoint_path(sandbox_id, execd_port), nullptr));
+    target where = parse_endpoint(endpoint.endpoint, shared.lifecycle.tls);  // a malformed one is not kept
+    auto route = std::make_shared<const execd_route>(execd_route{std::move(endpoint), std::move(where)});
+    shared.endpoints.store(sandbox_id, execd_port, route);
+    mark_secret_headers(*route, options, secrets);
     co_return route;
 }
 
-awaitable<lease> call_context::connect(const target& where, bool fresh) const {
+std::optional<lease> call_context::kept_connection(const target& where, const asio::any_io_executor& here) const {
     origin to = where;
+    const asio::any_io_executor on = connection_executor(shared, here);
+    auto kept = shared.pool.take(to, asio::query(on, asio::execution::context));
+    if (!kept) return std::nullopt;
+    return lease(shared.pool, std::move(to), std::move(kept), true);
+}
+
+awaitable<lease> call_context::connect(const target& where, bool fresh) const {
     const auto here = co_await asio::this_coro::executor;
-    const bool blocking = &asio::query(here, asio::execution::context) == client_state::driving;
-    const asio::any_io_executor on = blocking ? here : shared.executor;
     if (!fresh) {
-        if (auto kept = shared.pool.take(to, asio::query(on, asio::execution::context))) {
-            co_return lease(shared.pool, std::move(to), std::move(kept), true);
-        }
+        if (std::optional<lease> kept = kept_connection(where, here)) co_return std::move(*kept);
     }
+    origin to = where;
+    const asio::any_io_executor on = connection_executor(shared, here);
     auto opened = std::make_unique<connection>(on, to.tls ? &shared.tls() : nullptr);
     co_await opened->open(to, deadline);
     co_return lease(shared.pool, std::move(to), std::move(opened), false);

@@ -87,11 +87,17 @@ struct call_context {
 
     // The endpoint of execd for a sandbox (cached), its credentials marked secret.
     [[nodiscard]] awaitable<shared_route> execd_endpoint(std::string_view sandbox_id) const;
+    // ... when it is cached: without a coroutine of its own (nullptr when not cached).
+    [[nodiscard]] shared_route cached_execd_endpoint(std::string_view sandbox_id) const;
 
     // A connection to `where`: a kept-alive one (unless `fresh`), or a new one opened within
     // the deadline. An https one needs `where` to be the server the caller meant (SNI,
     // verification).
     [[nodiscard]] awaitable<lease> connect(const target& where, bool fresh = false) const;
+    // A kept-alive connection to `where` for a call running on `here`, without a coroutine
+    // of its own: the common case of the two above, taken first on an exec's path (each
+    // coroutine frame is an allocation a call).
+    [[nodiscard]] std::optional<lease> kept_connection(const target& where, const asio::any_io_executor& here) const;
 
     // A connection to a sandbox's execd endpoint; a failure to connect drops the cached
     // endpoint, so the next call asks the server again.

@@ -61,13 +61,15 @@ awaitable<exec_result> run_command(const call_context& context, std::string_view
     req.set(beast_http::field::accept, "text/event-stream");
     req.body() = json::serialize(body);
 
-    const lease on = co_await context.connect_to_execd(sandbox_id, route.where);
-    co_await on->send(req, context.deadline);
+    const auto here = co_await asio::this_coro::executor;
+    std::optional<lease> on = context.kept_connection(route.where, here);
+    if (!on) on.emplace(co_await context.connect_to_execd(sandbox_id, route.where));
+    co_await (*on)->send(req, context.deadline);
     execd_stream events(context.options.max_body_bytes, {cmd.on_stdout, cmd.on_stderr});
     std::optional<beast_http::response_header<>> error_head;
     std::string error_body;
     const stream_limits limits{cmd.idle_timeout, exec_end};
-    co_await on->receive_stream(
+    co_await (*on)->receive_stream(
         context.deadline, limits,
         [&](const beast_http::response_header<>& head) {
             if (head.result_int() >= 300) error_head = head;
@@ -141,7 +143,8 @@ awaitable<result<exec_result>> streamed_run(client_state& s, operation op, std::
     co_return co_await call<exec_result>(s, per_call, op, sandbox_id, std::move(problem),
                                          [&](const call_context& c, observation& seen) -> attempt_result<exec_result> {
         const auto exec_end = cmd.total_timeout ? deadline_after(*cmd.total_timeout) : clock::time_point::max();
-        const shared_route route = co_await c.execd_endpoint(sandbox_id);
+        shared_route route = c.cached_execd_endpoint(sandbox_id);
+        if (!route) route = co_await c.execd_endpoint(sandbox_id);
         exec_result ran;
         std::exception_ptr failed;
         try {
