@@ -164,3 +164,20 @@ TEST(execd_stream, an_event_near_execd_s_form_that_is_not_json_is_malformed) {
         }
     }
 }
+
+// Events as execd's own encoder writes them: these lines are what Go 1.23's encoding/json
+// printed for execd's ServerStreamEvent fields (type, text, execution_count, execution_time,
+// timestamp; omitempty), HTML characters as \u escapes and non-ASCII raw, as execd sends them.
+TEST(execd_stream, events_as_go_s_encoder_writes_them_read_as_execd_meant) {
+    execd_stream events(1 << 20);
+    events.feed(R"({"type":"init","text":"0b9e1c2a-run","timestamp":1733000000000})" "\n\n"
+                R"({"type":"stdout","text":"1\n","timestamp":1733000000001})" "\n\n"
+                R"({"type":"stderr","text":"tab\there \"q\" back\\slash \u003ca\u0026b\u003e\r\n","timestamp":1733000000002})" "\n\n"
+                "{\"type\":\"stdout\",\"text\":\"caf\xc3\xa9 \\u2028\\n\",\"timestamp\":1733000000003}\n\n"
+                R"({"type":"execution_complete","execution_time":12,"timestamp":1733000000004})" "\n\n");
+    EXPECT_EQ(events.result().execution_id, "0b9e1c2a-run");
+    EXPECT_EQ(events.result().stdout_text, "1\ncaf\xc3\xa9 \xe2\x80\xa8\n");
+    EXPECT_EQ(events.result().stderr_text, "tab\there \"q\" back\\slash <a&b>\r\n");
+    EXPECT_TRUE(events.terminal());
+    EXPECT_EQ(events.result().exit_code, 0);
+}
