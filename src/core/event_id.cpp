@@ -91,6 +91,13 @@ void store_le(Byte* at, std::uint64_t word) noexcept {
     }
 }
 
+// A word as eight bytes at `at`, its highest byte first.
+template <class Byte>
+void store_be(Byte* at, std::uint64_t word) noexcept {
+    if constexpr (std::endian::native == std::endian::little) word = __builtin_bswap64(word);
+    std::memcpy(at, &word, 8);
+}
+
 // Four bytes (the first in the low bits) as eight lowercase hex digits (the first digit in
 // the low byte): each byte spread to a 16-bit lane of its own, split into its two nibbles,
 // and each nibble made a digit without a branch (one above 9 gets the distance from '9' to 'a').
@@ -132,14 +139,13 @@ event_id event_id::generate() noexcept {
     if (!g.seeded) g.seed();
     g.advance();
     const std::uint64_t random = g.next_random();
-    bytes_type b{};
-    for (int i = 0; i < 6; ++i) b[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(g.last_ms >> (40 - 8 * i));
-    // version 7 | counter[25:22] ; counter[21:14] ; variant 10 | counter[13:8] ; counter[7:0]
-    b[6] = static_cast<std::uint8_t>(0x70 | ((g.counter >> 22) & 0x0f));
-    b[7] = static_cast<std::uint8_t>(g.counter >> 14);
-    b[8] = static_cast<std::uint8_t>(0x80 | ((g.counter >> 8) & 0x3f));
-    b[9] = static_cast<std::uint8_t>(g.counter);
-    for (int i = 0; i < 6; ++i) b[static_cast<std::size_t>(10 + i)] = static_cast<std::uint8_t>(random >> (8 * i));
+    // Bytes 0-5 the millisecond, big-endian; 6: version 7 | counter[25:22]; 7: counter[21:14];
+    // 8: variant 10 | counter[13:8]; 9: counter[7:0]; 10-15 random.
+    const std::uint64_t version_and_counter = (0x70 | ((g.counter >> 22) & 0x0f)) << 8 | ((g.counter >> 14) & 0xff);
+    const std::uint64_t variant_and_counter = (0x80 | ((g.counter >> 8) & 0x3f)) | (g.counter & 0xff) << 8;
+    bytes_type b;
+    store_be(b.data(), g.last_ms << 16 | version_and_counter);
+    store_le<8>(b.data() + 8, variant_and_counter | random << 16);
     return event_id{b};
 }
 

@@ -3,6 +3,7 @@
 
 #include <ngfail/detail/event_access.hpp>
 #include <ngfail/event.hpp>
+#include <ngfail/sandbox.hpp>
 
 #include <cstddef>
 #include <string>
@@ -14,10 +15,13 @@ namespace ngfail::detail {
 // Allocated in one block with its text ("<kind>: <reason>", NUL-terminated) right after it,
 // so creating a record is one allocation and what() needs none. Make one with
 // `new_event_state`; `destroy` frees it.
+struct sandbox_details_in_facts;
+
 struct event_state : state_header {
     // `d`: event_details, or one of its alternatives, moved straight into place.
     template <class Details>
     explicit event_state(Details&& d) noexcept : details(std::forward<Details>(d)) {}
+    explicit event_state(sandbox_details_in_facts d) noexcept;
 
     event_id id;
     std::error_code code;
@@ -37,6 +41,16 @@ struct event_state : state_header {
     [[nodiscard]] std::string_view kind_name() const noexcept { return text.substr(0, kind_size); }
 };
 
+// A sandbox's details still inside the facts they came in, moved out once, into the record
+// itself: a dozen optional strings moved twice showed in an event's creation time.
+struct sandbox_details_in_facts {
+    sandbox_facts& facts;
+    operator sandbox_details() const noexcept;  // NOLINT: converts where the record is built
+};
+
+inline event_state::event_state(sandbox_details_in_facts d) noexcept
+    : details(std::in_place_type<sandbox_details>, d) {}
+
 // A record with room for `text`, copied in, and `details` moved in; throws std::bad_alloc.
 [[nodiscard]] event_state* new_event_state(std::string_view kind_name, std::string_view reason,
                                            event_details&& details);
@@ -49,6 +63,7 @@ struct event_state : state_header {
 // The same with a sandbox's details, moved into the record without a variant between (an
 // event's creation time shows every move of their dozen optional strings).
 [[nodiscard]] failure make_record(event_info&& info, sandbox_details&& details);
+[[nodiscard]] failure make_record(event_info&& info, sandbox_details_in_facts details);
 
 // The same record with `cause` as its cause (same id): for caught nested events.
 [[nodiscard]] failure with_cause(const failure& f, std::exception_ptr cause);

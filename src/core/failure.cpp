@@ -62,6 +62,10 @@ failure make_record(event_info&& info, sandbox_details&& details) {
     return new_record(std::move(info), std::move(details), {}, {}, 0);
 }
 
+failure make_record(event_info&& info, sandbox_details_in_facts details) {
+    return new_record(std::move(info), details, {}, {}, 0);
+}
+
 failure with_cause(const failure& f, std::exception_ptr cause) {
     const event_state* original = event_access::state(f);
     if (!original) return f;
