@@ -8,7 +8,10 @@
 // resident memory beside them), the threads those add, and the same load with 5% of execs
 // faulted (every outcome must be a success or the injected failure, classified). When
 // NGFAIL_SERVER_PID names the `ngfail serve` process, also the server's CPU time per exec
-// one at a time, in each of the client's blocks.
+// one at a time, in each of the client's blocks. When NGFAIL_PEER_BENCHMARK names a peer's
+// benchmark program (benchmarks/go_sdk: the official Go SDK), it runs as a child taking the
+// same arguments and `--paced`: each of its one-at-a-time blocks runs right after each of
+// ours, and its results join ours.
 // Prints Google Benchmark JSON; values that are not times say their unit in their name.
 //   client_benchmark HOST:PORT API_KEY ROUNDS PARALLEL
 #include <ngfail/opensandbox/client.hpp>
@@ -24,10 +27,15 @@
 #include <boost/json.hpp>
 
 #include <malloc.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -139,6 +147,79 @@ double ns_since(clock_type::time_point start) {
 json::object entry(const std::string& name, double value) {
     return {{"name", name}, {"run_name", name}, {"real_time", value}, {"time_unit", "ns"}};
 }
+
+[[noreturn]] void give_up(const std::string& why) {
+    std::cerr << "client_benchmark: " << why << '\n';
+    std::exit(1);
+}
+
+// A peer's benchmark program as a child, measuring one block when told to (it says "ready"
+// once set up and warmed up): `block` sends it
+// a line "block" and waits for its "done"; `finish` closes its input, upon which it measures
+// the rest, prints its Google Benchmark JSON and exits. Its blocks so alternate with ours in
+// time, and each pair of blocks shares the machine's drift (a peer run a minute after us
+// paired its blocks with ours in order only, and once a pair fell 1.79x against 1.8x).
+class peer_benchmark {
+public:
+    explicit peer_benchmark(std::vector<std::string> args) {
+        std::signal(SIGPIPE, SIG_IGN);  // a peer that died is reported by its missing answer
+        int to_child[2], from_child[2];
+        if (::pipe(to_child) != 0 || ::pipe(from_child) != 0) give_up("pipe failed");
+        posix_spawn_file_actions_t actions;
+        posix_spawn_file_actions_init(&actions);
+        posix_spawn_file_actions_adddup2(&actions, to_child[0], STDIN_FILENO);
+        posix_spawn_file_actions_adddup2(&actions, from_child[1], STDOUT_FILENO);
+        for (const int fd : {to_child[0], to_child[1], from_child[0], from_child[1]}) {
+            posix_spawn_file_actions_addclose(&actions, fd);
+        }
+        std::vector<char*> argv;
+        for (std::string& a : args) argv.push_back(a.data());
+        argv.push_back(nullptr);
+        const int spawned = ::posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), environ);
+        posix_spawn_file_actions_destroy(&actions);
+        ::close(to_child[0]);
+        ::close(from_child[1]);
+        if (spawned != 0) give_up("cannot start " + args[0]);
+        to_ = ::fdopen(to_child[1], "w");
+        from_ = ::fdopen(from_child[0], "r");
+        // Its set-up and warm-up run before our first block, not beside it.
+        if (read_line() != "ready") give_up("the peer benchmark did not start");
+    }
+    peer_benchmark(const peer_benchmark&) = delete;
+    peer_benchmark& operator=(const peer_benchmark&) = delete;
+
+    void block() {
+        std::fputs("block\n", to_);
+        std::fflush(to_);
+        if (read_line() != "done") give_up("the peer benchmark did not finish its block");
+    }
+
+    // Its results; exits when it failed.
+    json::array finish() {
+        std::fclose(to_);
+        std::string out;
+        for (std::string line; !(line = read_line()).empty();) out += line;
+        std::fclose(from_);
+        int status = 0;
+        ::waitpid(pid_, &status, 0);
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) give_up("the peer benchmark failed");
+        boost::system::error_code ec;
+        const json::value doc = json::parse(out, ec);
+        if (ec || !doc.is_object() || !doc.as_object().contains("benchmarks")) give_up("the peer printed no results");
+        return doc.at("benchmarks").as_array();
+    }
+
+private:
+    std::string read_line() {
+        std::string line;
+        for (int c; (c = std::fgetc(from_)) != EOF && c != '\n';) line += static_cast<char>(c);
+        return line;
+    }
+
+    pid_t pid_ = 0;
+    std::FILE* to_ = nullptr;
+    std::FILE* from_ = nullptr;
+};
 
 // One request on a fresh connection, for the server's own control route.
 void post(const server_address& to, const std::string& target, const std::string& key, const std::string& body) {
@@ -296,6 +377,10 @@ int main(int argc, char** argv) {
     const int block_rounds = std::max(1, rounds / 10);
     const std::optional<std::string> server_process = server_pid();
     (void)one_at_a_time_blocking(blocking, id, echo, 50, failed);
+    std::optional<peer_benchmark> peer;
+    if (const char* program = std::getenv("NGFAIL_PEER_BENCHMARK"); program != nullptr && *program != 0) {
+        peer.emplace(std::vector<std::string>{program, argv[1], argv[2], argv[3], argv[4], "--paced"});
+    }
     for (int block = 0; block < 10; ++block) {
         const double server_cpu_before = server_process ? cpu_ns_of(*server_process) : 0;
         client_blocks.push_back(one_at_a_time(io, c, id, echo, block_rounds, failed));
@@ -303,6 +388,10 @@ int main(int argc, char** argv) {
         client_blocking_blocks.push_back(one_at_a_time_blocking(blocking, id, echo, block_rounds, failed));
         floor_blocks.push_back(floor.per_exec_async(io, block_rounds));
         blocking_floor_blocks.push_back(floor.per_exec(block_rounds));
+        if (peer) peer->block();
+    }
+    if (peer) {
+        for (json::value& run : peer->finish()) results.push_back(std::move(run));
     }
     add_blocks(results, "client_exec_one_at_a_time", client_blocks);
     add_blocks(results, "client_blocking_exec_one_at_a_time", client_blocking_blocks);

@@ -3,10 +3,16 @@
 // PARALLEL at once (as many goroutines, each taking the next exec), and the Go heap per exec in flight (1,024 `sleep 1` execs at once).
 // Prints Google Benchmark JSON, as client_benchmark does.
 //
-//	go_sdk_benchmark HOST:PORT API_KEY ROUNDS PARALLEL
+//	go_sdk_benchmark HOST:PORT API_KEY ROUNDS PARALLEL [--paced]
+//
+// --paced: client_benchmark runs this program as its peer (NGFAIL_PEER_BENCHMARK), so that
+// the blocks of the two clients alternate in time. It prints "ready" once warmed up, then
+// runs one block for each line "block" it reads, printing "done" after each; at the end of
+// its input it measures the rest and prints its JSON.
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -63,8 +69,9 @@ func run(ctx context.Context, s *opensandbox.Sandbox, command string, n, paralle
 }
 
 func main() {
-	if len(os.Args) != 5 {
-		fmt.Fprintln(os.Stderr, "usage: go_sdk_benchmark HOST:PORT API_KEY ROUNDS PARALLEL")
+	paced := len(os.Args) == 6 && os.Args[5] == "--paced"
+	if len(os.Args) != 5 && !paced {
+		fmt.Fprintln(os.Stderr, "usage: go_sdk_benchmark HOST:PORT API_KEY ROUNDS PARALLEL [--paced]")
 		os.Exit(2)
 	}
 	rounds, _ := strconv.Atoi(os.Args[3])
@@ -78,12 +85,24 @@ func main() {
 	var results []entry
 
 	run(ctx, s, "echo 1", 50, 1) // warm up
-	blocks := make([]float64, 10)
-	for b := range blocks {
-		blocks[b] = run(ctx, s, "echo 1", max(1, rounds/10), 1)
-		e := one("go_sdk_exec_one_at_a_time", blocks[b])
+	block := func(b int) {
+		e := one("go_sdk_exec_one_at_a_time", run(ctx, s, "echo 1", max(1, rounds/10), 1))
 		e.RepetitionIndex = b
 		results = append(results, e)
+	}
+	if paced {
+		fmt.Println("ready")
+		for b, lines := 0, bufio.NewScanner(os.Stdin); lines.Scan(); b++ {
+			if lines.Text() != "block" {
+				fail("paced", fmt.Errorf("unexpected line %q", lines.Text()))
+			}
+			block(b)
+			fmt.Println("done")
+		}
+	} else {
+		for b := 0; b < 10; b++ {
+			block(b)
+		}
 	}
 	results = append(results, one(fmt.Sprintf("go_sdk_exec_%d_at_once", parallel),
 		run(ctx, s, "echo 1", max(rounds, parallel), parallel)))
