@@ -97,6 +97,7 @@ func main() {
 				fail("paced", fmt.Errorf("unexpected line %q", lines.Text()))
 			}
 			block(b)
+			runtime.GC() // its garbage collected now, not beside the client's next block
 			fmt.Println("done")
 		}
 	} else {
