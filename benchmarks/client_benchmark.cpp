@@ -368,7 +368,12 @@ int main(int argc, char** argv) {
 
     // One at a time, each awaited before the next.
     int failed = 0;
-    // In alternating blocks, so that the machine's noise falls on both alike.
+    // In alternating blocks, so that the machine's noise falls on both alike. The peer starts
+    // (and warms up) first, so that our warm-up, not our first block, follows its start.
+    std::optional<peer_benchmark> peer;
+    if (const char* program = std::getenv("NGFAIL_PEER_BENCHMARK"); program != nullptr && *program != 0) {
+        peer.emplace(std::vector<std::string>{program, argv[1], argv[2], argv[3], argv[4], "--paced"});
+    }
     bare_beast floor(blocking, id, io);
     (void)one_at_a_time(io, c, id, echo, 50, failed);  // warm up
     (void)floor.per_exec(50);
@@ -377,10 +382,6 @@ int main(int argc, char** argv) {
     const int block_rounds = std::max(1, rounds / 10);
     const std::optional<std::string> server_process = server_pid();
     (void)one_at_a_time_blocking(blocking, id, echo, 50, failed);
-    std::optional<peer_benchmark> peer;
-    if (const char* program = std::getenv("NGFAIL_PEER_BENCHMARK"); program != nullptr && *program != 0) {
-        peer.emplace(std::vector<std::string>{program, argv[1], argv[2], argv[3], argv[4], "--paced"});
-    }
     for (int block = 0; block < 10; ++block) {
         const double server_cpu_before = server_process ? cpu_ns_of(*server_process) : 0;
         client_blocks.push_back(one_at_a_time(io, c, id, echo, block_rounds, failed));

@@ -7,8 +7,8 @@
 //
 // --paced: client_benchmark runs this program as its peer (NGFAIL_PEER_BENCHMARK), so that
 // the blocks of the two clients alternate in time. It prints "ready" once warmed up, then
-// runs one block for each line "block" it reads, printing "done" after each; at the end of
-// its input it measures the rest and prints its JSON.
+// runs one block (after 50 unmeasured execs) for each line "block" it reads, printing "done"
+// after each; at the end of its input it measures the rest and prints its JSON.
 package main
 
 import (
@@ -96,6 +96,7 @@ func main() {
 			if lines.Text() != "block" {
 				fail("paced", fmt.Errorf("unexpected line %q", lines.Text()))
 			}
+			run(ctx, s, "echo 1", 50, 1) // warmed up again after waiting, as the client is
 			block(b)
 			runtime.GC() // its garbage collected now, not beside the client's next block
 			fmt.Println("done")
