@@ -12,11 +12,11 @@
 
 namespace ngfail::detail {
 
+struct sandbox_details_in_facts;
+
 // Allocated in one block with its text ("<kind>: <reason>", NUL-terminated) right after it,
 // so creating a record is one allocation and what() needs none. Make one with
 // `new_event_state`; `destroy` frees it.
-struct sandbox_details_in_facts;
-
 struct event_state : state_header {
     // `d`: event_details, or one of its alternatives, moved straight into place.
     template <class Details>
