@@ -721,6 +721,16 @@ TEST(hostile_server, endpoint_headers_with_a_line_break_are_refused) {
     EXPECT_FALSE(seen.any_line_starts_with("POST /x"));
 }
 
+TEST(hostile_server, endpoint_headers_whose_name_is_not_a_field_name_are_refused) {
+    for (const std::string name : {"X-A: 1\\u0020X-B", "X A", "X:A", ""}) {
+        seen_requests seen;
+        const auto r = exec_with_endpoint(R"(/x","headers":{")" + name + R"(":"v"}})", seen);
+        ASSERT_TRUE(r.has_error()) << name;
+        EXPECT_EQ(r.error().code(), kind::protocol_violation) << name;
+        EXPECT_FALSE(seen.any_line_starts_with("POST /x")) << name;
+    }
+}
+
 TEST(client_arguments, a_bad_argument_is_refused_before_anything_is_sent) {
     recording_server recorder;
     client c({.port = recorder.server.port(), .timeout = 5s});

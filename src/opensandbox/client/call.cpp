@@ -194,10 +194,10 @@ bool closed_by_peer(const boost::system::error_code& ec) noexcept {
 
 }  // namespace
 
-awaitable<string_response> call_context::exchange(beast_http::request<beast_http::string_body>& request,
-                                                  const target& where, std::string_view execd_sandbox) const {
-    const bool repeatable = request.method() == beast_http::verb::get ||
-                            request.method() == beast_http::verb::head || replay_allowed(replay, std::nullopt);
+awaitable<string_response> call_context::exchange(request& req, const target& where,
+                                                  std::string_view execd_sandbox) const {
+    const bool repeatable = req.method() == beast_http::verb::get || req.method() == beast_http::verb::head ||
+                            replay_allowed(replay, std::nullopt);
     for (bool fresh = false;; fresh = true) {
         std::optional<lease> on;
         if (execd_sandbox.empty()) {
@@ -206,7 +206,7 @@ awaitable<string_response> call_context::exchange(beast_http::request<beast_http
             on.emplace(co_await connect_to_execd(execd_sandbox, where, fresh));
         }
         try {
-            co_await (*on)->send(request, deadline);
+            co_await (*on)->send(req, deadline);
             co_return co_await (*on)->receive(options.max_body_bytes, deadline);
         } catch (const connection_error& e) {
             if (!repeatable || !on->reused() || (*on)->answered() || !closed_by_peer(e.code())) throw;
@@ -215,7 +215,7 @@ awaitable<string_response> call_context::exchange(beast_http::request<beast_http
 }
 
 awaitable<json::value> call_context::lifecycle(beast_http::verb verb, std::string path, const json::value* body) const {
-    beast_http::request<beast_http::string_body> req(verb, shared.lifecycle.base + path, 11);
+    request req(verb, shared.lifecycle.base, path);
     if (!options.api_key.empty()) req.set(api_key_header, options.api_key);
     req.set(beast_http::field::accept, "application/json");
     if (body) {
@@ -235,7 +235,7 @@ awaitable<string_response> call_context::execd_call(std::string_view sandbox_id,
                                                     std::string path, std::string body,
                                                     std::string content_type, std::string range) const {
     const shared_route route = co_await execd_endpoint(sandbox_id);
-    auto req = execd_request<beast_http::string_body>(verb, route->where, route->endpoint, path);
+    auto req = execd_request(verb, route->where, route->endpoint, path);
     if (!content_type.empty()) req.set(beast_http::field::content_type, content_type);
     if (!range.empty()) req.set(beast_http::field::range, range);
     req.body() = std::move(body);

@@ -104,14 +104,14 @@ struct call_context {
     [[nodiscard]] awaitable<lease> connect_to_execd(std::string_view sandbox_id, const target& where,
                                                     bool fresh = false) const;
 
-    // Sends `request` to `where` (a sandbox's execd when `execd_sandbox` is set) and reads the
+    // Sends `req` to `where` (a sandbox's execd when `execd_sandbox` is set) and reads the
     // whole reply. A kept-alive connection that the server closed without answering gets the
     // request once more, on a fresh connection, when repeating it is safe: a GET or HEAD, or
     // an operation whose replay policy allows any delivery (RFC 9110 §9.2.2). Servers close
     // idle connections on their own clock, and a request that meets that close is not a
     // failure of the request; anything else is never repeated here.
-    [[nodiscard]] awaitable<string_response> exchange(beast_http::request<beast_http::string_body>& request,
-                                                      const target& where, std::string_view execd_sandbox = {}) const;
+    [[nodiscard]] awaitable<string_response> exchange(request& req, const target& where,
+                                                      std::string_view execd_sandbox = {}) const;
 
     // A lifecycle request with the API key; error replies become api_errors.
     [[nodiscard]] awaitable<boost::json::value> lifecycle(beast_http::verb verb, std::string path,
@@ -274,10 +274,9 @@ result<T> run_on_executor(client_state& client, Make make) noexcept {
 }
 
 // An execd request to `where`, carrying the endpoint's headers (its access token included).
-template <class Body>
-beast_http::request<Body> execd_request(beast_http::verb verb, const target& where, const endpoint_info& endpoint,
-                                        std::string_view path) {
-    beast_http::request<Body> req(verb, where.base + std::string(path), 11);
+inline request execd_request(beast_http::verb verb, const target& where, const endpoint_info& endpoint,
+                             std::string_view path) {
+    request req(verb, where.base, path);
     for (const auto& [name, value] : endpoint.headers) req.set(name, value);
     return req;
 }
@@ -286,5 +285,10 @@ beast_http::request<Body> execd_request(beast_http::verb verb, const target& whe
 [[nodiscard]] boost::json::value json_of(const string_response& res, const char* what);
 
 [[nodiscard]] boost::json::object string_map(const std::map<std::string, std::string>& m);
+
+// An exec's body as execd's POST /command takes it: {"command", "background", "cwd",
+// "timeout" (milliseconds), "envs"}, the optional ones only when set; the bytes
+// boost::json::serialize gives for that object.
+[[nodiscard]] std::string command_body(const command& cmd);
 
 }  // namespace ngfail::opensandbox::detail

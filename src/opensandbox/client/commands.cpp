@@ -33,12 +33,12 @@ awaitable<void> add_sandbox_status(const call_context& context, clock::time_poin
     }
 }
 
-json::value command_body(const command& cmd) {
-    json::object body{{"command", cmd.command}, {"background", cmd.background}};
-    if (cmd.cwd) body["cwd"] = *cmd.cwd;
-    if (cmd.timeout) body["timeout"] = cmd.timeout->count();
-    if (!cmd.envs.empty()) body["envs"] = string_map(cmd.envs);
-    return body;
+// `text` as a JSON string, escaped as Boost.JSON's serializer escapes it.
+void append_json_string(std::string& out, std::string_view text) {
+    json::serializer writer;
+    writer.reset(text);
+    char chunk[256];
+    while (!writer.done()) out.append(writer.read(chunk));
 }
 
 // A session run's body: the command, and its directory and timeout when given.
@@ -53,13 +53,13 @@ json::value session_run_body(const command& cmd) {
 // the command's idle timeout. An error reply becomes an api_error; a stream that ends
 // without a terminal event, a connection_error (stream_incomplete).
 awaitable<exec_result> run_command(const call_context& context, std::string_view sandbox_id,
-                                   const execd_route& route, const std::string& path, const json::value& body,
+                                   const execd_route& route, const std::string& path, const std::string& body,
                                    const command& cmd, clock::time_point exec_end, observation& seen,
                                    code_parts* code) {
-    auto req = execd_request<beast_http::string_body>(verb::post, route.where, route.endpoint, path);
+    auto req = execd_request(verb::post, route.where, route.endpoint, path);
     req.set(beast_http::field::content_type, "application/json");
     req.set(beast_http::field::accept, "text/event-stream");
-    req.body() = json::serialize(body);
+    req.body() = body;
 
     const auto here = co_await asio::this_coro::executor;
     std::optional<lease> on = context.kept_connection(route.where, here);
@@ -138,7 +138,7 @@ bool cancelled(const observation& seen) noexcept { return seen.transport_error =
 // A streamed run (an exec, a session run) as one operation: a signal exit and a broken
 // stream are failures, with the sandbox's own status as further evidence.
 awaitable<result<exec_result>> streamed_run(client_state& s, operation op, std::string sandbox_id, std::string path,
-                                            json::value body, command cmd, std::optional<std::string> problem,
+                                            std::string body, command cmd, std::optional<std::string> problem,
                                             call_options per_call, code_parts* code = nullptr) {
     co_return co_await call<exec_result>(s, per_call, op, sandbox_id, std::move(problem),
                                          [&](const call_context& c, observation& seen) -> attempt_result<exec_result> {
@@ -170,12 +170,28 @@ awaitable<result<exec_result>> streamed_run(client_state& s, operation op, std::
 
 }  // namespace
 
+// Written as it goes: on every exec's path, where building the object first cost as much
+// as writing the request.
+std::string command_body(const command& cmd) {
+    std::string body = R"({"command":)";
+    append_json_string(body, cmd.command);
+    body.append(cmd.background ? R"(,"background":true)" : R"(,"background":false)");
+    if (cmd.cwd) {
+        body.append(R"(,"cwd":)");
+        append_json_string(body, *cmd.cwd);
+    }
+    if (cmd.timeout) body.append(R"(,"timeout":)").append(std::to_string(cmd.timeout->count()));
+    if (!cmd.envs.empty()) body.append(R"(,"envs":)").append(json::serialize(string_map(cmd.envs)));
+    body += '}';
+    return body;
+}
+
 // Not a coroutine itself: the run's own coroutine is the operation, one frame and two moves
 // of the result fewer an exec.
 awaitable<result<exec_result>> exec_operation(client_state& s, std::string sandbox_id, command cmd,
                                               call_options per_call) {
     auto problem = refused_argument(s, {{"sandbox id", sandbox_id}});
-    json::value body = command_body(cmd);
+    std::string body = command_body(cmd);
     return streamed_run(s, operation::exec, std::move(sandbox_id), "/command", std::move(body), std::move(cmd),
                         std::move(problem), std::move(per_call));
 }
@@ -201,7 +217,7 @@ awaitable<result<exec_result>> run_in_session_operation(client_state& s, std::st
     if (!problem && (cmd.background || !cmd.envs.empty())) {
         problem = "a session run is never in the background and takes no envs (export them in the session)";
     }
-    json::value body = session_run_body(cmd);
+    std::string body = json::serialize(session_run_body(cmd));
     std::string path = "/session/" + path_segment(session_id) + "/run";
     co_return co_await streamed_run(s, operation::run_in_session, std::move(sandbox_id), std::move(path),
                                     std::move(body), std::move(cmd), std::move(problem), std::move(per_call));
@@ -292,7 +308,7 @@ awaitable<result<code_result>> run_code_operation(client_state& s, std::string s
                 .on_stderr = std::move(run.on_stderr)};
     code_parts parts;
     result<exec_result> ran = co_await streamed_run(s, operation::run_code, std::move(sandbox_id), "/code",
-                                                    std::move(body), std::move(cmd), std::move(problem),
+                                                    json::serialize(body), std::move(cmd), std::move(problem),
                                                     std::move(per_call), &parts);
     if (!ran) co_return std::move(ran).error();
     exec_result& out = ran.value();

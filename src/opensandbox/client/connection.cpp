@@ -5,10 +5,9 @@
 #include <boost/asio/ssl/host_name_verification.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
+#include <boost/asio/write.hpp>
 
 #include <openssl/ssl.h>
-
-#include <algorithm>
 
 namespace ngfail::opensandbox::detail {
 namespace {
@@ -107,17 +106,16 @@ awaitable<void> connection::read_more(stream_parser& parser, clock::time_point d
     if (ec) fail(ec, phase::receive);
 }
 
-awaitable<void> connection::send(beast_http::request<beast_http::string_body>& request, clock::time_point deadline) {
-    request.set(beast_http::field::host, host_field_);
-    request.keep_alive(true);
-    request.prepare_payload();
+awaitable<void> connection::send(request& r, clock::time_point deadline) {
+    r.set(beast_http::field::host, host_field_);
+    r.prepare_payload();
     reusable_ = false;
     answered_ = false;
-    boost::system::error_code ec;
+    error_code ec;
     deadline_bound bound(*this, deadline);
-    auto operation = on_stream([&](auto& s) {
-        return beast_http::async_write(s, request, asio::redirect_error(asio::use_awaitable, ec));
-    });
+    const std::array<asio::const_buffer, 3> message{asio::buffer(r.head()), asio::buffer("\r\n", 2),
+                                                    asio::buffer(r.body())};
+    auto operation = on_stream([&](auto& s) { return asio::async_write(s, message, with_code(ec)); });
     co_await std::move(operation);
     bound.end(ec);
     if (ec) fail(ec, phase::send);
@@ -204,17 +202,21 @@ void connection_pool::sweep(clock::time_point now, std::size_t keep, closing& ou
         for (auto k = kept.begin(); k != stale_end; ++k) out.push_back(std::move(k->c));
         kept_ -= static_cast<std::size_t>(stale_end - kept.begin());
         kept.erase(kept.begin(), stale_end);
-        it = kept.empty() ? idle_.erase(it) : std::next(it);
+        // An origin's emptied place is kept for its next connection (an allocation and a
+        // tree insertion each exec fewer), as many places as connections may be kept.
+        it = kept.empty() && idle_.size() > max_kept_ ? idle_.erase(it) : std::next(it);
     }
     while (kept_ > keep) {
-        auto longest = idle_.begin();
+        auto longest = idle_.end();
         for (auto it = idle_.begin(); it != idle_.end(); ++it) {
-            if (it->second.front().since < longest->second.front().since) longest = it;
+            if (!it->second.empty() &&
+                (longest == idle_.end() || it->second.front().since < longest->second.front().since)) {
+                longest = it;
+            }
         }
         out.push_back(std::move(longest->second.front().c));
         longest->second.erase(longest->second.begin());
         --kept_;
-        if (longest->second.empty()) idle_.erase(longest);
     }
 }
 
@@ -236,7 +238,6 @@ std::unique_ptr<connection> connection_pool::take(const origin& to, const asio::
             stale.push_back(std::move(last.c));
         }
     }
-    if (kept.empty()) idle_.erase(found);
     return usable;
 }
 

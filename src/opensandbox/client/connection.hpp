@@ -7,6 +7,7 @@
 
 #include "deadline_watch.hpp"
 #include "reply.hpp"
+#include "request.hpp"
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -80,8 +81,8 @@ public:
     // Failures are connection_errors in phase::connect: nothing was sent.
     awaitable<void> open(const origin& to, clock::time_point deadline);
 
-    // Sends the request (Host and keep-alive set, the payload's length prepared).
-    awaitable<void> send(beast_http::request<beast_http::string_body>& request, clock::time_point deadline);
+    // Sends the request, its Host field and the payload's length set: one write.
+    awaitable<void> send(request& r, clock::time_point deadline);
 
     // The whole reply; interim 1xx replies (100 Continue, 103 Early Hints) are skipped, as
     // HTTP requires, and a peer that sends nothing else is malformed.

@@ -228,7 +228,9 @@ bool execd_stream::take_plain_event(std::string_view in) {
     }
     // JSON's integers, no leading zero, and few enough digits for an int64 (18).
     const auto skip_number = [&] {
-        const std::size_t digits = std::min(in.find_first_not_of("0123456789"), in.size());
+        // Not find_first_not_of: it searches the set of digits once per character.
+        const std::size_t digits = static_cast<std::size_t>(
+            std::find_if(in.begin(), in.end(), [](char c) { return c < '0' || c > '9'; }) - in.begin());
         if (digits == 0 || digits > 18 || (in[0] == '0' && digits > 1)) return false;
         in.remove_prefix(digits);
         return true;

@@ -70,9 +70,8 @@ endpoint_info endpoint_of(const json::value& reply) {
     if (const auto* headers = o.if_contains("headers"); headers && headers->is_object()) {
         for (const auto& [name, value] : headers->as_object()) {
             if (!value.is_string()) continue;
-            if (name.empty() || breaks_a_line(name) || breaks_a_line(value.as_string())) {
-                malformed("an endpoint header holds a line break");
-            }
+            if (!is_field_name(name)) malformed("an endpoint header's name is not an HTTP field name");
+            if (breaks_a_line(value.as_string())) malformed("an endpoint header holds a line break");
             info.headers.emplace(name, value.as_string());
         }
     }

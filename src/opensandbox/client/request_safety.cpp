@@ -42,6 +42,14 @@ bool breaks_a_line(std::string_view value) noexcept {
     return std::any_of(value.begin(), value.end(), [](char c) { return c == '\r' || c == '\n' || c == '\0'; });
 }
 
+bool is_field_name(std::string_view name) noexcept {
+    constexpr std::string_view symbols = "!#$%&'*+-.^_`|~";
+    return !name.empty() && std::all_of(name.begin(), name.end(), [&](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+               symbols.find(c) != std::string_view::npos;
+    });
+}
+
 std::string path_segment(std::string_view value) { return percent_encode(value, is_unreserved); }
 
 std::string sandbox_path(std::string_view sandbox_id, std::string_view suffix) {

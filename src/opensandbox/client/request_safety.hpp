@@ -11,6 +11,10 @@ namespace ngfail::opensandbox::detail {
 // True when `value` holds CR, LF or NUL: it may go on no request line and in no header.
 [[nodiscard]] bool breaks_a_line(std::string_view value) noexcept;
 
+// True when `name` is an HTTP field name: a token of RFC 9110 §5.6.2, non-empty, with no
+// separator (a colon, a space) that would end the name early on the wire.
+[[nodiscard]] bool is_field_name(std::string_view name) noexcept;
+
 // One path segment (a sandbox or execution id): every byte outside RFC 3986's unreserved
 // set is percent-encoded, so "a b/c?d" stays one segment.
 [[nodiscard]] std::string path_segment(std::string_view value);
