@@ -721,6 +721,41 @@ TEST(hostile_server, endpoint_headers_with_a_line_break_are_refused) {
     EXPECT_FALSE(seen.any_line_starts_with("POST /x"));
 }
 
+TEST(hostile_server, endpoint_headers_cannot_frame_the_request) {
+    unsigned short port = 0;
+    seen_requests seen;
+    raw_server server([&](int fd, const std::string& head) {
+        seen.add(head);
+        if (head.starts_with("GET /v1/sandboxes/sbx-1/endpoints/")) {
+            raw_server::send_all(fd, raw_server::reply("200 OK", R"({"endpoint":"127.0.0.1:)" + std::to_string(port) +
+                                                                     R"(/x","headers":{"Content-Length":"5","HOST":"evil",)"
+                                                                     R"("Transfer-Encoding":"chunked","X-Route":"r-9"}})"));
+        } else if (head.starts_with("POST /x/command")) {
+            raw_server::send_all(fd, stream_head() + sse(R"({"type":"init","text":"ex-1"})") +
+                                         sse(R"({"type":"execution_complete"})"));
+        } else {
+            raw_server::send_all(fd, raw_server::reply("200 OK", R"({"id":"ex-1","running":false,"exit_code":0})"));
+        }
+    });
+    port = server.port();
+    client c({.port = port, .timeout = 5s});
+    // A GET has no body: the server's length would have the request wait for five bytes.
+    ASSERT_TRUE(c.try_exec_status("sbx-1", "ex-1"));
+    ASSERT_TRUE(c.try_exec("sbx-1", {.command = "ls"}));
+    const std::lock_guard lock(seen.mutex);
+    std::size_t execd_requests = 0;
+    for (const auto& head : seen.heads) {
+        if (!head.starts_with("POST /x/") && !head.starts_with("GET /x/")) continue;
+        ++execd_requests;
+        EXPECT_EQ(raw_server::header(head, "Host"), "127.0.0.1:" + std::to_string(port)) << head;
+        for (const std::string_view never : {"evil", "chunked", "Content-Length: 5"}) {
+            EXPECT_EQ(head.find(never), std::string::npos) << never << " in " << head;
+        }
+        EXPECT_EQ(raw_server::header(head, "X-Route"), "r-9") << head;
+    }
+    EXPECT_EQ(execd_requests, 2u);
+}
+
 TEST(hostile_server, endpoint_headers_whose_name_is_not_a_field_name_are_refused) {
     for (const std::string name : {"X-A: 1\\u0020X-B", "X A", "X:A", ""}) {
         seen_requests seen;

@@ -277,7 +277,9 @@ result<T> run_on_executor(client_state& client, Make make) noexcept {
 inline request execd_request(beast_http::verb verb, const target& where, const endpoint_info& endpoint,
                              std::string_view path) {
     request req(verb, where.base, path);
-    for (const auto& [name, value] : endpoint.headers) req.set(name, value);
+    for (const auto& [name, value] : endpoint.headers) {
+        if (!frames_the_request(name)) req.set(name, value);
+    }
     return req;
 }
 

@@ -1,5 +1,7 @@
 #include "request_safety.hpp"
 
+#include <boost/beast/core/string.hpp>
+
 #include <algorithm>
 #include <array>
 
@@ -48,6 +50,11 @@ bool is_field_name(std::string_view name) noexcept {
         return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
                symbols.find(c) != std::string_view::npos;
     });
+}
+
+bool frames_the_request(std::string_view name) noexcept {
+    return boost::beast::iequals(name, "Host") || boost::beast::iequals(name, "Content-Length") ||
+           boost::beast::iequals(name, "Transfer-Encoding");
 }
 
 std::string path_segment(std::string_view value) { return percent_encode(value, is_unreserved); }

@@ -15,6 +15,12 @@ namespace ngfail::opensandbox::detail {
 // separator (a colon, a space) that would end the name early on the wire.
 [[nodiscard]] bool is_field_name(std::string_view name) noexcept;
 
+// True for the fields that frame a request (Host, Content-Length, Transfer-Encoding, in any
+// case): the client writes them from the request itself, as Go's net/http does, and never
+// sends a server's endpoint header of that name (a length of its choosing would leave a
+// request waiting for bytes that never come).
+[[nodiscard]] bool frames_the_request(std::string_view name) noexcept;
+
 // One path segment (a sandbox or execution id): every byte outside RFC 3986's unreserved
 // set is percent-encoded, so "a b/c?d" stays one segment.
 [[nodiscard]] std::string path_segment(std::string_view value);

@@ -169,7 +169,9 @@ awaitable<void> open_session(terminal_link& link, const call_context& c, const e
                                                       .idle_timeout = attach.idle_timeout,
                                                       .keep_alive_pings = true});
         ws.set_option(websocket::stream_base::decorator([headers](websocket::request_type& req) {
-            for (const auto& [name, value] : headers) req.set(name, value);
+            for (const auto& [name, value] : headers) {
+                if (!frames_the_request(name)) req.set(name, value);
+            }
         }));
         ws.read_message_max(largest_frame);
         return 0;
