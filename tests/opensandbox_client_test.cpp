@@ -662,14 +662,16 @@ TEST(hostile_server, an_echoed_execd_token_in_a_command_status_is_scrubbed) {
     expect_scrubbed(c.try_exec_status("sbx-1", "ex-1"), "tok-SECRET-55");
 }
 
-TEST(hostile_server, endpoint_headers_arrive_on_every_execd_request) {
+// An exec and an exec status against a server whose endpoint reply carries `headers` (a
+// JSON object); the heads of the execd requests it saw (two when both calls succeeded).
+std::vector<std::string> execd_heads_with_endpoint_headers(const std::string& headers, std::string& host) {
     unsigned short port = 0;
     seen_requests seen;
     raw_server server([&](int fd, const std::string& head) {
         seen.add(head);
         if (head.starts_with("GET /v1/sandboxes/sbx-1/endpoints/")) {
             raw_server::send_all(fd, raw_server::reply("200 OK", R"({"endpoint":"127.0.0.1:)" + std::to_string(port) +
-                                                                     R"(/x","headers":{"X-EXECD-ACCESS-TOKEN":"tok-1","X-Route":"r-9"}})"));
+                                                                     R"(/x","headers":)" + headers + "}"));
         } else if (head.starts_with("POST /x/command")) {
             raw_server::send_all(fd, stream_head() + sse(R"({"type":"init","text":"ex-1"})") +
                                          sse(R"({"type":"execution_complete"})"));
@@ -678,17 +680,41 @@ TEST(hostile_server, endpoint_headers_arrive_on_every_execd_request) {
         }
     });
     port = server.port();
+    host = "127.0.0.1:" + std::to_string(port);
     client c({.port = port, .timeout = 5s});
-    ASSERT_TRUE(c.try_exec("sbx-1", {.command = "ls"}));
-    ASSERT_TRUE(c.try_exec_status("sbx-1", "ex-1"));
-    std::size_t execd_requests = 0;
+    // The status first: a GET has no body, so a length the server chose would have it wait.
+    EXPECT_TRUE(c.try_exec_status("sbx-1", "ex-1"));
+    EXPECT_TRUE(c.try_exec("sbx-1", {.command = "ls"}));
+    std::vector<std::string> execd;
+    const std::lock_guard lock(seen.mutex);
     for (const auto& head : seen.heads) {
-        if (!head.starts_with("POST /x/") && !head.starts_with("GET /x/")) continue;
-        ++execd_requests;
+        if (head.starts_with("POST /x/") || head.starts_with("GET /x/")) execd.push_back(head);
+    }
+    return execd;
+}
+
+TEST(hostile_server, endpoint_headers_arrive_on_every_execd_request) {
+    std::string host;
+    const auto heads = execd_heads_with_endpoint_headers(R"({"X-EXECD-ACCESS-TOKEN":"tok-1","X-Route":"r-9"})", host);
+    EXPECT_EQ(heads.size(), 2u);
+    for (const auto& head : heads) {
         EXPECT_EQ(raw_server::header(head, "X-EXECD-ACCESS-TOKEN"), "tok-1") << head;
         EXPECT_EQ(raw_server::header(head, "X-Route"), "r-9") << head;
     }
-    EXPECT_EQ(execd_requests, 2u);
+}
+
+TEST(hostile_server, endpoint_headers_cannot_frame_the_request) {
+    std::string host;
+    const auto heads = execd_heads_with_endpoint_headers(
+        R"({"Content-Length":"5","HOST":"evil","Transfer-Encoding":"chunked","X-Route":"r-9"})", host);
+    EXPECT_EQ(heads.size(), 2u);
+    for (const auto& head : heads) {
+        EXPECT_EQ(raw_server::header(head, "Host"), host) << head;
+        for (const std::string_view never : {"evil", "chunked", "Content-Length: 5"}) {
+            EXPECT_EQ(head.find(never), std::string::npos) << never << " in " << head;
+        }
+        EXPECT_EQ(raw_server::header(head, "X-Route"), "r-9") << head;
+    }
 }
 
 // An exec whose endpoint reply is `{"endpoint":"127.0.0.1:<port>` + `rest`; every request
@@ -719,41 +745,6 @@ TEST(hostile_server, endpoint_headers_with_a_line_break_are_refused) {
     ASSERT_TRUE(r.has_error());
     EXPECT_EQ(r.error().code(), kind::protocol_violation);
     EXPECT_FALSE(seen.any_line_starts_with("POST /x"));
-}
-
-TEST(hostile_server, endpoint_headers_cannot_frame_the_request) {
-    unsigned short port = 0;
-    seen_requests seen;
-    raw_server server([&](int fd, const std::string& head) {
-        seen.add(head);
-        if (head.starts_with("GET /v1/sandboxes/sbx-1/endpoints/")) {
-            raw_server::send_all(fd, raw_server::reply("200 OK", R"({"endpoint":"127.0.0.1:)" + std::to_string(port) +
-                                                                     R"(/x","headers":{"Content-Length":"5","HOST":"evil",)"
-                                                                     R"("Transfer-Encoding":"chunked","X-Route":"r-9"}})"));
-        } else if (head.starts_with("POST /x/command")) {
-            raw_server::send_all(fd, stream_head() + sse(R"({"type":"init","text":"ex-1"})") +
-                                         sse(R"({"type":"execution_complete"})"));
-        } else {
-            raw_server::send_all(fd, raw_server::reply("200 OK", R"({"id":"ex-1","running":false,"exit_code":0})"));
-        }
-    });
-    port = server.port();
-    client c({.port = port, .timeout = 5s});
-    // A GET has no body: the server's length would have the request wait for five bytes.
-    ASSERT_TRUE(c.try_exec_status("sbx-1", "ex-1"));
-    ASSERT_TRUE(c.try_exec("sbx-1", {.command = "ls"}));
-    const std::lock_guard lock(seen.mutex);
-    std::size_t execd_requests = 0;
-    for (const auto& head : seen.heads) {
-        if (!head.starts_with("POST /x/") && !head.starts_with("GET /x/")) continue;
-        ++execd_requests;
-        EXPECT_EQ(raw_server::header(head, "Host"), "127.0.0.1:" + std::to_string(port)) << head;
-        for (const std::string_view never : {"evil", "chunked", "Content-Length: 5"}) {
-            EXPECT_EQ(head.find(never), std::string::npos) << never << " in " << head;
-        }
-        EXPECT_EQ(raw_server::header(head, "X-Route"), "r-9") << head;
-    }
-    EXPECT_EQ(execd_requests, 2u);
 }
 
 TEST(hostile_server, endpoint_headers_whose_name_is_not_a_field_name_are_refused) {
