@@ -203,8 +203,10 @@ void connection_pool::sweep(clock::time_point now, std::size_t keep, closing& ou
         kept_ -= static_cast<std::size_t>(stale_end - kept.begin());
         kept.erase(kept.begin(), stale_end);
         // An origin's emptied place is kept for its next connection (an allocation and a
-        // tree insertion each exec fewer), as many places as connections may be kept.
-        it = kept.empty() && idle_.size() > max_kept_ ? idle_.erase(it) : std::next(it);
+        // tree insertion each exec fewer), but only a few: every take and give-back walks
+        // them all, and a client that runs in many sandboxes empties a place per sandbox.
+        constexpr std::size_t spare_places = 8;
+        it = kept.empty() && idle_.size() > kept_ + spare_places ? idle_.erase(it) : std::next(it);
     }
     while (kept_ > keep) {
         auto longest = idle_.end();

@@ -68,10 +68,15 @@ endpoint_info endpoint_of(const json::value& reply) {
     const auto& o = as_object(reply);
     endpoint_info info{.endpoint = required_string(o, "endpoint")};
     if (const auto* headers = o.if_contains("headers"); headers && headers->is_object()) {
+        std::size_t bytes = 0;
         for (const auto& [name, value] : headers->as_object()) {
             if (!value.is_string()) continue;
             if (!is_field_name(name)) malformed("an endpoint header's name is not an HTTP field name");
             if (breaks_a_line(value.as_string())) malformed("an endpoint header holds a line break");
+            bytes += name.size() + value.as_string().size() + 4;  // as sent: "name: value\r\n"
+            if (info.headers.size() == max_endpoint_headers || bytes > max_endpoint_header_bytes) {
+                malformed("the endpoint's headers are more than a request head may carry");
+            }
             info.headers.emplace(name, value.as_string());
         }
     }

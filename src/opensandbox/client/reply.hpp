@@ -40,8 +40,14 @@ struct target : origin {
 // path is percent-encoded as needed.
 [[nodiscard]] target parse_endpoint(std::string_view endpoint, bool tls = false);
 
-// The endpoint and its headers from an endpoint reply; a header name or value holding a line
-// break is malformed (it would be sent on every execd request).
+// What an endpoint reply's headers may hold: they go on every execd request, whose head no
+// server takes without bound (the reply heads the client reads are held to 64 KiB too).
+inline constexpr std::size_t max_endpoint_headers = 256;
+inline constexpr std::size_t max_endpoint_header_bytes = 64 << 10;
+
+// The endpoint and its headers from an endpoint reply; a header whose name is not a field
+// name or whose value holds a line break, or more headers than the bounds above, is
+// malformed (they would be sent on every execd request).
 [[nodiscard]] endpoint_info endpoint_of(const boost::json::value& reply);
 
 // The api_error for an error reply, from its {"code","message"} envelope, with every secret
