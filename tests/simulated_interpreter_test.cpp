@@ -4,6 +4,23 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <cstdlib>
+#include <new>
+
+// This binary counts the bytes it allocates, to show what a run copies.
+namespace {
+std::atomic<std::size_t> allocated_bytes{0};
+}  // namespace
+
+void* operator new(std::size_t size) {
+    allocated_bytes += size;
+    if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
+    throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+
 namespace {
 
 using ngfail::opensandbox::emulator::has_kernel;
@@ -98,6 +115,52 @@ TEST(simulated_interpreter, the_image_has_kernels_for_its_languages_only) {
         EXPECT_TRUE(has_kernel(language)) << language;
     }
     for (const char* language : {"", "command", "sql", "cobol", "Python"}) EXPECT_FALSE(has_kernel(language)) << language;
+}
+
+// ---- bounds: work linear in the code, memory bounded ----------------------------------------
+
+TEST(simulated_interpreter, using_a_name_copies_nothing) {
+    kernel_state kernel{.language = "python"};
+    const std::string value(60'000, 'v');
+    ASSERT_FALSE(interpret("x = '" + value + "'", kernel, no_files).raised);
+    // Each use of a name copied its value: 8 million uses of a 60 KB name were 480 GB of
+    // copying. A use now borrows the kernel's value; only the result is made.
+    std::string code;
+    for (int i = 0; i < 1000; ++i) code += "x\n";
+    const std::size_t before = allocated_bytes.load();
+    const auto ran = interpret(code, kernel, no_files);
+    EXPECT_LT(allocated_bytes.load() - before, 4u * value.size()) << "1,000 uses copied 60 MB";
+    EXPECT_FALSE(ran.raised);
+    EXPECT_EQ(ran.result_text, "'" + value + "'");
+}
+
+TEST(simulated_interpreter, the_sleeps_of_a_run_saturate_instead_of_wrapping) {
+    kernel_state kernel{.language = "python"};
+    std::string code;
+    for (int i = 0; i < 110'000; ++i) code += "time.sleep(86400)\n";
+    EXPECT_EQ(interpret(code, kernel, no_files).runs_for, ngfail::opensandbox::emulator::longest_wait);
+}
+
+TEST(simulated_interpreter, a_bash_kernels_variables_are_bounded_as_the_docs_say) {
+    kernel_state kernel{.language = "bash"};
+    std::string code = "export A=x";
+    for (int i = 0; i < 40; ++i) code += "; export A=$A$A";
+    const auto ran = interpret(code, kernel, no_files);
+    EXPECT_LE(kernel.shell.env().at("A").size(), max_kernel_bytes);
+    EXPECT_NE(ran.stderr_text.find("at most 64 KiB"), std::string::npos);
+}
+
+TEST(simulated_interpreter, many_bindings_keep_a_running_total) {
+    kernel_state kernel{.language = "python"};
+    // Each binding summed every name the kernel held: 10,000 names were 10^8 steps a run.
+    std::string code;
+    for (int i = 0; i < 5000; ++i) code += "n" + std::to_string(i) + " = " + std::to_string(i) + "\n";
+    EXPECT_FALSE(interpret(code, kernel, no_files).raised);
+    EXPECT_EQ(kernel.names.size(), 5000u);
+    const auto over = interpret("big = '" + std::string(max_kernel_bytes, 'b') + "'", kernel, no_files);
+    ASSERT_TRUE(over.raised);
+    EXPECT_EQ(over.raised->name, "MemoryError");
+    EXPECT_EQ(interpret("n4999", kernel, no_files).result_text, "4999") << "what it held is kept";
 }
 
 }  // namespace

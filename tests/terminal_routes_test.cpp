@@ -2,7 +2,9 @@
 // WebSocket protocol (binary frames whose first byte is the channel, JSON text frames),
 // driven by a WebSocket client that is Beast's, not the ngfail client's.
 #include "support/emulator_calls.hpp"
+#include "support/latency_probe.hpp"
 #include "support/peak_memory.hpp"
+#include "support/raw_client.hpp"
 #include "support/test_ca.hpp"
 
 #include <boost/asio/ssl.hpp>
@@ -15,8 +17,10 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 
+#include <memory>
 #include <optional>
 #include <variant>
+#include <vector>
 
 namespace {
 
@@ -448,6 +452,48 @@ TEST(terminal_bounds, a_holder_that_never_reads_holds_neither_memory_nor_a_threa
     if (!ngfail_test::instrumented) {
         EXPECT_LT(ngfail_test::peak_rss_kib() - before, 16 * 1024) << "KiB held for a peer that does not read";
     }
+}
+
+TEST(terminal_bounds, idle_terminals_make_room_for_newcomers_at_the_connection_cap) {
+    fixture f({.max_connections = 4});
+    std::vector<std::unique_ptr<peer>> holders;
+    for (int i = 0; i < 4; ++i) {
+        holders.push_back(std::make_unique<peer>(f.server.port(), f.ws(f.new_terminal())));
+        ASSERT_FALSE(holders.back()->refused);
+        connect(*holders.back());
+    }
+    // Four WebSockets that only ping held every place: /health was refused for as long as they stayed.
+    const std::string answer =
+        ngfail_test::exchange_raw(f.server.port(), "GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 5s);
+    EXPECT_THAT(answer, testing::StartsWith("HTTP/1.1 200"));
+    EXPECT_TRUE(holders.front()->read_until("<closed").ends_with("<closed 1006>")) << "the oldest was shed";
+}
+
+TEST(terminal_bounds, a_terminal_catting_a_large_file_never_delays_another_sandbox) {
+    fixture f;
+    const std::string other = create(f.server);
+    const std::string file(16 << 20, 'c');
+    const std::string form = "--b\r\nContent-Disposition: form-data; name=\"metadata\"\r\n\r\n{\"path\":\"/big\"}\r\n"
+                             "--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"f\"\r\n\r\n" +
+                             file + "\r\n--b--\r\n";
+    ASSERT_EQ(call(f.server.port(), http::verb::post, f.execd() + "/files/upload", form,
+                   {{"Content-Type", "multipart/form-data; boundary=b"}})
+                  .status,
+              200u);
+    const std::string id = f.new_terminal();
+    peer p(f.server.port(), f.ws(id, "pty=0"));
+    connect(p, "pipe");
+    ngfail_test::latency_probe lifecycle(f.server.port(), "/v1/sandboxes/" + other);
+    ngfail_test::latency_probe its_execd(f.server.port(), "/sandboxes/" + other + "/proxy/44772/ping");
+    // One 700-byte message: 100 lines, each printing 16 MiB (each line's output copied twice,
+    // under the lock every sandbox shared, held another sandbox's GET 8-10 s).
+    std::string lines;
+    for (int i = 0; i < 100; ++i) lines += "cat /big\n";
+    p.type(lines + "echo finished\n");
+    EXPECT_THAT(p.read_until("finished\n"), HasSubstr("finished\n"));
+    const auto longest = std::max(lifecycle.stop(), its_execd.stop());
+    EXPECT_EQ(lifecycle.failed() + its_execd.failed(), 0);
+    EXPECT_LE(longest, ngfail_test::longest_allowed_wait);
 }
 
 }  // namespace

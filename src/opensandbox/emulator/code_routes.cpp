@@ -185,10 +185,8 @@ struct code_request {
     std::string language;
 };
 
-std::variant<code_request, std::string> code_request_of(std::string_view text) {
-    json::error_code ec;
-    const json::value body = json::parse(text, ec);
-    const json::object* o = ec ? nullptr : body.if_object();
+std::variant<code_request, std::string> code_request_of(const json::value& body) {
+    const json::object* o = body.if_object();
     if (!o) return std::string("error parsing request, MAYBE invalid body format. the body is not a JSON object");
     const auto code = text_field(*o, "code");
     const json::value* context_value = o->if_contains("context");
@@ -229,7 +227,8 @@ std::variant<std::string, std::string_view> claim_context(code_contexts& all, co
 
 // POST /code {"context": {"id", "language"}, "code"}.
 awaitable<void> run_code(context& c, exchange& x, call& k) {
-    auto parsed = code_request_of(x.req().body());
+    const json::value body = co_await body_json(c, x);
+    auto parsed = code_request_of(body);
     if (const auto* why = std::get_if<std::string>(&parsed)) {
         co_await x.reply(invalid_request(c, x, *why));
         co_return;

@@ -9,7 +9,13 @@
 #include "sandboxes.hpp"
 
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/json/value.hpp>
+
+#include <algorithm>
+#include <type_traits>
 
 #include <atomic>
 #include <chrono>
@@ -32,6 +38,19 @@ struct context {
     unsigned short lifecycle_port = 0;
     unsigned short direct_port = 0;  // shared: a sandbox without an address of its own
     direct_addresses direct;
+    // Simulated work (a command line, a code cell, a terminal's line, a file search) runs
+    // here, off the threads that serve connections: one sandbox's heaviest work then delays
+    // only the requests that wait for that same sandbox (its lock), never another's.
+    boost::asio::thread_pool workers{std::max(2u, options.threads)};
+
+    // Runs `work` on `workers` and resumes the calling coroutine on its own executor with
+    // what it returned (or threw).
+    template <class Work>
+    boost::asio::awaitable<std::invoke_result_t<Work&>> off_io(Work work) {
+        using result = std::invoke_result_t<Work&>;
+        co_return co_await boost::asio::co_spawn(
+            workers, [&work]() -> boost::asio::awaitable<result> { co_return work(); }, boost::asio::use_awaitable);
+    }
 
     // Brings the sandboxes' own addresses in line with their states; after anything that may
     // change a state (a lifecycle request, a fault that fails a sandbox).
@@ -93,8 +112,5 @@ boost::asio::awaitable<void> dispatch(context& c, exchange& x);
 [[nodiscard]] std::optional<std::optional<std::int64_t>> number_query(const exchange& x, std::string_view name,
                                                                       std::int64_t lo, std::int64_t hi);
 
-// The longest any request may make the emulator wait or keep something: durations a
-// client sends saturate here, so no deadline wraps into the past.
-inline constexpr std::chrono::milliseconds longest_wait = std::chrono::hours(24 * 365 * 100);
 
 }  // namespace ngfail::opensandbox::emulator

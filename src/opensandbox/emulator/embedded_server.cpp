@@ -26,7 +26,9 @@ struct embedded_server::impl {
 };
 
 embedded_server::embedded_server(server_options options) : impl_(std::make_unique<impl>(std::move(options))) {}
-embedded_server::~embedded_server() { impl_->server.stop(); }
+// The workers are joined once the connections have ended (their runs may still finish),
+// before the threads' io_contexts go, where a finished run resumes its coroutine.
+embedded_server::~embedded_server() { stop(); }
 
 unsigned short embedded_server::port() const noexcept { return impl_->world.lifecycle_port; }
 unsigned short embedded_server::direct_port() const noexcept { return impl_->world.direct_port; }
@@ -45,6 +47,9 @@ std::size_t embedded_server::requests() const noexcept { return impl_->world.ser
 std::size_t embedded_server::open_connections() const noexcept { return impl_->server.open_connections(); }
 std::size_t embedded_server::threads() const noexcept { return impl_->server.thread_count(); }
 
-void embedded_server::stop() { impl_->server.stop(); }
+void embedded_server::stop() {
+    impl_->server.stop();
+    impl_->world.workers.join();
+}
 
 }  // namespace ngfail::opensandbox

@@ -53,6 +53,9 @@ std::variant<run_request, std::string> run_request_of(const json::value& body) {
         if (!pairs || std::any_of(pairs->begin(), pairs->end(), not_text)) {
             return std::string("error parsing request, MAYBE invalid body format. envs must map names to strings");
         }
+        std::size_t bytes = 0;
+        for (const auto& pair : *pairs) bytes += pair.key().size() + pair.value().as_string().size();
+        if (bytes > max_shell_variable_bytes) return std::string("envs hold more than 64 KiB (names and values)");
     }
     return run_request{std::string(command->as_string()), *timeout, o};
 }
@@ -64,14 +67,14 @@ shell_state shell_of(const run_request& r) {
         shell.cwd = file_tree::normal(cwd->as_string());
     }
     if (const json::value* envs = r.body->if_contains("envs"); envs && envs->is_object()) {
-        for (const auto& [name, value] : envs->as_object()) shell.env[std::string(name)] = std::string(value.as_string());
+        // run_request_of has checked that they are strings and fit
+        for (const auto& [name, value] : envs->as_object()) (void)shell.set(std::string(name), std::string(value.as_string()));
     }
     return shell;
 }
 
 awaitable<void> exec(context& c, exchange& x, call& k) {
-    json::error_code ec;
-    const json::value body = json::parse(x.req().body(), ec);
+    const json::value body = co_await body_json(c, x);
     auto request = run_request_of(body);
     if (const auto* why = std::get_if<std::string>(&request)) {
         co_await x.reply(invalid_request(c, x, *why));
@@ -127,8 +130,7 @@ awaitable<void> create_session(context& c, exchange& x, call& k) {
 // naming the session; the run starts in the session's directory (or `cwd`, which then
 // stays), and what it changes (`cd`, `export`) stays for the next run.
 awaitable<void> run_in_session(context& c, exchange& x, call& k) {
-    json::error_code ec;
-    const json::value body = json::parse(x.req().body(), ec);
+    const json::value body = co_await body_json(c, x);
     auto request = run_request_of(body);
     if (const auto* why = std::get_if<std::string>(&request)) {
         co_await x.reply(invalid_request(c, x, "error parsing request. " + *why));

@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <array>
+#include <tuple>
 #include <cerrno>
 #include <charconv>
 #include <sstream>
@@ -228,7 +229,7 @@ void http_server::close_listener(unsigned short port) {
     // each socket open (and its descriptor its own) meanwhile.
     const std::lock_guard lock(sockets_mutex_);
     for (const auto& [socket, c] : sockets_) {
-        if (c.local_port != port || !c.idle_since) continue;
+        if (c.local_port != port || c.what != doing::waiting_for_head || c.shed) continue;
         ::shutdown(socket->native_handle(), SHUT_RDWR);
         close_on_its_strand(socket, c.on);
     }
@@ -250,14 +251,14 @@ asio::awaitable<void> http_server::accept_loop(std::shared_ptr<listener> listeni
         if (stopping_ || !l.open) break;
         if (ec) {
             // Out of descriptors (EMFILE), say: make room, and wait, longer each time, rather than spin a core.
-            shed_idle();
+            shed_one();
             backoff = std::clamp(backoff * 2, std::chrono::milliseconds(1), std::chrono::milliseconds(100));
             backoff_timer.expires_after(backoff);
             co_await backoff_timer.async_wait(as_result);
             continue;
         }
         backoff = std::chrono::milliseconds(0);
-        if (connections_ >= connection_cap_ && !shed_idle()) {
+        if (connections_ >= connection_cap_ && !shed_one()) {
             boost::system::error_code ignored;
             socket.close(ignored);  // every connection is busy: the newest goes
             continue;
@@ -270,32 +271,36 @@ asio::awaitable<void> http_server::accept_loop(std::shared_ptr<listener> listeni
             const std::lock_guard lock(sockets_mutex_);
             sockets_.emplace(&stream->socket(), connection{.on = session_strand,
                                                            .local_port = local_port,
-                                                           .idle_since = std::chrono::steady_clock::now()});
+                                                           .what = doing::waiting_for_head,
+                                                           .since = std::chrono::steady_clock::now()});
         }
         asio::co_spawn(session_strand, serve(std::move(stream), local_port), asio::detached);
     }
     --accept_loops_;
 }
 
-void http_server::set_idle(tcp::socket* socket, bool idle) {
+void http_server::set_doing(tcp::socket* socket, doing what) {
     const std::lock_guard lock(sockets_mutex_);
     if (const auto it = sockets_.find(socket); it != sockets_.end() && !it->second.shed) {
-        it->second.idle_since = idle ? std::optional(std::chrono::steady_clock::now()) : std::nullopt;
+        it->second.what = what;
+        it->second.since = std::chrono::steady_clock::now();
     }
 }
 
-bool http_server::shed_idle() {
+bool http_server::shed_one() {
     const std::lock_guard lock(sockets_mutex_);
-    auto oldest = sockets_.end();
+    // The first in `doing`'s order, then the oldest: a connection serving a request is never shed.
+    const auto before = [](const connection& a, const connection& b) {
+        return std::tie(a.what, a.since) < std::tie(b.what, b.since);
+    };
+    auto chosen = sockets_.end();
     for (auto it = sockets_.begin(); it != sockets_.end(); ++it) {
-        if (it->second.idle_since && (oldest == sockets_.end() || *it->second.idle_since < *oldest->second.idle_since)) {
-            oldest = it;
-        }
+        if (it->second.shed || it->second.what == doing::serving) continue;
+        if (chosen == sockets_.end() || before(it->second, chosen->second)) chosen = it;
     }
-    if (oldest == sockets_.end()) return false;
-    oldest->second.idle_since.reset();  // not chosen twice while its close is on its way
-    oldest->second.shed = true;
-    close_on_its_strand(oldest->first, oldest->second.on);
+    if (chosen == sockets_.end()) return false;
+    chosen->second.shed = true;  // not chosen twice while its close is on its way
+    close_on_its_strand(chosen->first, chosen->second.on);
     return true;
 }
 
@@ -305,11 +310,11 @@ asio::awaitable<bool> http_server::read_request(server_stream& stream, boost::be
                                                 tcp::socket& socket, std::optional<request>& into) {
     http::request_parser<http::string_body> parser;
     parser.body_limit(max_request_body);
-    set_idle(&socket, true);
+    set_doing(&socket, doing::waiting_for_head);
     stream.expires_after(limits_.read_timeout);
     auto [head_error, head_n] =
         co_await stream.with([&](auto& s) { return http::async_read_header(s, buffer, parser, as_result); });
-    set_idle(&socket, false);
+    set_doing(&socket, doing::reading_body);
     const auto refuse = [&](http::status status, std::string_view why) -> asio::awaitable<bool> {
         response res(status, 11);
         res.set(http::field::content_type, "text/plain");
@@ -320,6 +325,9 @@ asio::awaitable<bool> http_server::read_request(server_stream& stream, boost::be
         co_await stream.with([&](auto& s) { return http::async_write(s, res, as_result); });
         co_return false;
     };
+    if (head_error == http::error::buffer_overflow) {
+        co_return co_await refuse(http::status::request_header_fields_too_large, "request head too large");
+    }
     if (head_error) {
         // A peer that left, or sent nothing in time, gets nothing; a malformed head, a 400.
         if (head_error.category() != http::make_error_code(http::error::end_of_stream).category() ||
@@ -341,13 +349,24 @@ asio::awaitable<bool> http_server::read_request(server_stream& stream, boost::be
         auto [ec, n] = co_await stream.with([&](auto& s) { return http::async_write(s, go_on, as_result); });
         if (ec) co_return false;
     }
-    stream.expires_after(limits_.body_timeout);
-    auto [body_error, body_n] =
-        co_await stream.with([&](auto& s) { return http::async_read(s, buffer, parser, as_result); });
-    if (body_error == http::error::body_limit) {
-        co_return co_await refuse(http::status::payload_too_large, "request body too large");
+    // Read by pieces, each under the read deadline and all under the body's: a body that
+    // stalls is given up after read_timeout, not body_timeout.
+    const auto body_deadline = std::chrono::steady_clock::now() + limits_.body_timeout;
+    while (!parser.is_done()) {
+        const auto left = body_deadline - std::chrono::steady_clock::now();
+        if (left <= std::chrono::steady_clock::duration::zero()) co_return false;
+        stream.expires_after(std::min<std::chrono::steady_clock::duration>(left, limits_.read_timeout));
+        auto [body_error, body_n] =
+            co_await stream.with([&](auto& s) { return http::async_read_some(s, buffer, parser, as_result); });
+        if (body_error == http::error::body_limit) {
+            co_return co_await refuse(http::status::payload_too_large, "request body too large");
+        }
+        if (body_error == http::error::buffer_overflow) {
+            co_return co_await refuse(http::status::bad_request, "a chunk's line or the trailer is too long");
+        }
+        if (body_error) co_return false;
     }
-    if (body_error) co_return false;
+    set_doing(&socket, doing::serving);
     stream.expires_never();  // the handler may wait as long as it likes between writes
     into.emplace(parser.release());
     co_return true;
@@ -359,21 +378,21 @@ asio::awaitable<void> http_server::serve(std::unique_ptr<boost::beast::tcp_strea
     boost::system::error_code ec;
     socket.set_option(tcp::no_delay(true), ec);  // as Go's HTTP servers: no Nagle delay on small replies
     bool stopping_connection = false;
-    boost::beast::flat_buffer buffer;
+    boost::beast::flat_buffer buffer(max_read_buffer);
     std::optional<server_stream::tls_stream> tls;
     if (tls_) {
         tls.emplace(tcp, *tls_);
-        set_idle(&socket, true);
+        set_doing(&socket, doing::waiting_for_head);
         tcp.expires_after(limits_.read_timeout);
         auto [handshake_error] = co_await tls->async_handshake(asio::ssl::stream_base::server, as_result);
-        set_idle(&socket, false);
         if (handshake_error) stopping_connection = true;
     }
     server_stream stream(tcp, tls ? &*tls : nullptr);
     while (!stopping_ && !stopping_connection) {
         std::optional<request> req;
         if (!co_await read_request(stream, buffer, socket, req)) break;
-        exchange x(stream, *req, local_port, stopping_, limits_.read_timeout);
+        exchange x(stream, *req, local_port, stopping_, limits_.read_timeout,
+                   [this, &socket] { set_doing(&socket, doing::taken_over); });
         bool failed = false;
         try {
             co_await handler_(x);

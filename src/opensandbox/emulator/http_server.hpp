@@ -65,18 +65,32 @@ private:
 };
 
 // What keeps one stranger from holding the server: deadlines and a cap on connections.
+// At the cap a newcomer takes the place of a connection that waits on its peer, oldest first
+// in this order: one waiting for a request's head, one whose body comes too slowly, an open
+// WebSocket (a terminal); only when every connection is serving a request is it refused.
 struct server_limits {
-    std::chrono::milliseconds read_timeout{30000};  // a request head, a TLS handshake, one write
-    std::chrono::milliseconds body_timeout{300000};
+    // A request head, a TLS handshake, one write, and each read of a body (a body must keep
+    // coming: every read brings bytes within this).
+    std::chrono::milliseconds read_timeout{30000};
+    std::chrono::milliseconds body_timeout{300000};  // a whole body
     std::size_t max_connections = 1024;
 };
+
+// What the server holds of one connection's unparsed bytes: a head, or the framing of a
+// chunked body (chunk lines with their extensions, trailers). Past it the request is refused.
+inline constexpr std::size_t max_read_buffer = 1 << 20;
 
 // One request and the ways a handler may answer it: a whole reply, or a chunked stream.
 class exchange {
 public:
     exchange(server_stream& stream, const request& req, unsigned short local_port, const std::atomic<bool>& stopping,
-             std::chrono::milliseconds write_timeout)
-        : stream_(stream), req_(req), local_port_(local_port), stopping_(stopping), write_timeout_(write_timeout) {}
+             std::chrono::milliseconds write_timeout, std::function<void()> on_take_over = {})
+        : stream_(stream),
+          req_(req),
+          local_port_(local_port),
+          stopping_(stopping),
+          write_timeout_(write_timeout),
+          on_take_over_(std::move(on_take_over)) {}
 
     [[nodiscard]] const request& req() const noexcept { return req_; }
     // The listener the request came in on (the lifecycle API's, or a direct endpoint's).
@@ -103,6 +117,12 @@ public:
     // The connection itself, for a handler that takes it over (a WebSocket), and whether the
     // server is stopping (such a handler must then end).
     [[nodiscard]] server_stream& stream() noexcept { return stream_; }
+    // Says that the handler has taken the connection over for a long-lived protocol that
+    // mostly waits on its peer (a WebSocket): at the connection cap it may then be closed to
+    // make room for a newcomer.
+    void take_over() {
+        if (on_take_over_) on_take_over_();
+    }
     [[nodiscard]] bool stopping() const noexcept { return stopping_; }
 
     // The connection closes after this exchange instead of staying open for the next.
@@ -120,6 +140,7 @@ private:
     unsigned short local_port_;
     const std::atomic<bool>& stopping_;
     std::chrono::milliseconds write_timeout_;
+    std::function<void()> on_take_over_;
     static constexpr std::size_t max_pending = 64 * 1024;
 
     bool close_ = false;
@@ -171,13 +192,15 @@ private:
         std::atomic<bool> open{true};
     };
 
-    // A connection as the registry knows it: where it runs, and since when it has been
-    // waiting for a request (none while one is being served).
+    // What a connection is doing, in the order connections are shed to make room.
+    enum class doing { waiting_for_head, reading_body, taken_over, serving };
+    // A connection as the registry knows it: where it runs, what it does and since when.
     struct connection {
         strand on;
         unsigned short local_port = 0;
-        std::optional<std::chrono::steady_clock::time_point> idle_since{};
-        bool shed = false;  // closing to make room: never idle again (its own thread may not have started it yet)
+        doing what = doing::waiting_for_head;
+        std::chrono::steady_clock::time_point since{};
+        bool shed = false;  // closing to make room: never chosen again (its own thread may not have started it yet)
     };
 
     boost::asio::awaitable<void> accept_loop(std::shared_ptr<listener> l);
@@ -185,9 +208,10 @@ private:
     boost::asio::awaitable<void> serve(std::unique_ptr<boost::beast::tcp_stream> stream, unsigned short local_port);
     boost::asio::awaitable<bool> read_request(server_stream& stream, boost::beast::flat_buffer& buffer,
                                               tcp::socket& socket, std::optional<request>& into);
-    void set_idle(tcp::socket* socket, bool idle);
-    // Makes room for one more connection: closes the longest-idle one; false when none is idle.
-    bool shed_idle();
+    void set_doing(tcp::socket* socket, doing what);
+    // Makes room for one more connection: closes the one that has waited longest on its peer
+    // (server_limits says in which order); false when every connection is serving a request.
+    bool shed_one();
     void close_on_its_strand(tcp::socket* socket, const strand& on);
     void close_all();
 

@@ -2,6 +2,7 @@
 #include "context.hpp"
 
 #include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
 
 #include <algorithm>
 #include <array>
@@ -22,6 +23,58 @@ const json::object* body_object(const exchange& x, json::value& holder) {
     json::error_code ec;
     holder = json::parse(x.req().body(), ec);
     return ec ? nullptr : holder.if_object();
+}
+
+// ---- what a sandbox record may hold ----------------------------------------------------------
+// The server stores metadata as Kubernetes labels and checks them on create and patch, so
+// the emulator does; the other bounds keep a record small (every list and GET copies it).
+constexpr std::size_t max_metadata_pairs = 256;
+constexpr std::size_t max_entrypoint_bytes = 128 * 1024;  // Linux's MAX_ARG_STRLEN
+constexpr std::size_t max_image_bytes = 16 * 1024;         // the image object as JSON
+
+bool label_char(char ch, bool inner) {
+    return std::isalnum(static_cast<unsigned char>(ch)) != 0 || (inner && (ch == '-' || ch == '_' || ch == '.'));
+}
+// A label value or a key's name: at most 63 of [A-Za-z0-9], with - _ . inside.
+bool label_name(std::string_view text, bool may_be_empty) {
+    if (text.empty()) return may_be_empty;
+    if (text.size() > 63 || !label_char(text.front(), false) || !label_char(text.back(), false)) return false;
+    return std::all_of(text.begin(), text.end(), [](char ch) { return label_char(ch, true); });
+}
+// A key's prefix: a DNS subdomain of at most 253 characters (RFC 1123 labels, lower case).
+bool dns_subdomain(std::string_view text) {
+    if (text.empty() || text.size() > 253) return false;
+    for (std::string_view rest = text;;) {
+        const auto dot = rest.find('.');
+        const std::string_view part = rest.substr(0, dot);
+        const auto lower_alnum = [](char ch) { return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9'); };
+        if (part.empty() || part.size() > 63 || !lower_alnum(part.front()) || !lower_alnum(part.back())) return false;
+        if (!std::all_of(part.begin(), part.end(), [&](char ch) { return lower_alnum(ch) || ch == '-'; })) return false;
+        if (dot == std::string_view::npos) return true;
+        rest.remove_prefix(dot + 1);
+    }
+}
+
+// Why `metadata` cannot be labels (the server's wording), or none. Null values pass (a
+// patch's deletions); checked before any text of the key is quoted.
+std::optional<std::string> invalid_labels(const json::object& metadata) {
+    if (metadata.size() > max_metadata_pairs) return "Metadata has more than 256 keys";
+    for (const auto& [key, value] : metadata) {
+        const std::string_view k = key;
+        const auto slash = k.rfind('/');
+        const bool key_ok = label_name(k.substr(slash == std::string_view::npos ? 0 : slash + 1), false) &&
+                            (slash == std::string_view::npos || dns_subdomain(k.substr(0, slash)));
+        if (!key_ok) return "Metadata key is invalid: must be a Kubernetes label key (an optional DNS subdomain prefix and '/', then at most 63 characters [A-Za-z0-9-_.])";
+        if (k.starts_with("opensandbox.io/")) {
+            return "Metadata key '" + std::string(k) + "' uses the reserved prefix 'opensandbox.io/'";
+        }
+        if (value.is_null()) continue;
+        if (!value.is_string()) return "Metadata value for key '" + std::string(k) + "' must be a string";
+        if (!label_name(value.as_string(), true)) {
+            return "Metadata value for key '" + std::string(k) + "' is invalid: must be at most 63 characters [A-Za-z0-9-_.], starting and ending alphanumeric";
+        }
+    }
+    return std::nullopt;
 }
 
 std::string lower(std::string_view text) {
@@ -210,6 +263,17 @@ awaitable<void> create(context& c, exchange& x, call& k) {
     if (const json::value* e = o->if_contains("entrypoint"); e && e->is_array()) entrypoint = e->as_array();
     json::object metadata;
     if (const json::value* m = o->if_contains("metadata"); m && m->is_object()) metadata = m->as_object();
+    std::size_t entrypoint_bytes = 0;
+    for (const json::value& arg : entrypoint) entrypoint_bytes += arg.is_string() ? arg.as_string().size() : 16;
+    if (auto why = invalid_labels(metadata); why || std::ranges::any_of(metadata, [](const auto& kv) { return kv.value().is_null(); })) {
+        co_await x.reply(c.error_reply(x, 400, "SANDBOX::INVALID_METADATA_LABEL", why.value_or("Metadata values must be strings")));
+        co_return;
+    }
+    if (entrypoint_bytes > max_entrypoint_bytes || json::serialize(effective_image).size() > max_image_bytes) {
+        co_await x.reply(c.error_reply(x, 400, "SANDBOX::INVALID_PARAMETER",
+                                       "the entrypoint may hold at most 128 KiB, the image 16 KiB"));
+        co_return;
+    }
     const json::value* secure = o->if_contains("secureAccess");
     auto created = c.sandboxes.create(std::move(effective_image), std::move(entrypoint), std::move(metadata), timeout,
                                       secure && secure->is_bool() && secure->as_bool(),
@@ -379,21 +443,27 @@ awaitable<void> patch_metadata(context& c, exchange& x, call& k) {
         co_await x.reply(c.error_reply(x, 400, "SANDBOX::INVALID_PARAMETER", "the body must be a JSON object"));
         co_return;
     }
-    for (const auto& [key, value] : *patch) {
-        if (!value.is_null() && !value.is_string()) {
-            co_await x.reply(c.error_reply(x, 400, "SANDBOX::INVALID_METADATA_LABEL", "metadata values are strings"));
-            co_return;
-        }
+    if (const auto why = invalid_labels(*patch)) {
+        co_await x.reply(c.error_reply(x, 400, "SANDBOX::INVALID_METADATA_LABEL", *why));
+        co_return;
     }
+    bool too_many = false;
     const bool found = c.sandboxes.update(k.sandbox_id, [&](sandbox_record& s) {
+        json::object patched = s.metadata;
         for (const auto& [key, value] : *patch) {
             if (value.is_null()) {
-                s.metadata.erase(key);
+                patched.erase(key);
             } else {
-                s.metadata[key] = value;
+                patched[key] = value;
             }
         }
+        too_many = patched.size() > max_metadata_pairs;
+        if (!too_many) s.metadata = std::move(patched);
     });
+    if (too_many) {
+        co_await x.reply(c.error_reply(x, 400, "SANDBOX::INVALID_METADATA_LABEL", "Metadata has more than 256 keys"));
+        co_return;
+    }
     const auto s = found ? c.sandboxes.find(k.sandbox_id) : std::nullopt;
     response res = s ? c.json_reply(x, 200, sandbox_json(*s)) : c.not_found(x, k.sandbox_id);
     co_await x.reply(std::move(res));

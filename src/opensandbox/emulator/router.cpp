@@ -153,7 +153,7 @@ awaitable<void> to_execd(context& c, exchange& x, const std::vector<std::string>
                          std::size_t rest_at) {
     const std::string& sandbox_id = segments[id_at];
     const auto port = port_number(segments[id_at + 2]);
-    const auto sandbox = c.sandboxes.find(sandbox_id);
+    const auto sandbox = c.sandboxes.find_gate(sandbox_id);  // not the record: this frame lives as long as a stream
     if (!sandbox) {
         co_await x.reply(c.not_found(x, sandbox_id));
         co_return;
@@ -199,7 +199,7 @@ awaitable<void> add_fault(context& c, exchange& x) {
 
 void context::reconcile_addresses() {
     direct.reconcile([this](const std::string& id) -> std::optional<bool> {
-        const auto s = sandboxes.find(id);
+        const auto s = sandboxes.find_gate(id);
         if (!s) return std::nullopt;
         return s->state == profile.running.state;
     });

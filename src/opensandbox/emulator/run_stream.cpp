@@ -8,6 +8,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
 namespace ngfail::opensandbox::emulator {
@@ -81,6 +82,18 @@ std::string keyboard_interrupt_frame() {
 }
 
 }  // namespace
+
+awaitable<json::value> body_json(context& c, const exchange& x) {
+    const auto parse = [&] {
+        json::error_code ec;
+        json::value body = json::parse(x.req().body(), ec);
+        return ec ? json::value() : body;
+    };
+    // Parsing 64 MiB takes tens of milliseconds: another connection on this thread would wait.
+    constexpr std::size_t parsed_in_place = 64 * 1024;
+    if (x.req().body().size() <= parsed_in_place) co_return parse();
+    co_return co_await c.off_io(parse);
+}
 
 response invalid_request(const context& c, const exchange& x, std::string_view message) {
     return c.error_reply(x, 400, "INVALID_REQUEST_BODY", message);
@@ -200,7 +213,9 @@ awaitable<afterwards> stream_until_the_end(context& c, exchange& x, call& k, con
         co_await x.end_stream();
         co_return afterwards::finished_or_ended;
     }
-    simulated_run plan = plan_run();
+    // The work, and the frames of what it printed (up to 16 MiB made into JSON), off the
+    // connection threads: a long line holds its own sandbox, no one else's connection.
+    simulated_run plan = co_await c.off_io([&] { return plan_run(); });
     if (background) {
         co_await x.end_stream();
         asio::co_spawn(co_await asio::this_coro::executor,
@@ -219,11 +234,16 @@ awaitable<afterwards> stream_until_the_end(context& c, exchange& x, call& k, con
         co_await x.end_stream();
         co_return afterwards::finished_or_ended;
     }
-    if (!plan.stdout_text.empty()) co_await x.chunk(text_frame("stdout", plan.stdout_text));
-    if (!plan.stderr_text.empty()) co_await x.chunk(text_frame("stderr", plan.stderr_text));
+    const std::string output = co_await c.off_io([&] {
+        std::string frames;
+        if (!plan.stdout_text.empty()) frames += text_frame("stdout", plan.stdout_text);
+        if (!plan.stderr_text.empty()) frames += text_frame("stderr", plan.stderr_text);
+        c.sandboxes.append_output(k.sandbox_id, run.id, plan.stdout_text + plan.stderr_text);
+        return frames;
+    });
+    if (!output.empty()) co_await x.chunk(output);
     if (plan.execution_count) co_await x.chunk(count_frame(*plan.execution_count));
     if (plan.result_text) co_await x.chunk(result_frame(*plan.result_text));
-    c.sandboxes.append_output(k.sandbox_id, run.id, plan.stdout_text + plan.stderr_text);
     const std::string error = plan.exit_code == 0 ? "" : "exit status " + std::to_string(plan.exit_code);
     c.sandboxes.finish_command(k.sandbox_id, run.id, plan.exit_code, error);
     if (misbehave == action::no_terminal_event) {
@@ -245,10 +265,16 @@ awaitable<afterwards> stream_until_the_end(context& c, exchange& x, call& k, con
 awaitable<void> stream_run(context& c, exchange& x, call& k, const command_run& run, std::string_view init_text,
                            const std::function<simulated_run()>& plan_run, bool background,
                            std::optional<std::chrono::milliseconds> timeout) {
-    const afterwards next = co_await stream_until_the_end(c, x, k, run, init_text, plan_run, background, timeout);
-    // A run whose stream ended first (its peer went, a fault dropped it) dies with it, as
-    // execd's request context SIGKILLs the process group when the client disconnects: it
-    // must not stay "running" forever, one more entry a stranger could pile up.
+    // A run whose stream ended first (its peer went, a fault dropped it, its handler threw)
+    // dies with it, as execd's request context SIGKILLs the process group when the client
+    // disconnects: it must not stay "running" forever, one more entry a stranger could pile up.
+    afterwards next = afterwards::finished_or_ended;
+    try {
+        next = co_await stream_until_the_end(c, x, k, run, init_text, plan_run, background, timeout);
+    } catch (...) {
+        c.sandboxes.finish_command(k.sandbox_id, run.id, -1, "signal: killed");
+        throw;
+    }
     if (next == afterwards::finished_or_ended) c.sandboxes.finish_command(k.sandbox_id, run.id, -1, "signal: killed");
 }
 

@@ -9,6 +9,7 @@
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
 
 #include <chrono>
 #include <cstdint>
@@ -20,6 +21,10 @@
 namespace ngfail::opensandbox::emulator {
 
 [[nodiscard]] std::int64_t now_ms();
+
+// The request's body as JSON (null when it is not JSON); a large body is parsed off the
+// connection threads, as a run's work is.
+boost::asio::awaitable<boost::json::value> body_json(context& c, const exchange& x);
 
 // execd's 400 for a body it cannot use.
 [[nodiscard]] response invalid_request(const context& c, const exchange& x, std::string_view message);

@@ -26,6 +26,20 @@ std::string rfc3339(wall_clock::time_point t) {
     return text;
 }
 
+bool shell_state::set(std::string name, std::string value) {
+    const auto it = env_.find(name);
+    const std::size_t old = it == env_.end() ? 0 : name.size() + it->second.size();
+    const std::size_t bytes = bytes_ - old + name.size() + value.size();
+    if (bytes > max_shell_variable_bytes) return false;
+    bytes_ = bytes;
+    if (it == env_.end()) {
+        env_.emplace(std::move(name), std::move(value));
+    } else {
+        it->second = std::move(value);
+    }
+    return true;
+}
+
 std::optional<wall_clock::time_point> parse_rfc3339(std::string_view text) {
     std::tm utc{};
     const std::string copy(text);
@@ -63,28 +77,44 @@ std::variant<sandbox_record, sandbox_store::create_refusal> sandbox_store::creat
     if (secure_access) s.access_token = to_string(event_id::generate());
     apply(s, profile_.pending);
     settle(s);
+    if (restored_from) s.snapshot_id = restored_from->id;
+    auto held = std::make_shared<held_sandbox>();
+    held->record = s;
     const std::lock_guard lock(mutex_);
     if (sandboxes_.size() >= limits_.sandboxes) return create_refusal::too_many;
-    held_sandbox held{.record = s};
     if (restored_from) {
-        held.record.snapshot_id = s.snapshot_id = restored_from->id;
         // The snapshot may have been deleted since it was read: a sandbox then starts empty,
         // as a restore that raced a delete would find no image.
         if (const auto found = snapshots_.find(restored_from->id); found != snapshots_.end()) {
-            held.files = found->second.files;
+            held->files = found->second.files;
         }
     }
-    if (held.files.footprint() > limits_.file_bytes - std::min(limits_.file_bytes, file_bytes_)) {
+    const std::size_t footprint = held->files.footprint();
+    if (footprint > limits_.file_bytes - std::min(limits_.file_bytes, file_bytes_.load())) {
         return create_refusal::no_space;
     }
-    file_bytes_ += held.files.footprint();
+    held->counted_bytes = footprint;
+    file_bytes_ += footprint;
     sandboxes_.emplace(s.id, std::move(held));
     return s;
 }
 
-void sandbox_store::forget_sandbox(std::map<std::string, held_sandbox>::iterator it) {
-    file_bytes_ -= it->second.files.footprint();
+void sandbox_store::forget_sandbox(std::map<std::string, std::shared_ptr<held_sandbox>>::iterator it) {
+    // A request may still hold the sandbox (its work finishing under the sandbox's lock):
+    // the mark tells it the sandbox has gone, and that its bytes are no longer counted.
+    file_bytes_ -= it->second->counted_bytes.exchange(gone_mark);
     sandboxes_.erase(it);
+}
+
+void sandbox_store::recount(held_sandbox& s, std::size_t counted_before) {
+    const std::size_t now = s.files.footprint();
+    if (s.counted_bytes.compare_exchange_strong(counted_before, now)) file_bytes_ += now - counted_before;
+}
+
+std::shared_ptr<sandbox_store::held_sandbox> sandbox_store::live_shared(const std::string& id) {
+    const std::lock_guard lock(mutex_);
+    held_sandbox* s = live(id);
+    return s ? sandboxes_.find(id)->second : nullptr;
 }
 
 void sandbox_store::settle(snapshot_record& s) const {
@@ -97,15 +127,29 @@ void sandbox_store::settle(snapshot_record& s) const {
 
 std::variant<snapshot_record, sandbox_store::snapshot_refusal> sandbox_store::take_snapshot(
     const std::string& sandbox_id, std::optional<std::string> name) {
+    std::shared_ptr<held_sandbox> source;
+    {
+        const std::lock_guard lock(mutex_);
+        held_sandbox* s = live(sandbox_id);
+        if (!s) return snapshot_refusal::no_sandbox;
+        if (s->record.state != profile_.running.state) return snapshot_refusal::not_running;
+        if (snapshots_.size() >= limits_.snapshots) return snapshot_refusal::full;
+        source = sandboxes_.find(sandbox_id)->second;
+    }
+    // The files are copied under the sandbox's own lock (contents are shared, not copied),
+    // then the snapshot is entered under the store's, its room checked again there.
+    file_tree files;
+    {
+        const std::lock_guard lock(source->mutex);
+        if (source->counted_bytes.load() == gone_mark) return snapshot_refusal::no_sandbox;
+        files = source->files;
+    }
     const std::lock_guard lock(mutex_);
-    const held_sandbox* source = live(sandbox_id);
-    if (!source) return snapshot_refusal::no_sandbox;
-    if (source->record.state != profile_.running.state) return snapshot_refusal::not_running;
     if (snapshots_.size() >= limits_.snapshots) return snapshot_refusal::full;
-    if (source->files.footprint() > limits_.file_bytes - std::min(limits_.file_bytes, file_bytes_)) {
+    if (files.footprint() > limits_.file_bytes - std::min(limits_.file_bytes, file_bytes_.load())) {
         return snapshot_refusal::no_space;
     }
-    file_bytes_ += source->files.footprint();
+    file_bytes_ += files.footprint();
     snapshot_record r{.id = to_string(event_id::generate()),
                       .sandbox_id = sandbox_id,
                       .name = std::move(name),
@@ -115,7 +159,7 @@ std::variant<snapshot_record, sandbox_store::snapshot_refusal> sandbox_store::ta
                       .created_at = wall_clock::now(),
                       .transition_at = wall_clock::now(),
                       .ready_at = mono_clock::now() + pending_for_};
-    snapshots_.emplace(r.id, held_snapshot{.record = r, .files = source->files});
+    snapshots_.emplace(r.id, held_snapshot{.record = r, .files = std::move(files)});
     return r;
 }
 
@@ -177,15 +221,16 @@ bool sandbox_store::expired(const sandbox_record& s) const { return s.expires_at
 sandbox_store::held_sandbox* sandbox_store::live(const std::string& id) {
     const auto it = sandboxes_.find(id);
     if (it == sandboxes_.end()) return nullptr;
-    if (expired(it->second.record)) {
+    sandbox_record& record = it->second->record;
+    if (expired(record)) {
         if (profile_.expiry_deletes) {
             forget_sandbox(it);
             return nullptr;
         }
-        apply(it->second.record, profile_.expired);
+        apply(record, profile_.expired);
     }
-    settle(it->second.record);
-    return &it->second;
+    settle(record);
+    return it->second.get();
 }
 
 std::optional<sandbox_record> sandbox_store::find(const std::string& id) {
@@ -194,12 +239,20 @@ std::optional<sandbox_record> sandbox_store::find(const std::string& id) {
     return s ? std::optional(s->record) : std::nullopt;
 }
 
+std::optional<sandbox_store::gate> sandbox_store::find_gate(const std::string& id) {
+    const std::lock_guard lock(mutex_);
+    const held_sandbox* s = live(id);
+    if (!s) return std::nullopt;
+    return gate{.state = s->record.state, .secure_access = s->record.secure_access,
+                .access_token = s->record.access_token};
+}
+
 bool sandbox_store::update(const std::string& id, const std::function<void(sandbox_record&)>& change) {
     const std::lock_guard lock(mutex_);
     const auto it = sandboxes_.find(id);
     if (it == sandboxes_.end()) return false;
-    settle(it->second.record);
-    change(it->second.record);
+    settle(it->second->record);
+    change(it->second->record);
     return true;
 }
 
@@ -235,9 +288,10 @@ std::variant<command_run, sandbox_store::refused_start> sandbox_store::start_com
                   .content = std::move(content),
                   .background = background,
                   .started_at = wall_clock::now()};
-    const std::lock_guard lock(mutex_);
-    held_sandbox* s = live(sandbox_id);
+    const std::shared_ptr<held_sandbox> s = live_shared(sandbox_id);
     if (!s) return refused_start::no_sandbox;
+    const std::lock_guard lock(s->mutex);
+    if (s->counted_bytes.load() == gone_mark) return refused_start::no_sandbox;
     // Background commands only: a foreground one is held by its connection, which the
     // server's connection cap bounds.
     const auto running_in_background = [&] {
@@ -246,9 +300,15 @@ std::variant<command_run, sandbox_store::refused_start> sandbox_store::start_com
         }));
     };
     if (background && running_in_background() >= limits_.commands) return refused_start::too_many_running;
-    s->commands.emplace(c.id, held_command{.run = c});
+    // The line is kept once, here, and counted with the output: what a stranger's history
+    // holds is bounded by `history_limits::output_bytes` whatever its lines' length.
+    s->output_bytes += c.content.size();
+    command_run started = c;
+    started.content.clear();
+    const std::string id = c.id;
+    s->commands.emplace(id, held_command{.run = std::move(c)});
     forget_old_commands(*s);
-    return c;
+    return started;
 }
 
 // The first finished first; running commands stay (connections and background runs bound
@@ -259,21 +319,24 @@ void sandbox_store::forget_old_commands(held_sandbox& s) {
         const auto it = s.commands.find(s.finished.front());
         s.finished.pop_front();
         if (it == s.commands.end()) continue;
-        s.output_bytes -= it->second.output.size();
+        s.output_bytes -= it->second.output.size() + it->second.run.content.size();
         s.commands.erase(it);
     }
 }
 
 sandbox_store::found_command sandbox_store::held(const std::string& sandbox_id, const std::string& command_id) {
-    held_sandbox* s = live(sandbox_id);
-    if (!s) return {};
-    const auto it = s->commands.find(command_id);
-    return it == s->commands.end() ? found_command{} : found_command{s, &it->second};
+    found_command found{.sandbox = live_shared(sandbox_id)};
+    if (!found.sandbox) return {};
+    found.lock = std::unique_lock(found.sandbox->mutex);
+    if (found.sandbox->counted_bytes.load() == gone_mark) return {};
+    const auto it = found.sandbox->commands.find(command_id);
+    if (it == found.sandbox->commands.end()) return {};
+    found.command = &it->second;
+    return found;
 }
 
 void sandbox_store::append_output(const std::string& sandbox_id, const std::string& command_id, std::string_view text) {
-    const std::lock_guard lock(mutex_);
-    const auto [s, c] = held(sandbox_id, command_id);
+    const auto [s, lock, c] = held(sandbox_id, command_id);
     if (!c) return;
     c->output.append(text);
     s->output_bytes += text.size();
@@ -282,8 +345,7 @@ void sandbox_store::append_output(const std::string& sandbox_id, const std::stri
 
 void sandbox_store::finish_command(const std::string& sandbox_id, const std::string& command_id, int exit_code,
                                    std::string error) {
-    const std::lock_guard lock(mutex_);
-    const auto [s, c] = held(sandbox_id, command_id);
+    const auto [s, lock, c] = held(sandbox_id, command_id);
     if (!c || !c->run.running) return;  // the first ending stands
     c->run.running = false;
     c->run.exit_code = exit_code;
@@ -294,30 +356,30 @@ void sandbox_store::finish_command(const std::string& sandbox_id, const std::str
 }
 
 std::optional<command_run> sandbox_store::command(const std::string& sandbox_id, const std::string& command_id) {
-    const std::lock_guard lock(mutex_);
-    const held_command* c = held(sandbox_id, command_id).command;
+    const found_command found = held(sandbox_id, command_id);
+    const held_command* c = found.command;
     return c ? std::optional(c->run) : std::nullopt;
 }
 
 std::optional<command_output> sandbox_store::output(const std::string& sandbox_id, const std::string& command_id,
                                                     std::size_t from) {
-    const std::lock_guard lock(mutex_);
-    const held_command* c = held(sandbox_id, command_id).command;
+    const found_command found = held(sandbox_id, command_id);
+    const held_command* c = found.command;
     if (!c) return std::nullopt;
     return command_output{.text = c->output.substr(std::min(from, c->output.size())), .end = c->output.size()};
 }
 
 bool sandbox_store::interrupt(const std::string& sandbox_id, const std::string& command_id) {
-    const std::lock_guard lock(mutex_);
-    held_command* c = held(sandbox_id, command_id).command;
+    const found_command found = held(sandbox_id, command_id);
+    held_command* c = found.command;
     if (!c || !c->run.running) return false;
     c->interrupted = true;
     return true;
 }
 
 command_fate sandbox_store::fate(const std::string& sandbox_id, const std::string& command_id) {
-    const std::lock_guard lock(mutex_);
-    const held_command* c = held(sandbox_id, command_id).command;
+    const found_command found = held(sandbox_id, command_id);
+    const held_command* c = found.command;
     if (!c) return command_fate::gone;
     return c->interrupted ? command_fate::interrupted : command_fate::run_on;
 }

@@ -2,6 +2,12 @@
 // and each sandbox's in-memory file system. Thread-safe. Everything a sandbox holds is
 // reached through its id and goes when it goes; reads copy only what a request needs
 // (file contents are shared, never copied under the lock).
+//
+// Two levels of locking, so that one sandbox's work never waits for another's: the store's
+// lock guards the table of sandboxes, their records and the snapshots, and is held only for
+// short, bounded steps; each sandbox's own lock guards what it holds (files, sessions, code
+// contexts, terminals, commands) and may be held for as long as its work takes. The store's
+// lock is never taken while a sandbox's is awaited.
 #pragma once
 
 #include "backends.hpp"
@@ -10,6 +16,7 @@
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -26,6 +33,10 @@ namespace ngfail::opensandbox::emulator {
 
 using wall_clock = std::chrono::system_clock;
 using mono_clock = std::chrono::steady_clock;
+
+// The longest any request may make the emulator wait or keep something: durations a
+// client sends saturate here, so no deadline wraps into the past.
+inline constexpr std::chrono::milliseconds longest_wait = std::chrono::hours(24 * 365 * 100);
 
 // RFC 3339, UTC, whole seconds: "2026-11-30T14:00:00Z".
 [[nodiscard]] std::string rfc3339(wall_clock::time_point t);
@@ -53,10 +64,22 @@ struct command_output {
     std::size_t end = 0;  // the byte offset after the whole output so far
 };
 
+// What one shell's variables may hold, names and values together (a bash session's, a bash
+// kernel's, a terminal's, a command's own): past it an `export` fails and changes nothing.
+inline constexpr std::size_t max_shell_variable_bytes = 64 * 1024;
+
 // A bash session's state between runs: its working directory and its exported variables.
 struct shell_state {
     std::string cwd = "/";
-    std::map<std::string, std::string> env{};
+
+    [[nodiscard]] const std::map<std::string, std::string>& env() const noexcept { return env_; }
+    // Sets a variable; false, and nothing changes, when the variables would hold more than
+    // `max_shell_variable_bytes`.
+    [[nodiscard]] bool set(std::string name, std::string value);
+
+private:
+    std::map<std::string, std::string> env_{};
+    std::size_t bytes_ = 0;  // names and values in env_
 };
 
 // A sandbox's terminals (execd's PTY sessions) by id; terminal.hpp says what one does.
@@ -70,6 +93,7 @@ struct kernel_state {
     std::string language{};
     int execution_count = 0;  // the cells run so far
     std::map<std::string, kernel_value> names{};
+    std::size_t name_bytes = 0;  // what `names` holds, names and values as text (max_kernel_bytes)
     shell_state shell{};  // a bash kernel's
 };
 struct code_context {
@@ -90,7 +114,7 @@ struct history_limits {
     std::size_t commands = 256;
     std::size_t sessions = 256;  // bash sessions open at once
     std::size_t terminals = 32;  // at once, each keeping up to 1 MiB of output to replay
-    std::size_t output_bytes = 64u << 20;
+    std::size_t output_bytes = 64u << 20;  // commands' output and their lines, together
     std::size_t snapshots = 256;  // kept at once, in the whole server (each holds a file tree)
     std::size_t sandboxes = 4096;  // alive at once, in the whole server
     // What every sandbox's and snapshot's files may take together (file_tree::footprint):
@@ -145,6 +169,14 @@ public:
     // The sandbox as it is now (a Pending one whose time has come is Running); none when it
     // does not exist or has expired (an expired one is removed, as the backend does).
     [[nodiscard]] std::optional<sandbox_record> find(const std::string& id);
+    // What a request to the sandbox's execd needs to know of it, without copying its image,
+    // entrypoint or metadata (which may be large, and a stream keeps this for its life).
+    struct gate {
+        std::string state{};
+        bool secure_access = false;
+        std::string access_token{};
+    };
+    [[nodiscard]] std::optional<gate> find_gate(const std::string& id);
 
     // Changes a sandbox under the lock; false when there is none.
     bool update(const std::string& id, const std::function<void(sandbox_record&)>& change);
@@ -175,22 +207,20 @@ public:
     // none when the sandbox does not exist.
     template <class Use>
     auto with_files(const std::string& sandbox_id, Use use) -> std::optional<decltype(use(std::declval<file_tree&>()))> {
-        const std::lock_guard lock(mutex_);
-        held_sandbox* s = live(sandbox_id);
+        const std::shared_ptr<held_sandbox> s = live_shared(sandbox_id);
         if (!s) return std::nullopt;
+        const std::lock_guard lock(s->mutex);
+        const std::size_t before = s->counted_bytes.load();
+        if (before == gone_mark) return std::nullopt;
         // The tree may grow into what the server's budget has left, and no further.
-        const std::size_t before = s->files.footprint();
-        const std::size_t others = file_bytes_ - before;
+        const std::size_t others = file_bytes_.load() - before;
         s->files.set_room(limits_.file_bytes - std::min(limits_.file_bytes, others));
         auto used = use(s->files);
-        file_bytes_ = others + s->files.footprint();
+        recount(*s, before);
         return used;
     }
     // What every tree holds together (for tests and `ngfail serve`'s own bound).
-    [[nodiscard]] std::size_t file_bytes() {
-        const std::lock_guard lock(mutex_);
-        return file_bytes_;
-    }
+    [[nodiscard]] std::size_t file_bytes() const noexcept { return file_bytes_.load(); }
     [[nodiscard]] std::optional<file_entry> file(const std::string& sandbox_id, const std::string& path);
     // The same for its bash sessions, by id (at most `history_limits::sessions` of them).
     template <class Use>
@@ -210,9 +240,10 @@ public:
     template <class Use>
     auto with_terminals(const std::string& sandbox_id, Use use)
         -> std::optional<decltype(use(std::declval<terminal_map&>(), std::declval<const file_tree&>()))> {
-        const std::lock_guard lock(mutex_);
-        held_sandbox* s = live(sandbox_id);
+        const std::shared_ptr<held_sandbox> s = live_shared(sandbox_id);
         if (!s) return std::nullopt;
+        const std::lock_guard lock(s->mutex);
+        if (s->counted_bytes.load() == gone_mark) return std::nullopt;
         return use(s->terminals, s->files);
     }
 
@@ -221,7 +252,7 @@ public:
     // runs `history_limits::commands` in the background: what a stranger's background
     // commands hold is bounded too (foreground ones are bounded by the connection cap, and
     // end with their connection). A command's first ending stands: finishing it again does
-    // nothing.
+    // nothing. The run returned has no `content`: the store keeps the one copy of the line.
     enum class refused_start { no_sandbox, too_many_running };
     [[nodiscard]] std::variant<command_run, refused_start> start_command(const std::string& sandbox_id,
                                                                          std::string content, bool background);
@@ -242,8 +273,13 @@ private:
         std::string output{};
         bool interrupted = false;
     };
+    // `record` is the store's (under its lock); the rest is the sandbox's, under `mutex`.
     struct held_sandbox {
         sandbox_record record;
+        std::recursive_mutex mutex{};  // recursive: a bash kernel's `cat` reads files while it holds the kernel
+        // What `files` counts in the server's budget (`file_bytes_`); `gone_mark` once the
+        // sandbox has left the table (a request that still holds it then finds nothing).
+        std::atomic<std::size_t> counted_bytes{0};
         file_tree files{};
         std::map<std::string, shell_state> sessions{};
         code_contexts contexts{};
@@ -253,22 +289,32 @@ private:
         std::size_t output_bytes = 0;
     };
 
-    // Runs `use` on one part of a live sandbox under the lock; none when there is no sandbox.
+    // Runs `use` on one part of a live sandbox under its lock; none when there is no sandbox.
     template <class Part, class Use>
     auto with_part(const std::string& sandbox_id, Part held_sandbox::*part, Use& use)
         -> std::optional<decltype(use(std::declval<Part&>()))> {
-        const std::lock_guard lock(mutex_);
-        held_sandbox* s = live(sandbox_id);
+        const std::shared_ptr<held_sandbox> s = live_shared(sandbox_id);
         if (!s) return std::nullopt;
-        return use(s->*part);
+        const std::lock_guard lock(s->mutex);
+        if (s->counted_bytes.load() == gone_mark) return std::nullopt;
+        return use((*s).*part);
     }
+
+    static constexpr std::size_t gone_mark = static_cast<std::size_t>(-1);
+    // The sandbox, found under the store's lock (and released before its own is taken).
+    [[nodiscard]] std::shared_ptr<held_sandbox> live_shared(const std::string& id);
+    // Under the sandbox's lock, after its files may have changed: brings the server's budget
+    // in line, unless the sandbox went meanwhile (its bytes were then taken out already).
+    void recount(held_sandbox& s, std::size_t counted_before);
 
     void settle(sandbox_record& s) const;  // applies the passage of time
     [[nodiscard]] bool expired(const sandbox_record& s) const;
     [[nodiscard]] held_sandbox* live(const std::string& id);  // under the lock; expires and settles
     // A command and the sandbox holding it, found under the lock; both null when either is gone.
+    // A command's sandbox, locked, and the command in it; both empty when either is gone.
     struct found_command {
-        held_sandbox* sandbox = nullptr;
+        std::shared_ptr<held_sandbox> sandbox{};
+        std::unique_lock<std::recursive_mutex> lock{};
         held_command* command = nullptr;
     };
     [[nodiscard]] found_command held(const std::string& sandbox_id, const std::string& command_id);
@@ -279,15 +325,15 @@ private:
     std::chrono::milliseconds transition_for_;
     history_limits limits_;
     std::mutex mutex_;
-    std::map<std::string, held_sandbox> sandboxes_;
+    std::map<std::string, std::shared_ptr<held_sandbox>> sandboxes_;
     struct held_snapshot {
         snapshot_record record;
         file_tree files;
     };
     void settle(snapshot_record& s) const;
     std::map<std::string, held_snapshot> snapshots_;
-    std::size_t file_bytes_ = 0;  // the footprints of every sandbox's and snapshot's files
-    void forget_sandbox(std::map<std::string, held_sandbox>::iterator it);  // under the lock
+    std::atomic<std::size_t> file_bytes_{0};  // the footprints of every sandbox's and snapshot's files
+    void forget_sandbox(std::map<std::string, std::shared_ptr<held_sandbox>>::iterator it);  // under the store's lock
 };
 
 }  // namespace ngfail::opensandbox::emulator

@@ -3,6 +3,11 @@
 // session's, or a command's own with its `cwd` and `envs`), `cd DIR`, `pwd` and
 // `export NAME=VALUE` (with `$NAME` expanded); commands joined by `&&` or `;` run in turn.
 // Anything else prints what it would have run. No process is ever started.
+//
+// Every run is bounded, whatever its line: work is linear in the line, a run prints at most
+// `max_run_output` (then stops, exit status 1), a shell's variables hold at most
+// `max_shell_variable_bytes`, a working directory is at most `max_path_bytes` long, and the
+// sleeps of a run add up to at most `longest_wait`.
 #pragma once
 
 #include "sandboxes.hpp"
@@ -24,6 +29,11 @@ struct raised_error {
     std::vector<std::string> traceback{};
 };
 
+// What one run may print, stdout and stderr together.
+inline constexpr std::size_t max_run_output = std::size_t{16} << 20;
+// The longest path a shell resolves (Linux's PATH_MAX).
+inline constexpr std::size_t max_path_bytes = 4096;
+
 struct simulated_run {
     std::string stdout_text{};
     std::string stderr_text{};
@@ -36,6 +46,10 @@ struct simulated_run {
     std::optional<int> execution_count{};
     std::optional<std::string> result_text{};
     std::optional<raised_error> raised{};
+
+    // Makes the run take `more` longer, saturating at `longest_wait` (a sum of sleeps must
+    // not wrap into a run that ends at once).
+    void take_longer(std::chrono::milliseconds more) noexcept { runs_for = std::min(runs_for + std::min(more, longest_wait), longest_wait); }
 };
 
 // What `command` does; `cat` reads the sandbox's files through `read_file` (none: no such

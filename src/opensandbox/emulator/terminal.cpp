@@ -111,7 +111,7 @@ std::optional<int> shell_exit(std::string_view line) {
 }  // namespace
 
 simulated_terminal::simulated_terminal(std::string cwd, std::string command, std::size_t history)
-    : command_(std::move(command)), output_(history) {
+    : command_(std::move(command)), output_(history), history_(history) {
     if (!cwd.empty()) shell_.cwd = file_tree::normal(cwd);
 }
 
@@ -126,6 +126,7 @@ void simulated_terminal::release(std::uint64_t holder) noexcept {
 }
 
 void simulated_terminal::write(std::string_view text, terminal_channel channel) {
+    if (text.size() > history_) text.remove_prefix(text.size() - history_);
     if (pipe_) {
         output_.append(text, channel);
     } else {
@@ -144,7 +145,7 @@ void simulated_terminal::start(bool pipe, mono_clock::time_point now, const file
     ++runs_;
     exit_code_ = -1;
     busy_.reset();
-    typed_.clear();
+    clear_input();
     if (!command_.empty()) {
         typed_ = command_ + "\n";  // bash -c: the command, then the shell's end
         advance(now, files);
@@ -168,7 +169,7 @@ void simulated_terminal::type(std::string_view bytes, mono_clock::time_point now
             }
             continue;
         }
-        if (typed_.size() >= typed_ahead_bytes) continue;
+        if (typed_.size() - typed_from_ >= typed_ahead_bytes) continue;
         const char as_typed = ch == '\r' ? '\n' : ch;  // ICRNL: Enter sends CR, the shell reads LF
         if (!pipe_) echo += as_typed;
         typed_ += as_typed;
@@ -184,7 +185,7 @@ void simulated_terminal::signal(std::string_view name, mono_clock::time_point no
         return;
     }
     if (name != "SIGINT" && name != "SIGTERM" && name != "SIGQUIT") return;
-    typed_.clear();
+    clear_input();
     if (busy_) {
         busy_.reset();
         if (!command_.empty()) {
@@ -210,13 +211,18 @@ void simulated_terminal::exit_with(int code) {
     running_ = false;
     exit_code_ = code;
     busy_.reset();
-    typed_.clear();
+    clear_input();
 }
 
 void simulated_terminal::run_next(mono_clock::time_point now, const file_tree& files) {
-    const auto newline = typed_.find('\n');
-    const std::string line(trimmed(std::string_view(typed_).substr(0, newline)));
-    typed_.erase(0, newline + 1);
+    const std::string_view pending = pending_input();
+    const auto newline = pending.find('\n');
+    const std::string line(trimmed(pending.substr(0, newline)));
+    typed_from_ += newline + 1;
+    if (typed_from_ * 2 >= typed_.size()) {
+        typed_.erase(0, typed_from_);
+        typed_from_ = 0;
+    }
     line_run next{.done_at = now};
     if (const auto code = shell_exit(line)) {
         next.shell_exit = code;
@@ -248,13 +254,13 @@ void simulated_terminal::advance(mono_clock::time_point now, const file_tree& fi
                 exit_with(*done.shell_exit);
                 return;
             }
-            if (!command_.empty() && typed_.find('\n') == std::string::npos) {
+            if (!command_.empty() && pending_input().find('\n') == std::string_view::npos) {
                 exit_with(done.exit_code);  // bash -c ends with its command
                 return;
             }
             prompt();
         }
-        if (typed_.find('\n') == std::string::npos) return;
+        if (pending_input().find('\n') == std::string_view::npos) return;
         run_next(now, files);
     }
 }

@@ -93,6 +93,7 @@ public:
     [[nodiscard]] const output_history& output() const noexcept { return output_; }
 
 private:
+    // Only what the history can keep is converted and kept: the newest `history` bytes.
     void write(std::string_view text, terminal_channel channel);
     void prompt();
     void run_next(mono_clock::time_point now, const file_tree& files);
@@ -101,6 +102,7 @@ private:
     std::string command_;
     shell_state shell_{};
     output_history output_;
+    std::size_t history_;
     std::uint64_t holder_ = 0;
     std::uint64_t holders_ = 0;
     bool running_ = false;
@@ -109,7 +111,16 @@ private:
     int exit_code_ = -1;
     int cols_ = 80;
     int rows_ = 24;
-    std::string typed_{};  // input not yet run: the line in progress, and lines typed ahead
+    // Input not yet run (the line in progress, and lines typed ahead) is typed_ from
+    // typed_from_ on: a line run moves the start, and the string is compacted only once half
+    // of it is done, so many short lines cost no more than their bytes.
+    std::string typed_{};
+    std::size_t typed_from_ = 0;
+    [[nodiscard]] std::string_view pending_input() const noexcept { return std::string_view(typed_).substr(typed_from_); }
+    void clear_input() noexcept {
+        typed_.clear();
+        typed_from_ = 0;
+    }
     static constexpr std::size_t typed_ahead_bytes = 64 * 1024;  // past it input is dropped, as a tty drops it
     struct line_run {
         std::string out{};

@@ -89,13 +89,16 @@ awaitable<void> create_terminal(context& c, exchange& x, call& k) {
 }
 
 awaitable<void> terminal_status(context& c, exchange& x, call& k) {
-    const auto found = c.sandboxes.with_terminals(k.sandbox_id, [&](terminal_map& terminals, const file_tree& files) {
-        const auto it = terminals.find(k.param);
-        if (it == terminals.end()) return std::optional<json::object>();
-        simulated_terminal& t = *it->second;
-        t.advance(mono_clock::now(), files);
-        return std::optional(json::object{
-            {"session_id", k.param}, {"running", t.running()}, {"output_offset", t.output().end()}});
+    // Off the connection threads: letting time pass may run the lines typed ahead.
+    const auto found = co_await c.off_io([&] {
+        return c.sandboxes.with_terminals(k.sandbox_id, [&](terminal_map& terminals, const file_tree& files) {
+            const auto it = terminals.find(k.param);
+            if (it == terminals.end()) return std::optional<json::object>();
+            simulated_terminal& t = *it->second;
+            t.advance(mono_clock::now(), files);
+            return std::optional(json::object{
+                {"session_id", k.param}, {"running", t.running()}, {"output_offset", t.output().end()}});
+        });
     });
     if (!found) {
         co_await x.reply(c.not_found(x, k.sandbox_id));
@@ -178,16 +181,20 @@ awaitable<void> read_input(context& c, Socket& ws, holding& h, asio::steady_time
         const std::string data = boost::beast::buffers_to_string(buffer.data());
         buffer.consume(buffer.size());
         const auto now = mono_clock::now();
+        // Input may run lines: it goes to the terminal off the connection threads.
         const auto into_terminal = [&](const auto& act) {
-            (void)c.sandboxes.with_terminals(h.sandbox_id, [&](terminal_map& terminals, const file_tree& files) {
-                const auto it = terminals.find(h.terminal_id);
-                if (it != terminals.end() && it->second->held_by(h.holder)) act(*it->second, files);
-                return true;
+            return c.off_io([&] {
+                (void)c.sandboxes.with_terminals(h.sandbox_id, [&](terminal_map& terminals, const file_tree& files) {
+                    const auto it = terminals.find(h.terminal_id);
+                    if (it != terminals.end() && it->second->held_by(h.holder)) act(*it->second, files);
+                    return true;
+                });
             });
         };
         if (ws.got_binary()) {
             if (!data.empty() && data[0] == static_cast<char>(terminal_channel::stdin_bytes)) {
-                into_terminal([&](simulated_terminal& t, const file_tree& files) { t.type(data.substr(1), now, files); });
+                const std::string_view typed = std::string_view(data).substr(1);
+                co_await into_terminal([&](simulated_terminal& t, const file_tree& files) { t.type(typed, now, files); });
                 h.input_seen = true;
             }
         } else {
@@ -207,15 +214,17 @@ awaitable<void> read_input(context& c, Socket& ws, holding& h, asio::steady_time
             if (!o) {
                 // execd ignores a text frame that is not JSON
             } else if (type == "stdin") {
-                into_terminal([&](simulated_terminal& t, const file_tree& files) { t.type(text("data"), now, files); });
+                const std::string typed = text("data");
+                co_await into_terminal([&](simulated_terminal& t, const file_tree& files) { t.type(typed, now, files); });
                 h.input_seen = true;
             } else if (type == "signal") {
-                into_terminal([&](simulated_terminal& t, const file_tree& files) { t.signal(text("signal"), now, files); });
+                const std::string name = text("signal");
+                co_await into_terminal([&](simulated_terminal& t, const file_tree& files) { t.signal(name, now, files); });
             } else if (type == "resize") {
                 const auto cols = number("cols");
                 const auto rows = number("rows");
                 if (cols > 0 && rows > 0 && cols <= 0xffff && rows <= 0xffff) {
-                    into_terminal([&](simulated_terminal& t, const file_tree&) {
+                    co_await into_terminal([&](simulated_terminal& t, const file_tree&) {
                         t.resize(static_cast<int>(cols), static_cast<int>(rows));
                     });
                 }
@@ -230,7 +239,8 @@ awaitable<void> read_input(context& c, Socket& ws, holding& h, asio::steady_time
     }
 }
 
-// What the writer does next, decided under the store's lock.
+// What the writer does next, decided under the sandbox's lock (off the connection threads:
+// letting time pass may run lines).
 struct next_step {
     enum { send_output, wait, exited, taken_over, sandbox_gone } what = wait;
     output_history::piece piece{};
@@ -283,16 +293,18 @@ awaitable<void> hold(context& c, exchange& x, Socket& ws, holding& h, bool pipe,
     auto executor = co_await asio::this_coro::executor;
     asio::steady_timer wake(executor);
     const std::int64_t since = since_query(x);
-    const auto attached = c.sandboxes.with_terminals(h.sandbox_id, [&](terminal_map& terminals, const file_tree& files) {
-        const auto it = terminals.find(h.terminal_id);
-        if (it == terminals.end() || !it->second->held_by(h.holder)) return std::optional<output_history::slice>();
-        simulated_terminal& t = *it->second;
-        // The snapshot first: a new shell's prompt comes live, after `connected`, as execd's.
-        auto missed = t.output().since(since);
-        t.start(pipe, mono_clock::now(), files);
-        h.run = t.run_number();
-        pipe = t.pipe_mode();
-        return std::optional(std::move(missed));
+    const auto attached = co_await c.off_io([&] {  // a start may run the terminal's command
+        return c.sandboxes.with_terminals(h.sandbox_id, [&](terminal_map& terminals, const file_tree& files) {
+            const auto it = terminals.find(h.terminal_id);
+            if (it == terminals.end() || !it->second->held_by(h.holder)) return std::optional<output_history::slice>();
+            simulated_terminal& t = *it->second;
+            // The snapshot first: a new shell's prompt comes live, after `connected`, as execd's.
+            auto missed = t.output().since(since);
+            t.start(pipe, mono_clock::now(), files);
+            h.run = t.run_number();
+            pipe = t.pipe_mode();
+            return std::optional(std::move(missed));
+        });
     });
     if (!attached || !*attached) co_return;
     std::int64_t sent = (*attached)->offset + static_cast<std::int64_t>((*attached)->bytes.size());
@@ -320,7 +332,7 @@ awaitable<void> hold(context& c, exchange& x, Socket& ws, holding& h, bool pipe,
             if (auto [ec, n] = co_await ws.async_write(asio::buffer(reply), ws_done); ec) break;
             continue;
         }
-        next_step next = decide(c, h, sent);
+        next_step next = co_await c.off_io([&] { return decide(c, h, sent); });
         if (next.what == next_step::send_output) {
             ws.binary(true);
             const std::string frame = binary_frame(next.piece.channel, next.piece.bytes);
@@ -366,6 +378,7 @@ awaitable<void> upgrade_and_hold(context& c, exchange& x, Next& next, holding& h
         .handshake_timeout = handshake_within, .idle_timeout = idle_after, .keep_alive_pings = true});
     ws.read_message_max(largest_input);
     auto [accept_error] = co_await ws.async_accept(x.req(), ws_done);
+    if (!accept_error) x.take_over();  // mostly waiting on its peer: sheddable at the connection cap
     if (!accept_error && takeover) {
         // Only now that the handshake is accepted: a failed upgrade never evicts anyone.
         (void)c.sandboxes.with_terminals(h.sandbox_id, [&](terminal_map& terminals, const file_tree&) {

@@ -1,0 +1,237 @@
+// The emulator against a stranger, third review: one sandbox's heaviest work never delays
+// another sandbox's requests, and what a request may make the server hold is bounded. Each
+// test drives a real server over loopback; where the defect was in framing, with raw bytes.
+#include "support/emulator_calls.hpp"
+#include "support/latency_probe.hpp"
+#include "support/peak_memory.hpp"
+#include "support/raw_client.hpp"
+
+#include <ngfail/opensandbox/testing/embedded_server.hpp>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/json.hpp>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+namespace http = boost::beast::http;
+namespace json = boost::json;
+using namespace std::chrono_literals;
+using ngfail::opensandbox::embedded_server;
+using ngfail_test::call;
+using ngfail_test::create;
+using ngfail_test::latency_probe;
+using ngfail_test::longest_allowed_wait;
+using ngfail_test::reply;
+using testing::HasSubstr;
+
+std::string execd(const std::string& sandbox) { return "/sandboxes/" + sandbox + "/proxy/44772"; }
+
+std::string repeated(std::string_view piece, std::size_t times) {
+    std::string out;
+    out.reserve(piece.size() * times);
+    for (std::size_t i = 0; i < times; ++i) out += piece;
+    return out;
+}
+
+reply run_command(const embedded_server& s, const std::string& sandbox, const std::string& command) {
+    return call(s.port(), http::verb::post, execd(sandbox) + "/command", json::serialize(json::object{{"command", command}}));
+}
+
+// The run's id, from its `init` event.
+std::string run_id_of(const reply& stream) {
+    return std::string(json::parse(stream.body.substr(0, stream.body.find('\n'))).as_object().at("text").as_string());
+}
+
+// Probes another sandbox (its record and its execd) while `work` runs in `busy`; the longest
+// wait seen.
+template <class Work>
+std::chrono::milliseconds others_wait_while(const embedded_server& s, const std::string& other, Work work) {
+    latency_probe lifecycle(s.port(), "/v1/sandboxes/" + other);
+    latency_probe its_execd(s.port(), execd(other) + "/ping");
+    work();
+    const auto longest = std::max(lifecycle.stop(), its_execd.stop());
+    EXPECT_GT(lifecycle.count() + its_execd.count(), 4) << "the probes ran while the work did";
+    EXPECT_EQ(lifecycle.failed() + its_execd.failed(), 0);
+    return longest;
+}
+
+// ---- one sandbox's work, another's wait ---------------------------------------------------------
+
+TEST(sandbox_isolation, a_64_mib_line_in_a_session_never_delays_another_sandbox) {
+    embedded_server s;
+    const std::string busy = create(s);
+    const std::string other = create(s);
+    const auto session = call(s.port(), http::verb::post, execd(busy) + "/session");
+    ASSERT_EQ(session.status, 200u) << session.body;
+    const std::string id(session.object().at("session_id").as_string());
+    // 5 million commands in one 60 MB line: the work of seconds, on the sandbox's own turn.
+    const std::string body = json::serialize(json::object{{"command", repeated("export A=1; ", 5'000'000) + "echo end"}});
+    reply ran;
+    const auto longest = others_wait_while(s, other, [&] {
+        ran = call(s.port(), http::verb::post, execd(busy) + "/session/" + id + "/run", body);
+    });
+    EXPECT_EQ(ran.status, 200u);
+    EXPECT_THAT(ran.body, HasSubstr(R"("text":"end\n")"));
+    EXPECT_LE(longest, longest_allowed_wait);
+}
+
+TEST(sandbox_isolation, a_kernel_at_its_bound_never_delays_another_sandbox) {
+    embedded_server s;
+    const std::string busy = create(s);
+    const std::string other = create(s);
+    const auto context = call(s.port(), http::verb::post, execd(busy) + "/code/context", R"({"language":"python"})");
+    ASSERT_EQ(context.status, 200u) << context.body;
+    const std::string id(context.object().at("id").as_string());
+    const auto in_context = [&](const std::string& code) {
+        return call(s.port(), http::verb::post, execd(busy) + "/code",
+                    json::serialize(json::object{{"code", code}, {"context", {{"id", id}, {"language", "python"}}}}));
+    };
+    ASSERT_EQ(in_context("x = '" + std::string(60'000, 'x') + "'").status, 200u);
+    // A 60 KB name used 25 million times in 50 MB of code.
+    const std::string code = repeated("x;", 25'000'000);
+    reply ran;
+    const auto longest = others_wait_while(s, other, [&] { ran = in_context(code); });
+    EXPECT_EQ(ran.status, 200u);
+    EXPECT_THAT(ran.body, HasSubstr("execution_complete"));
+    EXPECT_LE(longest, longest_allowed_wait);
+}
+
+// ---- what a request may make the server hold ----------------------------------------------------
+
+TEST(stranger_bounds, a_doubling_variable_ends_its_command_and_the_server_keeps_its_memory) {
+    embedded_server s;
+    const std::string sandbox = create(s);
+    const long before = ngfail_test::peak_rss_kib();
+    // 650 bytes that doubled a variable until the server's memory limit, and left the
+    // command "running" for ever once the handler threw.
+    const reply ran = run_command(s, sandbox, "export A=x" + repeated("; export A=$A$A", 40) + "; echo $A");
+    EXPECT_EQ(ran.status, 200u);
+    EXPECT_THAT(ran.body, HasSubstr("at most 64 KiB of variables"));
+    EXPECT_LT(ngfail_test::peak_rss_kib() - before, 32 * 1024) << "KiB";
+    const auto status = call(s.port(), http::verb::get, execd(sandbox) + "/command/status/" + run_id_of(ran));
+    ASSERT_EQ(status.status, 200u);
+    EXPECT_EQ(status.object().at("running"), false);
+}
+
+TEST(stranger_bounds, command_lines_count_in_a_sandboxs_history) {
+    embedded_server s;
+    const std::string sandbox = create(s);
+    // 24 finished commands of 4 MiB each, printing nothing: 96 MiB of lines against the
+    // history's 64 MiB. The oldest are forgotten, as output past the bound is.
+    std::vector<std::string> ids;
+    for (int i = 0; i < 24; ++i) {
+        const reply ran = run_command(s, sandbox, "exit 0 #" + std::string(4 << 20, 'l'));
+        ASSERT_EQ(ran.status, 200u);
+        ids.push_back(run_id_of(ran));
+    }
+    const auto status_of = [&](const std::string& id) {
+        return call(s.port(), http::verb::get, execd(sandbox) + "/command/status/" + id).status;
+    };
+    EXPECT_EQ(status_of(ids.front()), 404u) << "the oldest line is forgotten";
+    EXPECT_EQ(status_of(ids.back()), 200u);
+}
+
+TEST(stranger_bounds, a_chunk_line_or_trailer_that_never_ends_is_refused_at_1_mib) {
+    embedded_server s;
+    const long before = ngfail_test::peak_rss_kib();
+    const std::vector<std::string> endless{
+        "POST /v1/sandboxes HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5;ext=" + std::string(4 << 20, 'e'),
+        "POST /v1/sandboxes HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nX-Trailer: " +
+            std::string(4 << 20, 't')};
+    for (int round = 0; round < 4; ++round) {
+        for (const std::string& bytes : endless) {
+            const auto started = std::chrono::steady_clock::now();
+            const std::string answer = ngfail_test::exchange_raw(s.port(), bytes, 10s);
+            EXPECT_LT(std::chrono::steady_clock::now() - started, 8s) << "the server closed it, not our patience";
+            if (!answer.empty()) {
+                EXPECT_THAT(answer, testing::StartsWith("HTTP/1.1 400"));
+            }
+        }
+    }
+    EXPECT_LT(ngfail_test::peak_rss_kib() - before, 24 * 1024) << "KiB for 8 requests of 4 MiB framing";
+    EXPECT_EQ(call(s.port(), http::verb::get, "/health").status, 200u);
+}
+
+TEST(stranger_bounds, a_body_that_stops_coming_is_dropped_at_the_read_deadline) {
+    embedded_server s({.read_timeout = 300ms});
+    const auto started = std::chrono::steady_clock::now();
+    const std::string answer = ngfail_test::exchange_raw(
+        s.port(), "POST /v1/sandboxes HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{\"image\":", 20s);
+    EXPECT_TRUE(answer.empty());
+    EXPECT_LT(std::chrono::steady_clock::now() - started, 10s) << "one body deadline of 300 s held it";
+}
+
+TEST(stranger_bounds, stalled_bodies_make_room_for_newcomers_at_the_connection_cap) {
+    embedded_server s({.max_connections = 8});
+    boost::asio::io_context io;
+    std::vector<boost::asio::ip::tcp::socket> stalled;
+    for (int i = 0; i < 12; ++i) {
+        auto& socket = stalled.emplace_back(io);
+        socket.connect({boost::asio::ip::make_address("127.0.0.1"), s.port()});
+        boost::asio::write(socket, boost::asio::buffer(std::string_view(
+                                       "POST /v1/sandboxes HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{\"im")));
+    }
+    std::this_thread::sleep_for(100ms);  // each has its head read, and waits for its body
+    const std::string answer =
+        ngfail_test::exchange_raw(s.port(), "GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 5s);
+    EXPECT_THAT(answer, testing::StartsWith("HTTP/1.1 200"));
+    for (int i = 0; i < 200 && s.open_connections() > 8; ++i) std::this_thread::sleep_for(10ms);
+    EXPECT_LE(s.open_connections(), 8u);
+}
+
+TEST(stranger_bounds, a_sandbox_record_is_bounded_and_its_metadata_are_labels) {
+    embedded_server s;
+    const auto create_with = [&](const std::string& extra) {
+        return call(s.port(), http::verb::post, "/v1/sandboxes",
+                    R"({"image":{"uri":"python:3.11"},"entrypoint":["sleep","inf"])" + extra + "}");
+    };
+    const auto code_of = [](const reply& r) { return std::string(r.object().at("code").as_string()); };
+    const reply long_value = create_with(R"(,"metadata":{"team":")" + std::string(1 << 20, 'v') + R"("})");
+    EXPECT_EQ(long_value.status, 400u);
+    EXPECT_EQ(code_of(long_value), "SANDBOX::INVALID_METADATA_LABEL");
+    EXPECT_LT(long_value.body.size(), 1024u) << "the value is not quoted back";
+    for (const std::string metadata : {R"({"Bad Key":"ok"})", R"({"team":"has space"})", R"({"opensandbox.io/x":"y"})",
+                                       R"({"team":5})", R"({"-team":"a"})", R"({"Upper.Case/x":"a"})"}) {
+        const reply r = create_with(R"(,"metadata":)" + metadata);
+        EXPECT_EQ(r.status, 400u) << metadata;
+        EXPECT_EQ(code_of(r), "SANDBOX::INVALID_METADATA_LABEL") << metadata;
+    }
+    const reply labelled = create_with(R"(,"metadata":{"team":"rl","app.kubernetes.io/name":"a-b_c.d","empty":""})");
+    ASSERT_EQ(labelled.status, 202u) << labelled.body;
+    const std::string id(labelled.object().at("id").as_string());
+
+    const reply entrypoint = call(s.port(), http::verb::post, "/v1/sandboxes",
+                                  R"({"image":{"uri":"python:3.11"},"entrypoint":[")" + std::string(1 << 20, 'e') + R"("]})");
+    EXPECT_EQ(entrypoint.status, 400u) << "a 1 MiB entrypoint";
+    const reply image = call(s.port(), http::verb::post, "/v1/sandboxes",
+                             R"({"image":{"uri":")" + std::string(64 << 10, 'i') + R"("},"entrypoint":["sleep"]})");
+    EXPECT_EQ(image.status, 400u) << "a 64 KiB image";
+
+    const auto patch = [&](const std::string& body) {
+        return call(s.port(), http::verb::patch, "/v1/sandboxes/" + id + "/metadata", body);
+    };
+    EXPECT_EQ(patch(R"({"team":")" + std::string(64, 'v') + R"("})").status, 400u) << "64 characters";
+    EXPECT_EQ(patch(R"({"Bad Key":"x"})").status, 400u);
+    json::object many;
+    for (int i = 0; i < 300; ++i) many["k" + std::to_string(i)] = "v";
+    EXPECT_EQ(patch(json::serialize(many)).status, 400u) << "300 labels";
+    const reply patched = patch(R"({"stage":"eval","team":null})");
+    ASSERT_EQ(patched.status, 200u);
+    const json::object body = patched.object();
+    const json::object& metadata = body.at("metadata").as_object();
+    EXPECT_EQ(metadata.size(), 3u);
+    EXPECT_EQ(metadata.at("stage"), "eval");
+    EXPECT_EQ(metadata.at("app.kubernetes.io/name"), "a-b_c.d");
+    EXPECT_FALSE(metadata.contains("team"));
+}
+
+}  // namespace

@@ -1,0 +1,53 @@
+// How long another sandbox's requests wait while one sandbox works: a thread that GETs a
+// target on fresh connections, one after another, and keeps the longest wait it saw.
+#pragma once
+
+#include "emulator_calls.hpp"
+#include "peak_memory.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+namespace ngfail_test {
+
+class latency_probe {
+public:
+    latency_probe(unsigned short port, std::string target) : target_(std::move(target)) {
+        thread_ = std::thread([this, port] {
+            while (!done_) {
+                const auto start = std::chrono::steady_clock::now();
+                const reply r = call(port, http::verb::get, target_);
+                const auto took = std::chrono::steady_clock::now() - start;
+                if (r.status != 200) ++failed_;
+                if (took > longest_) longest_ = took;
+                ++count_;
+                std::this_thread::sleep_for(std::chrono::milliseconds(2));
+            }
+        });
+    }
+    ~latency_probe() { stop(); }
+
+    // Stops probing; the longest wait of all the GETs made.
+    std::chrono::milliseconds stop() {
+        done_ = true;
+        if (thread_.joinable()) thread_.join();
+        return std::chrono::duration_cast<std::chrono::milliseconds>(longest_);
+    }
+    [[nodiscard]] int count() const noexcept { return count_; }
+    [[nodiscard]] int failed() const noexcept { return failed_; }
+
+private:
+    std::string target_;
+    std::atomic<bool> done_{false};
+    std::chrono::steady_clock::duration longest_{};  // the probe's thread's, read once it has ended
+    std::atomic<int> count_{0};
+    std::atomic<int> failed_{0};
+    std::thread thread_;
+};
+
+// The longest another sandbox's GET may wait: 100 ms, more under a sanitizer (whose own
+// work slows every request several times over).
+inline constexpr std::chrono::milliseconds longest_allowed_wait{instrumented ? 400 : 100};
+
+}  // namespace ngfail_test
