@@ -77,7 +77,7 @@ TEST(borrowed_requests, written_inline_inside_co_await_are_safe) {
     const std::string word = "a word long enough to be allocated on the heap";
     const std::map<std::string, std::string> env{{"GREETING_WITH_A_LONG_NAME", "hello from a long environment value"}};
     const std::vector<std::string> states{"Running", "Pending"};
-    const std::map<std::string, std::string> team{{"team", "a team name long enough for the heap"}};
+    const std::map<std::string, std::string> team{{"team", "a-team-name-long-enough-for-the-heap"}};
     std::string streamed, listed, in_session, later;
     asio::co_spawn(io, [&]() -> asio::awaitable<void> {
         const auto box = co_await c.async_create({.image = "registry.example.com/python:3.12-long-tag", .metadata = team});

@@ -40,13 +40,13 @@ response runtime_error(const context& c, const exchange& x, std::string_view mes
     return c.error_reply(x, 500, "RUNTIME_ERROR", message);
 }
 
-// A string field of a JSON object: absent or null is empty; anything else not a string is
-// a malformed body (std::nullopt).
-std::optional<std::string> text_field(const json::object& o, std::string_view name) {
+// A string field of a JSON object, in the object: absent or null is empty; anything else
+// not a string is a malformed body (std::nullopt).
+std::optional<std::string_view> text_field(const json::object& o, std::string_view name) {
     const json::value* v = o.if_contains(name);
-    if (!v || v->is_null()) return std::string();
+    if (!v || v->is_null()) return std::string_view();
     if (!v->is_string()) return std::nullopt;
-    return std::string(v->as_string());
+    return std::string_view(v->as_string());
 }
 
 // The contexts of one language ("" for every language), oldest id order.
@@ -97,7 +97,7 @@ awaitable<void> create_context(context& c, exchange& x, call& k) {
         (void)c.sandboxes.with_files(k.sandbox_id, [&](file_tree& t) { return t.make_directories(directory, 755); });
     }
     const auto made = c.sandboxes.with_contexts(k.sandbox_id, [&](code_contexts& all) {
-        const auto id = add_context(all, *language, directory, c.sandboxes.sessions_per_sandbox());
+        const auto id = add_context(all, std::string(*language), directory, c.sandboxes.sessions_per_sandbox());
         return id ? std::optional(context_json(*id, all.by_id.at(*id))) : std::nullopt;
     });
     if (!made) {
@@ -180,7 +180,7 @@ awaitable<void> delete_context(context& c, exchange& x, call& k) {
 
 // What a run asks for: its code, and the context's id and language (both may be empty).
 struct code_request {
-    std::string code;
+    std::string_view code;  // in the body, which outlives the run
     std::string context_id;
     std::string language;
 };
@@ -194,14 +194,14 @@ std::variant<code_request, std::string> code_request_of(const json::value& body)
     if (context_value && !context_value->is_null() && !in) {
         return std::string("error parsing request, MAYBE invalid body format. context must be an object");
     }
-    const auto id = in ? text_field(*in, "id") : std::optional<std::string>("");
-    const auto language = in ? text_field(*in, "language") : std::optional<std::string>("");
+    const auto id = in ? text_field(*in, "id") : std::optional<std::string_view>("");
+    const auto language = in ? text_field(*in, "language") : std::optional<std::string_view>("");
     if (!code || !id || !language) {
         return std::string("error parsing request, MAYBE invalid body format. code, context.id and "
                            "context.language must be strings");
     }
     if (code->empty()) return std::string("invalid request, validation error: code is required");
-    return code_request{*code, *id, *language};
+    return code_request{*code, std::string(*id), std::string(*language)};
 }
 
 // The context a kernel run uses: the one named, or the language's default (made on first

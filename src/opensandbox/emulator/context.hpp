@@ -45,11 +45,23 @@ struct context {
 
     // Runs `work` on `workers` and resumes the calling coroutine on its own executor with
     // what it returned (or threw).
+    // Input up to this size is handled on the connection's thread: copying or parsing it
+    // takes microseconds. Past it (a 64 MiB command line), a worker copies and parses.
+    static constexpr std::size_t light_input_bytes = 64 * 1024;
+
     template <class Work>
     boost::asio::awaitable<std::invoke_result_t<Work&>> off_io(Work work) {
         using result = std::invoke_result_t<Work&>;
         co_return co_await boost::asio::co_spawn(
             workers, [&work]() -> boost::asio::awaitable<result> { co_return work(); }, boost::asio::use_awaitable);
+    }
+
+    // The same when `heavy` (input past `light_input_bytes`), else `work` here and now: a
+    // worker's round trip costs more than light work does.
+    template <class Work>
+    boost::asio::awaitable<std::invoke_result_t<Work&>> off_io_if(bool heavy, Work work) {
+        if (!heavy) co_return work();
+        co_return co_await off_io(std::move(work));
     }
 
     // Brings the sandboxes' own addresses in line with their states; after anything that may

@@ -33,7 +33,7 @@ awaitable<void> ping(context& c, exchange& x, call&) { co_await x.reply(c.empty_
 
 // A run's command and timeout from its body; a one-line reason when they are not there.
 struct run_request {
-    std::string command;
+    std::string_view command;  // in the body, which outlives the run
     std::optional<std::chrono::milliseconds> timeout;
     const json::object* body = nullptr;
 };
@@ -57,7 +57,7 @@ std::variant<run_request, std::string> run_request_of(const json::value& body) {
         for (const auto& pair : *pairs) bytes += pair.key().size() + pair.value().as_string().size();
         if (bytes > max_shell_variable_bytes) return std::string("envs hold more than 64 KiB (names and values)");
     }
-    return run_request{std::string(command->as_string()), *timeout, o};
+    return run_request{command->as_string(), *timeout, o};
 }
 
 // The shell a command runs in: the request's `cwd` and `envs`, as execd starts it.

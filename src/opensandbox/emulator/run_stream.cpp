@@ -90,9 +90,7 @@ awaitable<json::value> body_json(context& c, const exchange& x) {
         return ec ? json::value() : body;
     };
     // Parsing 64 MiB takes tens of milliseconds: another connection on this thread would wait.
-    constexpr std::size_t parsed_in_place = 64 * 1024;
-    if (x.req().body().size() <= parsed_in_place) co_return parse();
-    co_return co_await c.off_io(parse);
+    co_return co_await c.off_io_if(x.req().body().size() > context::light_input_bytes, parse);
 }
 
 response invalid_request(const context& c, const exchange& x, std::string_view message) {
@@ -288,9 +286,11 @@ file_reader files_of(context& c, const call& k) {
 
 // Starts a run of `text`; answers the refusal itself (no sandbox, too many running) and
 // gives none.
-awaitable<std::optional<command_run>> start_run(context& c, exchange& x, const call& k, const std::string& text,
+awaitable<std::optional<command_run>> start_run(context& c, exchange& x, const call& k, std::string_view text,
                                                 bool background) {
-    auto started = c.sandboxes.start_command(k.sandbox_id, text, background);
+    auto started = co_await c.off_io_if(text.size() > context::light_input_bytes, [&] {
+        return c.sandboxes.start_command(k.sandbox_id, std::string(text), background);
+    });
     if (const auto* refused = std::get_if<sandbox_store::refused_start>(&started)) {
         response res = *refused == sandbox_store::refused_start::no_sandbox
                            ? c.not_found(x, k.sandbox_id)

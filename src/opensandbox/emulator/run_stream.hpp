@@ -39,7 +39,7 @@ boost::asio::awaitable<boost::json::value> body_json(context& c, const exchange&
 // Starts a run of `text`; answers the refusal itself (no sandbox, too many running) and
 // gives none.
 boost::asio::awaitable<std::optional<command_run>> start_run(context& c, exchange& x, const call& k,
-                                                             const std::string& text, bool background);
+                                                             std::string_view text, bool background);
 
 // Streams the started `run`: `init` carries `init_text` (the run's id, a session's, a code
 // context's); `plan_run` says what the run does, and is called only when the run gets that

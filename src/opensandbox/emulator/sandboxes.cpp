@@ -303,10 +303,10 @@ std::variant<command_run, sandbox_store::refused_start> sandbox_store::start_com
     // The line is kept once, here, and counted with the output: what a stranger's history
     // holds is bounded by `history_limits::output_bytes` whatever its lines' length.
     s->output_bytes += c.content.size();
+    std::string line = std::exchange(c.content, {});
     command_run started = c;
-    started.content.clear();
-    const std::string id = c.id;
-    s->commands.emplace(id, held_command{.run = std::move(c)});
+    c.content = std::move(line);
+    s->commands.emplace(started.id, held_command{.run = std::move(c)});
     forget_old_commands(*s);
     return started;
 }
