@@ -14,6 +14,8 @@
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/json.hpp>
+#include <ngfail/opensandbox/operation.hpp>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -363,14 +365,52 @@ TEST(parse_fault, reads_every_field_and_rejects_what_it_does_not_know) {
     EXPECT_EQ(f.value().times, 2);
     EXPECT_EQ(ngfail::opensandbox::parse_fault(R"({"operation":"exec","action":"stall","stall_ms":250})").value().stall_for,
               250ms);
-    for (const char* bad : {R"({"action":"http_error"})", R"({"operation":"x","action":"teleport"})",
-                            R"({"operation":"x","status":99})", R"({"operation":"x","times":0})", "[1]", "{"}) {
+    for (const char* bad : {R"({"action":"http_error"})", R"({"operation":"exec","action":"teleport"})",
+                            R"({"operation":"exec","status":99})", R"({"operation":"exec","times":0})", "[1]", "{"}) {
         const auto r = ngfail::opensandbox::parse_fault(bad);
         EXPECT_FALSE(r) << bad;
         if (!r) {
             EXPECT_EQ(r.error().code(), ngfail::kind::provider_request_rejected) << bad;
         }
     }
+}
+
+// A typo must not turn a chaos test into one that passes without its fault.
+TEST(parse_fault, a_misspelt_operation_or_field_is_refused_by_name) {
+    const auto refused = [](std::string_view text) {
+        const auto r = ngfail::opensandbox::parse_fault(text);
+        return r ? std::string("accepted") : std::string(r.error().reason());
+    };
+    EXPECT_THAT(refused(R"({"operation":"crate","action":"http_error","status":502})"),
+                testing::HasSubstr("unknown operation \"crate\""));
+    EXPECT_THAT(refused(R"({"operation":"create","status":429,"retry_after":7})"),
+                testing::HasSubstr("unknown field \"retry_after\""));
+    EXPECT_THAT(refused(R"({"operation":"exec","action":"stall","stal_ms":250})"),
+                testing::HasSubstr("unknown field \"stal_ms\""));
+    EXPECT_THAT(refused("{\"operation\":\"exec\",\"\x1b[2J\":1}"), testing::HasSubstr("unknown field \"?[2J\""))
+        << "a stranger's field name is quoted printable";
+    for (const auto op : ngfail::opensandbox::all_operations()) {
+        const std::string text = R"({"operation":")" + std::string(ngfail::opensandbox::name(op)) + R"("})";
+        EXPECT_EQ(refused(text), "accepted") << "every operation of the client may carry a fault";
+    }
+}
+
+TEST(embedded_server, refuses_to_inject_a_fault_for_no_operation) {
+    embedded_server s;
+    EXPECT_THROW(s.inject(fault::http_error("crate", 502, "X", "m")), std::invalid_argument);
+    EXPECT_NO_THROW(s.inject(fault::http_error("create", 502, "X", "m")));
+}
+
+TEST(parse_fault, its_json_echoes_what_was_understood) {
+    const auto f = ngfail::opensandbox::parse_fault(
+        R"({"operation":"create","status":429,"code":"Q","message":"m","retry_after_s":7,"times":2})");
+    ASSERT_TRUE(f);
+    EXPECT_EQ(json::parse(ngfail::opensandbox::to_json(f.value())),
+              json::parse(R"({"operation":"create","action":"http_error","times":2,"status":429,"code":"Q",)"
+                          R"("message":"m","retry_after_s":7})"));
+    const auto stall = ngfail::opensandbox::parse_fault(R"({"operation":"exec","action":"stall","stall_ms":250})");
+    EXPECT_EQ(json::parse(ngfail::opensandbox::to_json(stall.value())),
+              json::parse(R"({"operation":"exec","action":"stall","times":1,"stall_ms":250})"));
 }
 
 TEST(embedded_server, faults_added_at_run_time_need_the_api_key) {

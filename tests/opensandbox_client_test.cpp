@@ -1146,6 +1146,31 @@ TEST_P(operations, a_sandbox_another_client_paused_is_unreachable_through_its_en
     EXPECT_EQ(sandboxes.exec(id, {.command = "echo after"}).stdout_text, "after\n") << "running again, reachable again";
 }
 
+// A new user's harness read an OOM kill as a wrong API key: the next exec, on the connection
+// kept alive to the dead sandbox's own address, reached the lifecycle API's auth check (401).
+// A dead pod's address answers nothing, whatever connection a request comes on.
+TEST_P(operations, after_an_oom_kill_or_an_expiry_the_sandbox_is_lost_or_unreachable_never_bad_credentials) {
+    const auto never_credentials = [&](const std::string& id, const char* after) {
+        const auto next = sandboxes.try_exec(id, {.command = "echo again"});
+        ASSERT_FALSE(next) << after;
+        const auto code = next.error().code();
+        EXPECT_TRUE(code == kind::transport_unreachable || code == kind::transport_peer_drop ||
+                    code == kind::provider_sandbox_lost)
+            << after << ": " << next.error().what();
+        EXPECT_NE(next.error().http_status(), std::optional(401)) << after;
+    };
+    const auto killed = new_sandbox();
+    EXPECT_EQ(sandboxes.exec(killed, {.command = "echo before"}).stdout_text, "before\n");  // endpoint cached
+    server.inject(fault::exec(action::oom_kill));
+    EXPECT_EQ(sandboxes.try_exec(killed, {.command = "grow"}).error().code(), kind::provider_oom_killed);
+    never_credentials(killed, "after the OOM kill");
+
+    const auto expiring = sandboxes.create({.timeout_s = 1}).id;
+    EXPECT_EQ(sandboxes.exec(expiring, {.command = "echo before"}).stdout_text, "before\n");
+    std::this_thread::sleep_for(1100ms);
+    never_credentials(expiring, "after the expiry");
+}
+
 TEST_P(operations, a_background_command_its_logs_from_a_cursor_and_its_interrupt) {
     const auto id = new_sandbox();
     const auto started = sandboxes.exec(id, {.command = "echo detached", .background = true});

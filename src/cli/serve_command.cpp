@@ -97,7 +97,10 @@ int run_serve(arguments args, const streams& io) {
         return exit_bad_input;
     }
     opensandbox::embedded_server& server = *started;
-    for (auto& f : faults) server.inject(std::move(f));
+    for (auto& f : faults) {
+        io.err << "ngfail serve: fault queued: " << opensandbox::to_json(f) << '\n';
+        server.inject(std::move(f));
+    }
     const std::string& host = parsed->value("host").value_or("127.0.0.1");
     io.out << "listening on " << scheme << host << ':' << server.port() << '\n'
            << "direct endpoints on " << scheme << host << ':' << server.direct_port() << '\n'

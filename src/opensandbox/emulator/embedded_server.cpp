@@ -3,6 +3,10 @@
 #include "context.hpp"
 #include "http_server.hpp"
 
+#include <ngfail/opensandbox/operation.hpp>
+
+#include <stdexcept>
+
 namespace ngfail::opensandbox {
 
 struct embedded_server::impl {
@@ -33,7 +37,13 @@ embedded_server::~embedded_server() { stop(); }
 unsigned short embedded_server::port() const noexcept { return impl_->world.lifecycle_port; }
 unsigned short embedded_server::direct_port() const noexcept { return impl_->world.direct_port; }
 
-void embedded_server::inject(fault f) { impl_->world.faults.push(std::move(f)); }
+void embedded_server::inject(fault f) {
+    if (!parse_operation(f.operation)) {
+        throw std::invalid_argument("embedded_server::inject: no operation is named \"" + f.operation +
+                                    "\" (docs/opensandbox.md lists them)");
+    }
+    impl_->world.faults.push(std::move(f));
+}
 
 void embedded_server::set_sandbox_status(std::string_view sandbox_id, std::string state, std::string reason) {
     impl_->world.sandboxes.update(std::string(sandbox_id), [&](emulator::sandbox_record& s) {

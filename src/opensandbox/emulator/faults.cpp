@@ -1,7 +1,12 @@
 #include "faults.hpp"
 
 #include <ngfail/json.hpp>
+#include <ngfail/opensandbox/operation.hpp>
 
+#include <boost/json/serialize.hpp>
+#include <boost/json/value.hpp>
+
+#include <algorithm>
 #include <array>
 #include <limits>
 
@@ -36,6 +41,18 @@ constexpr std::array action_names{
 
 failure bad_fault(std::string why) { return failure(kind::provider_request_rejected, "fault: " + why); }
 
+// Every field a fault may have: a misspelt one ("retry_after", "stal_ms") is refused, never
+// dropped, or a chaos test would pass without its fault.
+constexpr std::array<std::string_view, 10> fault_fields{"operation", "action",        "code",     "message", "state",
+                                                        "reason",    "retry_after_s", "stall_ms", "status",  "times"};
+
+// A name from the request, as an error message may quote it: printable ASCII, 64 bytes.
+std::string quoted(std::string_view text) {
+    std::string out = "\"";
+    for (const char c : text.substr(0, 64)) out += c >= 0x20 && c < 0x7f && c != '"' ? c : '?';
+    return out + (text.size() > 64 ? "...\"" : "\"");
+}
+
 }  // namespace
 
 std::string_view name(fault::action a) noexcept {
@@ -60,11 +77,33 @@ fault fault::sandbox_status(std::string operation, std::string state, std::strin
             .reason = std::move(reason)};
 }
 
+std::string to_json(const fault& f) {
+    boost::json::object o{{"operation", f.operation}, {"action", name(f.what)}, {"times", f.times}};
+    if (f.what == action::http_error) {
+        o["status"] = f.status;
+        o["code"] = f.code;
+        o["message"] = f.message;
+        if (f.retry_after_s) o["retry_after_s"] = *f.retry_after_s;
+    }
+    if (f.what == action::stall) o["stall_ms"] = f.stall_for.count();
+    if (f.what == action::sandbox_status) {
+        o["state"] = f.state;
+        o["reason"] = f.reason;
+    }
+    return boost::json::serialize(o);
+}
+
 result<fault> parse_fault(std::string_view text) {
     const auto parsed = parse_json(text);
     if (!parsed) return bad_fault(std::string(parsed.error().reason()));
     const auto* o = parsed.value().if_object();
     if (!o) return bad_fault("expected a JSON object");
+    for (const auto& field : *o) {
+        if (std::find(fault_fields.begin(), fault_fields.end(), field.key()) == fault_fields.end()) {
+            return bad_fault("unknown field " + quoted(field.key()) + "; a fault has operation, action, code, message, "
+                             "state, reason, status, retry_after_s, stall_ms and times");
+        }
+    }
     fault f;
     const auto string_field = [&](std::string_view key, std::string& into) -> bool {
         const auto* v = o->if_contains(key);
@@ -82,11 +121,15 @@ result<fault> parse_fault(std::string_view text) {
     };
     std::string action_name;
     if (!string_field("operation", f.operation) || f.operation.empty()) return bad_fault("\"operation\" is required");
+    if (!parse_operation(f.operation)) {
+        return bad_fault("unknown operation " + quoted(f.operation) + " (the operations are the client's: create, exec, "
+                         "get, run_code, upload, ...; docs/opensandbox.md lists them)");
+    }
     if (!string_field("action", action_name)) return bad_fault("\"action\" must be a string");
     if (action_name.empty()) action_name = "http_error";
     const auto row = std::find_if(action_names.begin(), action_names.end(),
                                   [&](const action_row& r) { return r.name == action_name; });
-    if (row == action_names.end()) return bad_fault("unknown action \"" + action_name + "\"");
+    if (row == action_names.end()) return bad_fault("unknown action " + quoted(action_name));
     f.what = row->what;
     constexpr std::int64_t int_max = std::numeric_limits<int>::max();
     if (!string_field("code", f.code) || !string_field("message", f.message) || !string_field("state", f.state) ||

@@ -5,6 +5,7 @@
 
 #include <ngfail/event_id.hpp>
 
+#include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
 #include <charconv>
@@ -83,7 +84,6 @@ std::optional<unsigned short> port_number(std::string_view text) {
 // (Built outside the coroutines: GCC 12 rejects a brace-initialised JSON object with string
 // literal keys inside a co_await expression, "array used as initializer".)
 json::object unauthorized_json() { return {{"error", "Unauthorized: invalid or missing header X-EXECD-ACCESS-TOKEN"}}; }
-json::object fault_json(const fault& f) { return {{"operation", f.operation}, {"action", name(f.what)}}; }
 json::object healthy_json() { return {{"status", "healthy"}}; }
 
 // The lifecycle API's authentication, as upstream's middleware answers it.
@@ -192,7 +192,7 @@ awaitable<void> add_fault(context& c, exchange& x) {
         co_return;
     }
     c.faults.push(parsed.value());
-    co_await x.reply(c.json_reply(x, 201, fault_json(parsed.value())));
+    co_await x.reply(c.json_reply(x, 201, json::parse(to_json(parsed.value()))));
 }
 
 }  // namespace
@@ -282,15 +282,31 @@ std::optional<std::optional<std::int64_t>> number_query(const exchange& x, std::
     return std::optional(n);
 }
 
+namespace {
+// Whether the sandbox whose own address this is runs now (none: the address is nobody's).
+bool runs_now(context& c, const std::optional<std::string>& sandbox_id) {
+    if (!sandbox_id) return false;
+    const auto gate = c.sandboxes.find_gate(*sandbox_id);
+    return gate && gate->state == c.profile.running.state;
+}
+}  // namespace
+
 awaitable<void> dispatch(context& c, exchange& x) {
     ++c.served;
     const std::vector<std::string> segments = segments_of(x.req().target());
     const auto is = [&](std::size_t at, std::string_view word) { return segments.size() > at && segments[at] == word; };
 
-    const std::optional<std::string> own = x.local_port() == c.lifecycle_port || x.local_port() == c.direct_port
-                                               ? std::nullopt
-                                               : c.direct.sandbox_at(x.local_port());
-    if (x.local_port() == c.direct_port || own) {  // /sandboxes/{id}/port/{port}/…
+    const bool own_address = x.local_port() != c.lifecycle_port && x.local_port() != c.direct_port;
+    const std::optional<std::string> own = own_address ? c.direct.sandbox_at(x.local_port()) : std::nullopt;
+    if (own_address && !runs_now(c, own)) {
+        // A dead pod's address answers nothing: a connection kept alive from before its end
+        // (or its expiry, which no request has seen yet) is closed unanswered, never routed
+        // to the lifecycle API, whose 401 would read as bad credentials.
+        x.close_connection();
+        c.reconcile_addresses();
+        co_return;
+    }
+    if (own_address || x.local_port() == c.direct_port) {  // /sandboxes/{id}/port/{port}/…
         // A sandbox's own address reaches that sandbox only, as a pod's IP does.
         if (is(0, "sandboxes") && is(2, "port") && segments.size() >= 4 && (!own || *own == segments[1])) {
             co_await to_execd(c, x, segments, 1, 4);

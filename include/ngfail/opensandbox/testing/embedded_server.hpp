@@ -86,8 +86,13 @@ struct fault {
 //   {"operation":"create","action":"http_error","status":502,"code":"BACKEND_CONNECTION_FAILED",
 //    "message":"...","retry_after_s":7,"times":1}
 // (`stall_ms` for stall; `state` and `reason` for sandbox_status). A bad document is a
-// `provider_request_rejected` failure whose reason names the problem.
+// `provider_request_rejected` failure whose reason names the problem: an unknown operation
+// or an unknown (misspelt) field is refused, never ignored.
 [[nodiscard]] result<fault> parse_fault(std::string_view json);
+
+// The fault as JSON, every field it acts with (what `POST /_ngfail/faults` and `ngfail serve`
+// echo, so that a chaos test can see what was understood).
+[[nodiscard]] std::string to_json(const fault& f);
 
 struct server_options {
     std::string host = "127.0.0.1";
@@ -141,7 +146,8 @@ public:
     // The listener that serves direct endpoints (`/sandboxes/{id}/port/{port}/…`).
     [[nodiscard]] unsigned short direct_port() const noexcept;
 
-    // Queues a fault; faults for one operation apply in the order given.
+    // Queues a fault; faults for one operation apply in the order given. Throws
+    // std::invalid_argument when `f.operation` names no operation: a misspelt fault never fires.
     void inject(fault f);
 
     // Sets a sandbox's state and reason from now on (as a controller would after an OOM kill).
