@@ -37,6 +37,35 @@ TEST(rollout_rows, a_saved_decision_reads_back) {
     EXPECT_FALSE(is_counted_zero(row)) << "only a JSON true is a saved zero";
 }
 
+// A new user's harness made 7 retries and `stats --policy` reported 13: the rows saved that a
+// retry was refused (replay_unsafe), and the view re-decided them as retries.
+TEST(rollout_rows, a_saved_action_and_its_refusal_win_over_what_the_policy_says_now) {
+    const auto& p = outcome_policy::defaults();
+    auto row = failed_row("t", 0, kind::transport_peer_drop);
+    const auto d = choose_action(p,
+                                 failure_evidence{.kind = make_error_code(kind::transport_peer_drop),
+                                                  .delivery = ngfail::delivery::possibly_delivered},
+                                 {.replay = ngfail::replay_policy::before_delivery});
+    ASSERT_EQ(d.action, outcome_action::fail);
+    save_decision(row, d, p);
+    EXPECT_EQ(row.at(failure_action_key), "fail");
+    EXPECT_EQ(row.at(failure_refused_key), "replay_unsafe");
+    recovery_view view(p);
+    ASSERT_TRUE(view.add(row));
+    EXPECT_EQ(view.rollouts().begin()->second.action, outcome_action::fail);
+    EXPECT_EQ(view.rollouts().begin()->second.refused, refusal::replay_unsafe);
+    EXPECT_EQ(view.failures_by_action().count("retry"), 0u);
+    EXPECT_EQ(view.failures_by_action().at("fail"), 1);
+
+    // A row saved before actions were (no `_ng_failure_action`) is decided as before.
+    auto older = failed_row("t", 1, kind::transport_peer_drop);
+    ASSERT_TRUE(view.add(older));
+    EXPECT_EQ(view.failures_by_action().at("retry"), 1);
+    // Saving again without a refusal leaves none behind.
+    save_decision(row, choose_action(p, failure_evidence{.kind = make_error_code(kind::transport_peer_drop)}), p);
+    EXPECT_FALSE(row.contains(failure_refused_key));
+}
+
 TEST(rollout_rows, attempts_decide_between_retryable_and_exhausted) {
     outcome_policy p = outcome_policy::defaults();
     p.max_rollout_attempts = 2;

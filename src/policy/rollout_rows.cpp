@@ -36,6 +36,19 @@ failure_evidence evidence_of(const event_record& r) noexcept {
     return {.kind = r.code, .http_status = r.http_status, .stage = r.stage, .delivery = delivery_of(r.details), .id = r.id};
 }
 
+std::optional<std::string_view> text_at(const boost::json::object& row, std::string_view key) noexcept {
+    const auto* v = row.if_contains(key);
+    return v && v->is_string() ? std::optional<std::string_view>(v->get_string()) : std::nullopt;
+}
+
+std::optional<refusal> parse_refusal(std::string_view text) noexcept {
+    for (const refusal r : {refusal::none, refusal::unsupported, refusal::replay_unsafe, refusal::allowance_spent,
+                            refusal::no_saved_answer}) {
+        if (name(r) == text) return r;
+    }
+    return std::nullopt;
+}
+
 bool failed_state(recovery_state s) noexcept {
     return s == recovery_state::retryable || s == recovery_state::exhausted || s == recovery_state::terminal;
 }
@@ -44,6 +57,12 @@ bool failed_state(recovery_state s) noexcept {
 
 void save_decision(boost::json::object& row, const outcome_decision& d, const outcome_policy& policy) {
     row[failure_class_key] = class_name(d, policy);
+    row[failure_action_key] = name(d.action);
+    if (d.refused != refusal::none) {
+        row[failure_refused_key] = name(d.refused);
+    } else {
+        row.erase(failure_refused_key);
+    }
     row[failure_terminal_key] = d.terminal;
     row[failure_counts_as_zero_key] = d.counts_as_zero;
 }
@@ -100,9 +119,16 @@ result<void> recovery_view::add(const boost::json::object& row) {
                                                                    : std::string(class_name(d, *policy_));
     const bool terminal = bool_at(row, failure_terminal_key).value_or(d.terminal);
     const bool zero = bool_at(row, failure_counts_as_zero_key).value_or(d.counts_as_zero);
-    status.action = zero ? outcome_action::count_as_zero
+    const auto action_text = text_at(row, failure_action_key);
+    const auto saved_action = action_text ? parse_outcome_action(*action_text) : std::nullopt;
+    status.action = saved_action                                     ? *saved_action
+                    : zero                                           ? outcome_action::count_as_zero
                     : terminal && d.action == outcome_action::retry ? outcome_action::fail
                                                                      : d.action;
+    const auto refused_text = text_at(row, failure_refused_key);
+    status.refused = !saved_action ? d.refused
+                     : refused_text ? parse_refusal(*refused_text).value_or(refusal::none)
+                                    : refusal::none;
     status.state = zero       ? recovery_state::counted_zero
                    : terminal ? recovery_state::terminal
                    : status.attempts < policy_->max_rollout_attempts ? recovery_state::retryable

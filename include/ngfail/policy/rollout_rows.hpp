@@ -4,7 +4,8 @@
 // carries its failure report (<ngfail/json.hpp>). A boundary saves its decision beside it:
 //
 //   ngfail::policy::save_decision(row, decision, policy);
-//   // {"_ng_failure_class": "judge_failed", "_ng_failure_terminal": false,
+//   // {"_ng_failure_class": "judge_failed", "_ng_failure_action": "fail",
+//   //  "_ng_failure_refused": "replay_unsafe", "_ng_failure_terminal": false,
 //   //  "_ng_failure_counts_as_zero": false, …}
 //   ngfail::policy::is_counted_zero(row);   // a saved explicit zero, whatever else the row says
 //
@@ -17,8 +18,9 @@
 // else by `task_id` and `rollout`. A row marked `_ng_omitted_rollout` is neither a failure
 // nor an attempt. A row with `mask_sample: true` is kept but not measured. A failed row is
 // decided by the policy (a row with a `response` has a saved answer to verify), except for
-// what the row saved itself (`_ng_failure_class`, `_ng_failure_terminal`,
-// `_ng_failure_counts_as_zero`), which wins: it is what the boundary decided at the time.
+// what the row saved itself (`_ng_failure_class`, `_ng_failure_action`, `_ng_failure_refused`,
+// `_ng_failure_terminal`, `_ng_failure_counts_as_zero`), which wins: it is what the boundary
+// decided and did at the time (a retry it refused is counted as the `fail` it did).
 #pragma once
 
 #include <ngfail/policy/choose_action.hpp>
@@ -39,8 +41,11 @@ namespace ngfail::policy {
 inline constexpr std::string_view failure_class_key = "_ng_failure_class";
 inline constexpr std::string_view failure_terminal_key = "_ng_failure_terminal";
 inline constexpr std::string_view failure_counts_as_zero_key = "_ng_failure_counts_as_zero";
+inline constexpr std::string_view failure_action_key = "_ng_failure_action";
+inline constexpr std::string_view failure_refused_key = "_ng_failure_refused";
 
-// Writes the decision's class, `terminal` and `counts_as_zero` into the row.
+// Writes the decision's class, action, refusal (when a selected action was refused),
+// `terminal` and `counts_as_zero` into the row.
 void save_decision(boost::json::object& row, const outcome_decision& d, const outcome_policy& policy);
 
 // True when the row carries a saved explicit-zero decision (`_ng_failure_counts_as_zero`).
@@ -71,7 +76,8 @@ struct rollout_status {
     recovery_state state = recovery_state::missing;
     std::optional<double> reward{};  // of the last row, when it has one
     std::string failure_class{};     // of the last row, when it failed
-    outcome_action action = outcome_action::fail;
+    outcome_action action = outcome_action::fail;  // saved with the row, else decided now
+    refusal refused = refusal::none;               // likewise
 };
 
 class recovery_view {
