@@ -372,6 +372,38 @@ TEST_P(opensandbox_e2e, a_retried_create_returns_the_sandbox_and_reports_the_fai
     EXPECT_EQ(std::get<ngfail::sandbox_details>(attempt->second.details).delivery, delivery::not_sent);
 }
 
+// A new user's 429 with `Retry-After: 7` was resent after 2 s (the wait capped at
+// max_backoff): a resend sooner than the server asked only meets the same refusal.
+TEST_P(opensandbox_e2e, a_retry_after_is_waited_out_whole_or_the_call_ends_saying_why) {
+    auto retrying_options = options();
+    retrying_options.retries = {.max_attempts = 3, .backoff = 1ms, .max_backoff = 2000ms};
+    client retrying(retrying_options);
+    server.inject(fault::http_error("create", 429, "KUBERNETES::POOL_CAPACITY_EXHAUSTED", "pool is full", 1));
+    const auto start = std::chrono::steady_clock::now();
+    const auto box = retrying.try_create({});
+    ASSERT_TRUE(box) << box.error().what();
+    EXPECT_GE(std::chrono::steady_clock::now() - start, 1s) << "resent no sooner than the server asked";
+
+    server.inject(fault::http_error("create", 429, "KUBERNETES::POOL_CAPACITY_EXHAUSTED", "pool is full", 7));
+    const std::size_t before = server.requests();
+    const auto refused = retrying.try_create({});
+    ASSERT_FALSE(refused);
+    EXPECT_EQ(server.requests() - before, 1u) << "not resent";
+    EXPECT_EQ(refused.error().code(), kind::provider_quota_exhausted);
+    EXPECT_EQ(ngfail::delivery_of(refused.error()), delivery::not_sent);
+    EXPECT_THAT(std::string(refused.error().reason()),
+                testing::HasSubstr("not resent: the server asked for a wait of 7000 ms (Retry-After), more than "
+                                   "the client's max_backoff (2000 ms)"));
+    ASSERT_TRUE(refused.error().cause()) << "the 429 itself";
+
+    // A caller's allowance with less time left than the server asks ends the call the same way.
+    ngfail::policy::retry_allowance allowance({.attempts = 3, .elapsed = 3s});
+    server.inject(fault::http_error("create", 429, "KUBERNETES::POOL_CAPACITY_EXHAUSTED", "pool is full", 7));
+    const auto short_of_time = retrying.try_create({}, {.allowance = &allowance});
+    ASSERT_FALSE(short_of_time);
+    EXPECT_THAT(std::string(short_of_time.error().reason()), testing::HasSubstr("more than the time its allowance has left"));
+}
+
 TEST_P(opensandbox_e2e, a_500_on_exec_is_never_retried) {
     auto retrying_options = options();
     retrying_options.retries = {.max_attempts = 5, .backoff = 10ms};

@@ -122,7 +122,9 @@ auto complete_on(boost::asio::any_io_executor executor, boost::asio::awaitable<r
 struct retry_policy {
     int max_attempts = 1;                          // 1: no retries
     std::chrono::milliseconds backoff{50};         // the first wait's ceiling; doubles with each retry
-    std::chrono::milliseconds max_backoff{2000};   // cap on any wait, Retry-After included
+    // The longest wait between attempts: jitter is capped here, and a server's Retry-After
+    // longer than this ends the call unsent instead of being cut short.
+    std::chrono::milliseconds max_backoff{2000};
 };
 
 struct tls_options {

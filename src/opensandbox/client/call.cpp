@@ -275,10 +275,26 @@ void scrub(observation& seen, const redactor& secrets) {
     }
 }
 
-std::optional<std::chrono::milliseconds> retry_after(const observation& seen, const retry_policy& policy, bool capped) {
+std::optional<std::chrono::milliseconds> retry_after(const observation& seen) noexcept {
     if (!seen.retry_after) return std::nullopt;
-    const auto asked = std::chrono::duration_cast<std::chrono::milliseconds>(*seen.retry_after);
-    return capped ? std::min(asked, policy.max_backoff) : asked;
+    return std::chrono::duration_cast<std::chrono::milliseconds>(*seen.retry_after);
+}
+
+failure not_resent(const failure& f, std::chrono::milliseconds asked, std::chrono::milliseconds longest,
+                   std::string_view what) noexcept {
+    try {
+        return failure(event_info{.kind = f.code(),
+                                  .reason = "not resent: the server asked for a wait of " +
+                                            std::to_string(asked.count()) + " ms (Retry-After), more than " +
+                                            std::string(what) + " (" + std::to_string(longest.count()) + " ms)",
+                                  .boundary = f.boundary(),
+                                  .stage = f.stage(),
+                                  .http_status = f.http_status(),
+                                  .cause = f},
+                       f.details());
+    } catch (...) {
+        return f;
+    }
 }
 
 failure cancelled_before_retry(const observation& last) noexcept {

@@ -132,11 +132,13 @@ void describe(observation& seen, const std::exception_ptr& cause);
 // cause, an api_error, was scrubbed when it was made).
 void scrub(observation& seen, const redactor& secrets);
 
-// The wait the server asked for, if any: capped at the client's max_backoff when the
-// client's own budget is spent, raw for a caller's allowance (which ends the call instead of
-// waiting past what it has left).
-[[nodiscard]] std::optional<std::chrono::milliseconds> retry_after(const observation& seen, const retry_policy& policy,
-                                                                   bool capped);
+// The wait the server asked for (`Retry-After`), if any.
+[[nodiscard]] std::optional<std::chrono::milliseconds> retry_after(const observation& seen) noexcept;
+
+// `f`, not resent because the server asked for a wait (`asked`) longer than the call may
+// wait (`longest`, which `what` names): the reason says so, and `f` is its cause.
+[[nodiscard]] failure not_resent(const failure& f, std::chrono::milliseconds asked, std::chrono::milliseconds longest,
+                                 std::string_view what) noexcept;
 
 // A retry is safe and may help: the operation's replay policy allows it for the failure's
 // delivery, and either nothing was sent or the failure is one a second try can cure (the
@@ -201,7 +203,16 @@ awaitable<result<T>> call(client_state& client, const call_options& per_call, op
             failure f = to_failure(seen);
             if (!may_retry(f, op)) co_return f;
             budget.record(f);
-            const auto wait = budget.next_delay(retry_after(seen, own, per_call.allowance == nullptr));
+            // The server's wait is honoured whole or not at all: resending sooner than it
+            // asked would only meet the same refusal.
+            const auto asked = retry_after(seen);
+            if (asked && !per_call.allowance && *asked > own.max_backoff) {
+                co_return not_resent(f, *asked, own.max_backoff, "the client's max_backoff");
+            }
+            const auto wait = budget.next_delay(asked);
+            if (!wait && asked && !budget.spent() && *asked >= budget.remaining()) {
+                co_return not_resent(f, *asked, budget.remaining(), "the time its allowance has left");
+            }
             if (!wait && budget.attempts_made() > 1) co_return budget.exhausted(f);  // says how many
             if (!wait) co_return f;
             if (per_call.log) per_call.log->observe_failure(f);
