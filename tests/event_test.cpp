@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <sstream>
 #include <stdexcept>
 #include <string>
 
@@ -122,6 +123,16 @@ TEST(failure_event, what_is_kind_colon_reason) {
     EXPECT_EQ(e.kind_name(), "judge_failed");
     EXPECT_EQ(e.reason(), "judge timed out");
     EXPECT_STREQ(ngfail::failure_event(kind::shutdown, "").what(), "shutdown");
+}
+
+TEST(failure_event, prints_as_its_failure_does_whatever_class_caught_it) {
+    try {
+        throw ngfail::sandbox_failure({.operation = "exec", .kind = kind::provider_oom_killed, .reason = "exec ended"});
+    } catch (const ngfail::failure_event& e) {
+        std::ostringstream printed;
+        printed << e;
+        EXPECT_EQ(printed.str(), "provider_oom_killed: exec ended (" + to_string(e.id()) + ")");
+    }
 }
 
 TEST(failure_event, is_caught_by_its_own_class_and_every_base) {

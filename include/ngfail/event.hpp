@@ -61,6 +61,10 @@ public:
     // null.
     [[nodiscard]] std::exception_ptr cause() const;
 
+    // Writes what its `failure` writes: `what()` and the id, "provider_oom_killed: exec ended
+    // (0192f1c4-…)", so that `std::cerr << e` works on any caught event.
+    friend std::ostream& operator<<(std::ostream& out, const failure_event& e);
+
 protected:
     // An event for an existing record (same id): how `raise(failure)` and `rebuild` make them.
     explicit failure_event(failure state);

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cxxabi.h>
 #include <memory>
+#include <ostream>
 #include <typeinfo>
 #include <vector>
 
@@ -273,5 +274,7 @@ sdk_error_details sdk_error_details_of(const std::exception_ptr& e) {
         return {.error_type = type ? demangle(type->name()) : std::string("unknown exception")};
     }
 }
+
+std::ostream& operator<<(std::ostream& out, const failure_event& e) { return out << e.state_; }
 
 }  // namespace ngfail
