@@ -36,7 +36,7 @@ set(ngfail_pc_parts
     "http|ngfail-wire|-lngfail_http|Boost.Beast helpers for the failure header"
     "opensandbox|ngfail-core|-lngfail_opensandbox|the OpenSandbox evidence classifier"
     "opensandbox_client|ngfail-opensandbox ngfail-policy|-lngfail_opensandbox_client -lssl -lcrypto|the OpenSandbox client"
-    "opensandbox_emulator|ngfail-wire|-lngfail_opensandbox_emulator -lssl -lcrypto|the local OpenSandbox behind ngfail serve (a test tool)"
+    "opensandbox_emulator|ngfail-wire ngfail-opensandbox|-lngfail_opensandbox_emulator -lssl -lcrypto|the local OpenSandbox behind ngfail serve (a test tool)"
     "|ngfail-http ngfail-policy ngfail-opensandbox-client ngfail-opensandbox-emulator||everything")
 foreach(part IN LISTS ngfail_pc_parts)
     string(REPLACE "|" ";" fields "${part}")
