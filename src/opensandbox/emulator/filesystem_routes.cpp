@@ -6,6 +6,7 @@
 
 #include <boost/json/parse.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <charconv>
@@ -35,6 +36,8 @@ response error_of(const context& c, const exchange& x, fs_error e, const std::st
             return c.error_reply(x, 500, "RUNTIME_ERROR", std::string(doing) + " " + path + ". file too large");
         case fs_error::no_space:
             return c.error_reply(x, 500, "RUNTIME_ERROR", std::string(doing) + " " + path + ". no space left on device");
+        case fs_error::name_too_long:
+            return c.error_reply(x, 500, "RUNTIME_ERROR", std::string(doing) + " " + path + ". file name too long");
     }
     return c.error_reply(x, 500, "RUNTIME_ERROR", std::string(doing) + " " + path);
 }
@@ -427,6 +430,9 @@ response move_error(const context& c, const exchange& x, const fs_result<bool>& 
         case fs_error::no_space:
             return c.error_reply(x, 500, "RUNTIME_ERROR", "error accessing file: failed to rename file: rename " +
                                                               file_tree::normal(src) + " " + r.path + ": no space left on device");
+        case fs_error::name_too_long:
+            return c.error_reply(x, 500, "RUNTIME_ERROR", "error accessing file: failed to rename file: rename " +
+                                                              file_tree::normal(src) + " " + r.path + ": file name too long");
         default:
             return c.error_reply(x, 500, "RUNTIME_ERROR", "error accessing file: failed to create destination directory: mkdir " +
                                                               r.path + ": not a directory");
@@ -500,18 +506,28 @@ std::optional<std::string> apply(file_tree& tree, const permission_change& one) 
         return prefix + "strconv.ParseUint: parsing \"" + std::to_string(one.mode) + "\": invalid syntax";
     }
     if (one.mode == 0 && one.owner.empty() && one.group.empty()) return std::nullopt;  // nothing to change
-    if (!tree.set_permissions(one.path, static_cast<int>(one.mode), one.owner, one.group).value) {
-        return prefix + "chmod " + file_tree::normal(one.path) + ": no such file or directory";
+    const auto set = tree.set_permissions(one.path, static_cast<int>(one.mode), one.owner, one.group);
+    if (!set.value) {
+        return prefix + (set.error == fs_error::no_space ? "chown " + set.path + ": no space left on device"
+                                                         : "chmod " + set.path + ": no such file or directory");
     }
     return std::nullopt;
 }
 
 // POST /files/permissions: {"<path>": {"mode", "owner", "group"}, …}. Any owner or group
-// name is taken: the simulated image has every user.
+// name of a Linux user's length is taken: the simulated image has every user.
 awaitable<void> set_permissions(context& c, exchange& x, call& k) {
     const auto changes = permission_changes_of(x.req().body());
     if (!changes) {
         co_await x.reply(malformed_body(c, x, "a map of paths to permissions"));
+        co_return;
+    }
+    const auto too_long = [](const permission_change& one) {
+        return std::max(one.owner.size(), one.group.size()) > file_tree::max_user_name;
+    };
+    if (std::any_of(changes->begin(), changes->end(), too_long)) {
+        co_await x.reply(c.error_reply(x, 400, "INVALID_REQUEST_BODY", "owner and group names are at most " +
+                                                                           std::to_string(file_tree::max_user_name) + " bytes"));
         co_return;
     }
     const auto changed = c.sandboxes.with_files(k.sandbox_id, [&](file_tree& tree) {
