@@ -135,7 +135,9 @@ std::optional<upload_target> upload_target_of(std::string_view metadata) {
     return t;
 }
 
-awaitable<void> upload(context& c, exchange& x, call& k) {
+// Every file of a multipart body written, or why not: work that grows with the body (up to
+// 64 MiB) and the tree, for the workers.
+response upload_reply(context& c, const exchange& x, const std::string& sandbox_id) {
     const auto parts = multipart_parts(x.req()[http::field::content_type], x.req().body());
     std::optional<upload_target> target;
     std::vector<std::pair<upload_target, std::string>> files;
@@ -148,16 +150,19 @@ awaitable<void> upload(context& c, exchange& x, call& k) {
         }
     }
     if (files.empty()) {
-        co_await x.reply(c.error_reply(x, 400, "INVALID_FILE_METADATA", "expected a metadata part with a path, then a file part"));
-        co_return;
+        return c.error_reply(x, 400, "INVALID_FILE_METADATA", "expected a metadata part with a path, then a file part");
     }
-    const auto written = c.sandboxes.with_files(k.sandbox_id, [&](file_tree& tree) {
+    const auto written = c.sandboxes.with_files(sandbox_id, [&](file_tree& tree) {
         for (auto& [to, content] : files) {
             if (auto put = tree.put(to.path, std::move(content), to.mode); !put.value) return put;
         }
         return fs_result<bool>{true};
     });
-    response res = !written ? c.not_found(x, k.sandbox_id) : reply_of(c, x, *written, "error writing file");
+    return !written ? c.not_found(x, sandbox_id) : reply_of(c, x, *written, "error writing file");
+}
+
+awaitable<void> upload(context& c, exchange& x, call& k) {
+    response res = co_await c.off_io([&] { return upload_reply(c, x, k.sandbox_id); });
     co_await x.reply(std::move(res));
 }
 
@@ -329,8 +334,10 @@ awaitable<void> list_directory(context& c, exchange& x, call& k) {
                                        "invalid query parameter 'depth': " + query_value(x.req().target(), "depth").value_or("")));
         co_return;
     }
-    const auto listed = c.sandboxes.with_files(k.sandbox_id, [&](const file_tree& tree) {
-        return tree.list(*path, static_cast<int>(depth->value_or(1)));
+    const auto listed = co_await c.off_io([&] {  // a listing grows with the tree
+        return c.sandboxes.with_files(k.sandbox_id, [&](const file_tree& tree) {
+            return tree.list(*path, static_cast<int>(depth->value_or(1)));
+        });
     });
     if (!listed) {
         co_await x.reply(c.not_found(x, k.sandbox_id));
@@ -376,9 +383,11 @@ awaitable<void> create_directories(context& c, exchange& x, call& k) {
 
 awaitable<void> delete_directories(context& c, exchange& x, call& k) {
     const std::vector<std::string> paths = query_values(x.req().target(), "path");
-    const auto removed = c.sandboxes.with_files(k.sandbox_id, [&](file_tree& tree) {
-        tree.remove_directories(paths);
-        return true;
+    const auto removed = co_await c.off_io([&] {  // rm -rf walks the tree
+        return c.sandboxes.with_files(k.sandbox_id, [&](file_tree& tree) {
+            tree.remove_directories(paths);
+            return true;
+        });
     });
     response res = removed ? c.empty_reply(x, 200) : c.not_found(x, k.sandbox_id);
     co_await x.reply(std::move(res));
@@ -446,11 +455,13 @@ awaitable<void> move_files(context& c, exchange& x, call& k) {
         co_await x.reply(malformed_body(c, x, "an array of {src, dest}"));
         co_return;
     }
-    const auto moved = c.sandboxes.with_files(k.sandbox_id, [&](file_tree& tree) {
-        for (const auto& [src, dest] : *wanted) {
-            if (auto one = tree.move(src, dest); !one.value) return response(move_error(c, x, one, src, dest));
-        }
-        return c.empty_reply(x, 200);
+    const auto moved = co_await c.off_io([&] {  // a move walks the tree
+        return c.sandboxes.with_files(k.sandbox_id, [&](file_tree& tree) {
+            for (const auto& [src, dest] : *wanted) {
+                if (auto one = tree.move(src, dest); !one.value) return response(move_error(c, x, one, src, dest));
+            }
+            return c.empty_reply(x, 200);
+        });
     });
     response res = moved ? std::move(*moved) : c.not_found(x, k.sandbox_id);
     co_await x.reply(std::move(res));
@@ -540,6 +551,63 @@ awaitable<void> set_permissions(context& c, exchange& x, call& k) {
     co_await x.reply(std::move(res));
 }
 
+// The reply to a pattern that is not compiled: execd's syntax error, or a 400 naming the bound.
+response pattern_refused(const context& c, const exchange& x, const std::string& pattern, glob_error why) {
+    struct bound {
+        glob_error why;
+        std::string_view past;
+    };
+    static constexpr bound bounds[] = {
+        {glob_error::too_long, "longer than 4096 bytes"},
+        {glob_error::too_branching, "its braces make more than 256 alternatives"},
+        {glob_error::too_large, "its alternatives come to more than 256 KiB"},
+    };
+    static_assert(glob::max_pattern == 4096 && glob::max_alternatives == 256 && glob::max_expanded == 256 << 10);
+    for (const bound& b : bounds) {
+        if (b.why == why) {
+            return c.error_reply(x, 400, "INVALID_REQUEST_BODY", "invalid query parameter 'pattern': " + std::string(b.past));
+        }
+    }
+    return c.error_reply(x, 500, "RUNTIME_ERROR", "error searching files. invalid pattern " + pattern + ": syntax error in pattern");
+}
+
+// The most entries a search returns: past it the search fails rather than build a reply
+// that grows with the tree.
+constexpr std::size_t max_found = 65536;
+
+// The files below `path` whose name `matcher` matches, within the matcher's steps and
+// `max_found`: work that grows with the tree, for the workers.
+response search_reply(context& c, const exchange& x, const std::string& sandbox_id, const std::string& path,
+                      const glob& matcher) {
+    const auto found = c.sandboxes.with_files(sandbox_id, [&](const file_tree& tree) {
+        auto root = tree.info(path);
+        if (!root.value) return fs_result<std::vector<entry_info>>{std::nullopt, root.error, root.path};
+        if (!root.value->directory) return fs_result<std::vector<entry_info>>{std::vector<entry_info>{*root.value}};
+        return tree.list(path, std::numeric_limits<int>::max());
+    });
+    if (!found) return c.not_found(x, sandbox_id);
+    if (!found->value) {
+        return c.error_reply(x, 404, "FILE_NOT_FOUND", "file not found. stat " + found->path + ": no such file or directory");
+    }
+    json::array files;
+    std::uint64_t steps = glob::max_steps;
+    for (const entry_info& e : *found->value) {
+        if (e.directory) continue;
+        const auto matched = matcher.matches(std::string_view(e.path).substr(e.path.rfind('/') + 1), steps);
+        if (!matched) {
+            return c.error_reply(x, 500, "RUNTIME_ERROR", "error searching files. the pattern took too many steps (" +
+                                                              std::to_string(glob::max_steps) + ") over these names");
+        }
+        if (!*matched) continue;
+        if (files.size() == max_found) {
+            return c.error_reply(x, 500, "RUNTIME_ERROR",
+                                 "error searching files. more than " + std::to_string(max_found) + " files match");
+        }
+        files.push_back(info_json(e));
+    }
+    return c.json_reply(x, 200, files);
+}
+
 // GET /files/search?path=&pattern=: the files below `path` whose name matches, in the
 // order a walk of the tree meets them.
 awaitable<void> search_files(context& c, exchange& x, call& k) {
@@ -550,33 +618,14 @@ awaitable<void> search_files(context& c, exchange& x, call& k) {
     }
     std::string pattern = query_value(x.req().target(), "pattern").value_or("");
     if (pattern.empty()) pattern = "**";
-    const auto matcher = glob::compile(pattern);
+    glob_error why{};
+    const auto matcher = glob::compile(pattern, why);
     if (!matcher) {
-        co_await x.reply(c.error_reply(x, 500, "RUNTIME_ERROR", "error searching files. invalid pattern " + pattern +
-                                                                    ": syntax error in pattern"));
+        co_await x.reply(pattern_refused(c, x, pattern, why));
         co_return;
     }
-    const auto found = c.sandboxes.with_files(k.sandbox_id, [&](const file_tree& tree) {
-        auto root = tree.info(*path);
-        if (!root.value) return fs_result<std::vector<entry_info>>{std::nullopt, root.error, root.path};
-        if (!root.value->directory) return fs_result<std::vector<entry_info>>{std::vector<entry_info>{*root.value}};
-        return tree.list(*path, std::numeric_limits<int>::max());
-    });
-    if (!found) {
-        co_await x.reply(c.not_found(x, k.sandbox_id));
-        co_return;
-    }
-    if (!found->value) {
-        co_await x.reply(c.error_reply(x, 404, "FILE_NOT_FOUND", "file not found. stat " + found->path +
-                                                                     ": no such file or directory"));
-        co_return;
-    }
-    json::array files;
-    for (const entry_info& e : *found->value) {
-        const std::string_view name = std::string_view(e.path).substr(e.path.rfind('/') + 1);
-        if (!e.directory && matcher->matches(name)) files.push_back(info_json(e));
-    }
-    co_await x.reply(c.json_reply(x, 200, files));
+    response res = co_await c.off_io([&] { return search_reply(c, x, k.sandbox_id, *path, *matcher); });
+    co_await x.reply(std::move(res));
 }
 
 struct replacement {
@@ -625,8 +674,8 @@ awaitable<void> replace_contents(context& c, exchange& x, call& k) {
         co_return;
     }
     const bool verbose = query_value(x.req().target(), "verbose") == "true";
-    const auto replaced = c.sandboxes.with_files(k.sandbox_id, [&](file_tree& tree) {
-        return replace_all(c, x, tree, *wanted, verbose);
+    const auto replaced = co_await c.off_io([&] {  // a replacement rewrites files of up to 64 MiB
+        return c.sandboxes.with_files(k.sandbox_id, [&](file_tree& tree) { return replace_all(c, x, tree, *wanted, verbose); });
     });
     response res = replaced ? std::move(*replaced) : c.not_found(x, k.sandbox_id);
     co_await x.reply(std::move(res));
