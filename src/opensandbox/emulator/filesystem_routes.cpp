@@ -47,21 +47,23 @@ response reply_of(const context& c, const exchange& x, const fs_result<T>& r, st
     return r.value ? c.empty_reply(x, 200) : error_of(c, x, r.error, r.path, doing);
 }
 
-// RFC 6266 with RFC 8187: an ASCII fallback with quotes and backslashes escaped and every
-// other byte that is not printable ASCII replaced, and the exact name percent-encoded, so
-// that no name (CR, LF, NUL, quotes) can end the header or add a parameter.
+// RFC 6266 with RFC 8187: `filename="…"` keeps only bytes that need neither quoting nor
+// escaping (every other one is `_`, so no `"`, `\`, `;` or `=` of a stranger's can look like a
+// parameter even to a naive parser), and only a name that lost bytes so adds the exact one,
+// percent-encoded, in `filename*=UTF-8''…`.
 std::string attachment_disposition(std::string_view name) {
-    std::string fallback;
-    std::string exact;
+    constexpr std::string_view fallback_extra = " !#$&'()+,-.@[]^_`{|}~";
     constexpr std::string_view attr_char = "!#$&+-.^_`|~";
     constexpr std::string_view hex = "0123456789ABCDEF";
+    const auto plain = [](unsigned char b, std::string_view extra) {
+        return b < 0x80 && (std::isalnum(b) != 0 || extra.find(static_cast<char>(b)) != std::string_view::npos);
+    };
+    std::string fallback;
+    std::string exact;
     for (const char ch : name) {
         const auto b = static_cast<unsigned char>(ch);
-        if (ch == '"' || ch == '\\') fallback += '\\';
-        fallback += b >= 0x20 && b < 0x7f ? ch : '_';
-        if (std::isalnum(b) != 0 && b < 0x80) {
-            exact += ch;
-        } else if (attr_char.find(ch) != std::string_view::npos) {
+        fallback += plain(b, fallback_extra) ? ch : '_';
+        if (plain(b, attr_char)) {
             exact += ch;
         } else {
             exact += '%';
@@ -69,7 +71,9 @@ std::string attachment_disposition(std::string_view name) {
             exact += hex[b & 0xf];
         }
     }
-    return "attachment; filename=\"" + fallback + "\"; filename*=UTF-8''" + exact;
+    std::string out = "attachment; filename=\"" + fallback + "\"";
+    if (fallback != name) out += "; filename*=UTF-8''" + exact;
+    return out;
 }
 
 // FileInfo: Go's encoder writes the embedded Permission's fields at the top level.
@@ -240,46 +244,66 @@ std::string line_range(std::string_view content, std::int64_t offset, std::int64
     return out;
 }
 
-// execd's reply to a download: the file, a byte range of it (Range, 206), or lines of it
+// What a download sends: a whole reply (lines of the file, or a refusal), or bytes of the
+// file (the whole of it, or `part`, 206) streamed from the content the tree shares.
+struct download_plan {
+    std::optional<response> whole{};
+    std::optional<byte_range> part{};
+};
+
+// execd's answer to a download: the file, a byte range of it (Range, 206), or lines of it
 // (offset and limit, text/plain); the two kinds of part are exclusive.
-response download_reply(const context& c, const exchange& x, const std::string& path, const file_entry& file) {
+download_plan plan_download(const context& c, const exchange& x, const std::string& content) {
     const std::string_view target = x.req().target();
     const auto offset = query_value(target, "offset");
     const auto limit = query_value(target, "limit");
     const auto range = x.req().find(http::field::range);
-    const std::string& content = *file.content;
     if (offset || limit) {
         if (range != x.req().end()) {
-            return c.error_reply(x, 400, "INVALID_REQUEST_BODY",
-                                 "line-based reading (offset/limit) and byte range (Range header) are mutually exclusive");
+            return {c.error_reply(x, 400, "INVALID_REQUEST_BODY",
+                                  "line-based reading (offset/limit) and byte range (Range header) are mutually exclusive")};
         }
         const auto first = offset ? whole_number(*offset) : std::optional<std::int64_t>(1);
-        if (!first || *first < 1) return c.error_reply(x, 400, "INVALID_REQUEST_BODY", "invalid query parameter 'offset': " + *offset);
+        if (!first || *first < 1) return {c.error_reply(x, 400, "INVALID_REQUEST_BODY", "invalid query parameter 'offset': " + *offset)};
         // No limit is every line; an optional here trips g++ 12's -Wmaybe-uninitialized at -O2.
         const std::int64_t most = limit ? whole_number(*limit).value_or(0) : std::numeric_limits<std::int64_t>::max();
-        if (most < 1) return c.error_reply(x, 400, "INVALID_REQUEST_BODY", "invalid query parameter 'limit': " + *limit);
-        return c.text_reply(x, 200, line_range(content, *first, most), "text/plain; charset=utf-8");
+        if (most < 1) return {c.error_reply(x, 400, "INVALID_REQUEST_BODY", "invalid query parameter 'limit': " + *limit)};
+        return {c.text_reply(x, 200, line_range(content, *first, most), "text/plain; charset=utf-8")};
     }
-    std::optional<byte_range> part;
-    if (range != x.req().end()) {
-        const auto parsed = first_range(range->value(), content.size());
-        if (!parsed) return c.error_reply(x, 416, "UNKNOWN", "");
-        if (!*parsed) {  // nothing starts inside the file: net/http's ServeContent answers
-            response res = c.text_reply(x, 416, "invalid range: failed to overlap", "text/plain; charset=utf-8");
-            res.set(http::field::content_range, "bytes */" + std::to_string(content.size()));
-            return res;
-        }
-        part = *parsed;
+    if (range == x.req().end()) return {};
+    const auto parsed = first_range(range->value(), content.size());
+    if (!parsed) return {c.error_reply(x, 416, "UNKNOWN", "")};
+    if (!*parsed) {  // nothing starts inside the file: net/http's ServeContent answers
+        response res = c.text_reply(x, 416, "invalid range: failed to overlap", "text/plain; charset=utf-8");
+        res.set(http::field::content_range, "bytes */" + std::to_string(content.size()));
+        return {std::move(res)};
     }
-    const std::string body = part ? content.substr(part->start, part->length) : content;
-    response res = c.text_reply(x, part ? 206 : 200, body, "application/octet-stream");
-    res.set(http::field::content_disposition, attachment_disposition(path.substr(path.rfind('/') + 1)));
+    return {std::nullopt, *parsed};
+}
+
+// The file's bytes, or `part` of them, with their length, in pieces of 64 KiB: a peer that
+// does not read holds one piece, not a copy of the file (24 unread downloads of 16 MiB once
+// held 450 MiB).
+awaitable<void> stream_download(exchange& x, const std::string& path, const std::string& content,
+                                std::optional<byte_range> part) {
+    constexpr std::uint64_t piece = 64 << 10;
+    const byte_range bytes = part.value_or(byte_range{0, content.size()});
+    http::response<http::empty_body> head(part ? http::status::partial_content : http::status::ok, x.req().version());
+    head.set(http::field::content_type, "application/octet-stream");
+    head.set(http::field::content_disposition, attachment_disposition(path.substr(path.rfind('/') + 1)));
     if (part) {
-        res.set(http::field::content_range, "bytes " + std::to_string(part->start) + "-" +
-                                                std::to_string(part->start + part->length - 1) + "/" +
-                                                std::to_string(content.size()));
+        head.set(http::field::content_range, "bytes " + std::to_string(part->start) + "-" +
+                                                 std::to_string(part->start + part->length - 1) + "/" +
+                                                 std::to_string(content.size()));
     }
-    return res;
+    set_request_id(head);
+    head.content_length(bytes.length);
+    if (!co_await x.begin_stream(std::move(head))) co_return;
+    for (std::uint64_t sent = 0; sent < bytes.length; sent += piece) {
+        const std::string_view next = std::string_view(content).substr(bytes.start + sent, std::min(piece, bytes.length - sent));
+        if (!co_await x.chunk(next)) co_return;
+    }
+    co_await x.end_stream();
 }
 
 awaitable<void> download(context& c, exchange& x, call& k) {
@@ -288,11 +312,18 @@ awaitable<void> download(context& c, exchange& x, call& k) {
         co_await x.reply(c.error_reply(x, 400, "MISSING_QUERY", "missing query parameter 'path'"));
         co_return;
     }
-    const auto file = c.sandboxes.file(k.sandbox_id, *path);
-    response res = file ? download_reply(c, x, *path, *file)
-                        : c.error_reply(x, 404, "FILE_NOT_FOUND",
-                                        "file not found. open " + file_tree::normal(*path) + ": no such file or directory");
-    co_await x.reply(std::move(res));
+    const auto file = c.sandboxes.file(k.sandbox_id, *path);  // holds the shared content while it streams
+    if (!file) {
+        co_await x.reply(c.error_reply(x, 404, "FILE_NOT_FOUND",
+                                       "file not found. open " + file_tree::normal(*path) + ": no such file or directory"));
+        co_return;
+    }
+    download_plan plan = plan_download(c, x, *file->content);
+    if (plan.whole) {
+        co_await x.reply(std::move(*plan.whole));
+    } else {
+        co_await stream_download(x, *path, *file->content, plan.part);
+    }
 }
 
 awaitable<void> file_info(context& c, exchange& x, call& k) {
