@@ -437,15 +437,8 @@ std::string command_id_of(const reply& stream) {
     return std::string(json::parse(stream.body.substr(0, stream.body.find('\n'))).as_object().at("text").as_string());
 }
 
-std::string multipart_upload(const std::string& path, const std::string& content) {
-    return "--b\r\nContent-Disposition: form-data; name=\"metadata\"\r\n\r\n" +
-           json::serialize(json::object{{"path", path}}) +
-           "\r\n--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"f\"\r\n\r\n" + content + "\r\n--b--\r\n";
-}
-
 reply upload(const embedded_server& s, const std::string& id, const std::string& path, const std::string& content) {
-    return call(s.port(), http::verb::post, "/sandboxes/" + id + "/proxy/44772/files/upload",
-                multipart_upload(path, content), {{"Content-Type", "multipart/form-data; boundary=b"}});
+    return ngfail_test::upload(s, id, {{path, content}});
 }
 
 }  // namespace stranger
@@ -674,23 +667,22 @@ TEST(stranger, a_transfer_coding_other_than_final_chunked_is_a_400_and_a_close) 
     }
 }
 
-TEST(stranger, a_downloaded_name_cannot_add_header_lines_or_parameters) {
-    embedded_server s;
-    const std::string id = create(s);
-    const std::string path = "/tmp/a\r\nSet-Cookie: stolen=1\r\nX-Injected: yes\"; filename*=evil.txt";
-    ASSERT_EQ(stranger::upload(s, id, path, "content").status, 200u);
-    std::string encoded;
-    for (const unsigned char ch : path) {
-        static constexpr char hex[] = "0123456789ABCDEF";
-        encoded += std::isalnum(ch) != 0 ? std::string(1, static_cast<char>(ch))
-                                         : std::string{'%', hex[ch >> 4], hex[ch & 0xf]};
-    }
-    const auto r = call(s.port(), http::verb::get, "/sandboxes/" + id + "/proxy/44772/files/download?path=" + encoded);
-    ASSERT_EQ(r.status, 200u);
+// The Content-Disposition of a download of `path`, uploaded first.
+std::string disposition_of(const embedded_server& s, const std::string& id, const std::string& path) {
+    EXPECT_EQ(stranger::upload(s, id, path, "content").status, 200u) << path;
+    const auto r = call(s.port(), http::verb::get, "/sandboxes/" + id + "/proxy/44772/files/download?path=" + ngfail_test::url_encoded(path));
+    EXPECT_EQ(r.status, 200u) << path;
     EXPECT_EQ(r.body, "content");
     EXPECT_EQ(r.headers.count("Set-Cookie"), 0u);
     EXPECT_EQ(r.headers.count("X-Injected"), 0u);
-    const std::string disposition(r.headers[http::field::content_disposition]);
+    return std::string(r.headers[http::field::content_disposition]);
+}
+
+TEST(stranger, a_downloaded_name_cannot_add_header_lines_or_parameters) {
+    embedded_server s;
+    const std::string id = create(s);
+    const std::string disposition =
+        disposition_of(s, id, "/tmp/a\r\nSet-Cookie: stolen=1\r\nX-Injected: yes\"; filename*=evil.txt");
     EXPECT_EQ(disposition.find_first_of("\r\n"), std::string::npos);
     EXPECT_THAT(disposition, HasSubstr(R"(filename*=UTF-8''a%0D%0ASet-Cookie)"));
     std::size_t unescaped_quotes = 0;  // the quoted name opens and closes, nothing ends it early
@@ -699,6 +691,76 @@ TEST(stranger, a_downloaded_name_cannot_add_header_lines_or_parameters) {
         else if (disposition[i] == '"') ++unescaped_quotes;
     }
     EXPECT_EQ(unescaped_quotes, 2u) << disposition;
+}
+
+// RFC 6266: a plain name is one quoted parameter; any other has a fallback of safe bytes only
+// (a quote in it, even escaped, let a naive parser find a stranger's `filename*=`) and the
+// exact name in RFC 8187's encoding.
+TEST(stranger, a_downloaded_name_is_plain_when_it_can_be_and_a_quote_never_looks_like_a_parameter) {
+    embedded_server s;
+    const std::string id = create(s);
+    EXPECT_EQ(disposition_of(s, id, "/tmp/report (v2)-final.txt"), R"(attachment; filename="report (v2)-final.txt")");
+    EXPECT_EQ(disposition_of(s, id, "/tmp/x\"; filename*=UTF-8''evil.txt"),
+              R"(attachment; filename="x__ filename__UTF-8''evil.txt"; filename*=UTF-8''x%22%3B%20filename%2A%3DUTF-8%27%27evil.txt)");
+    EXPECT_EQ(disposition_of(s, id, "/tmp/r\xc3\xa9sum\xc3\xa9\\.pdf"),
+              R"(attachment; filename="r__sum___.pdf"; filename*=UTF-8''r%C3%A9sum%C3%A9%5C.pdf)");
+}
+
+// Owner and group names are Linux's user names, 32 bytes at most (file_tree_test shows that
+// they count in the file budget): names of a mebibyte once took 256 MiB past a 4 MiB budget.
+TEST(stranger, owner_and_group_names_are_at_most_32_bytes) {
+    embedded_server s;
+    const std::string id = create(s);
+    const std::string base = "/sandboxes/" + id + "/proxy/44772";
+    ASSERT_EQ(stranger::upload(s, id, "/w/f", "x").status, 200u);
+    const auto chown = [&](const std::string& owner, const std::string& group) {
+        return call(s.port(), http::verb::post, base + "/files/permissions",
+                    json::serialize(json::object{{"/w/f", {{"owner", owner}, {"group", group}}}}));
+    };
+    EXPECT_EQ(chown(std::string(32, 'o'), std::string(32, 'g')).status, 200u);
+    const auto info = call(s.port(), http::verb::get, base + "/files/info?path=/w/f");
+    EXPECT_EQ(json::value_to<std::string>(info.object().at("/w/f").at("owner")), std::string(32, 'o'));
+    for (const auto& [owner, group] : {std::pair{std::string(33, 'o'), std::string()},
+                                       std::pair{std::string(), std::string(33, 'g')},
+                                       std::pair{std::string(1 << 20, 'o'), std::string(1 << 20, 'g')}}) {
+        const reply refused = chown(owner, group);
+        EXPECT_EQ(refused.status, 400u) << owner.size() << " " << group.size();
+        EXPECT_EQ(refused.object().at("code"), "INVALID_REQUEST_BODY");
+        EXPECT_LT(refused.body.size(), 1024u) << "the name is not quoted back";
+    }
+}
+
+// Paths as Linux bounds them (PATH_MAX, NAME_MAX), so that mkdir -p is cheap: a 24 KiB path
+// once took the server to 294 MiB, every ancestor built as a string twice.
+TEST(stranger, paths_past_4095_bytes_or_names_past_255_are_too_long_wherever_they_make_parents) {
+    embedded_server s;
+    const std::string id = create(s);
+    const std::string base = "/sandboxes/" + id + "/proxy/44772";
+    const auto mkdir = [&](const std::string& path) {
+        return call(s.port(), http::verb::post, base + "/directories", json::serialize(json::object{{path, json::object{}}}));
+    };
+    const auto too_long = [](const reply& r) {
+        EXPECT_EQ(r.status, 500u) << r.body.substr(0, 200);
+        EXPECT_EQ(r.object().at("code"), "RUNTIME_ERROR");
+        EXPECT_THAT(r.body, HasSubstr("file name too long"));
+    };
+    std::string deepest;  // "/a/a/…/a", 4095 bytes: the longest path Linux takes
+    while (deepest.size() < 4094) deepest += "/a";
+    deepest += "b";
+    ASSERT_EQ(deepest.size(), 4095u);
+    EXPECT_EQ(mkdir(deepest).status, 200u);
+    const long before = ngfail_test::peak_rss_kib();
+    std::string huge;
+    while (huge.size() < 24 * 1024) huge += "/z";
+    too_long(mkdir(huge));
+    EXPECT_LT(ngfail_test::peak_rss_kib() - before, 16 * 1024) << "KiB for one 24 KiB path";
+    too_long(mkdir(deepest + "c"));
+    too_long(mkdir("/w/" + std::string(256, 'n')));
+    EXPECT_EQ(mkdir("/w/" + std::string(255, 'n')).status, 200u);
+    too_long(stranger::upload(s, id, "/w/" + std::string(256, 'n') + "/f", "x"));
+    too_long(call(s.port(), http::verb::post, base + "/files/mv",
+                  json::serialize(json::array{json::object{{"src", "/w"}, {"dest", huge}}})));
+    EXPECT_EQ(call(s.port(), http::verb::get, base + "/files/info?path=/w").status, 200u) << "nothing moved";
 }
 
 TEST(stranger, a_half_sent_head_is_dropped_at_the_read_deadline) {

@@ -105,6 +105,27 @@ TEST(sandbox_isolation, a_kernel_at_its_bound_never_delays_another_sandbox) {
     EXPECT_LE(longest, longest_allowed_wait);
 }
 
+TEST(sandbox_isolation, a_search_at_its_bounds_never_delays_another_sandbox) {
+    embedded_server s;
+    const std::string busy = create(s);
+    const std::string other = create(s);
+    // 64 files of 255-byte names, and 256 alternatives of `*a…ab` that each fail late at every
+    // start in such a name: some 4 million of the matcher's steps a file, 2^24 in all.
+    std::vector<std::pair<std::string, std::string>> files;
+    for (int i = 0; i < 64; ++i) files.emplace_back("/w/d" + std::to_string(i) + "/" + std::string(255, 'a'), "x");
+    ASSERT_EQ(ngfail_test::upload(s, busy, files).status, 200u);
+    const std::string pattern = "*a" + repeated("{a,}", 8) + std::string(120, 'a') + "b";
+    reply searched;
+    const auto longest = others_wait_while(s, other, [&] {
+        for (int i = 0; i < 8; ++i) {
+            searched = call(s.port(), http::verb::get, execd(busy) + "/files/search?path=/w&pattern=" + ngfail_test::url_encoded(pattern));
+        }
+    });
+    EXPECT_EQ(searched.status, 500u) << searched.body.substr(0, 200);
+    EXPECT_THAT(searched.body, HasSubstr("too many steps"));
+    EXPECT_LE(longest, longest_allowed_wait);
+}
+
 // ---- what a request may make the server hold ----------------------------------------------------
 
 TEST(stranger_bounds, a_doubling_variable_ends_its_command_and_the_server_keeps_its_memory) {
@@ -232,6 +253,71 @@ TEST(stranger_bounds, a_sandbox_record_is_bounded_and_its_metadata_are_labels) {
     EXPECT_EQ(metadata.at("stage"), "eval");
     EXPECT_EQ(metadata.at("app.kubernetes.io/name"), "a-b_c.d");
     EXPECT_FALSE(metadata.contains("team"));
+}
+
+TEST(stranger_bounds, a_search_past_its_bounds_is_refused_with_what_bound_it_passed) {
+    embedded_server s;
+    const std::string sandbox = create(s);
+    const auto search = [&](const std::string& pattern) {
+        return call(s.port(), http::verb::get, execd(sandbox) + "/files/search?path=/tmp&pattern=" + ngfail_test::url_encoded(pattern));
+    };
+    ASSERT_EQ(ngfail_test::upload(s, sandbox, {{"/tmp/a.txt", "x"}}).status, 200u);
+    EXPECT_EQ(search("*.{txt,py}").status, 200u);
+    const std::vector<std::pair<std::string, std::string>> refused{
+        {std::string(4097, 'a'), "4096 bytes"},
+        {repeated("{a,b}", 9), "256 alternatives"},
+        {repeated("{a,b}", 8) + std::string(1100, 'a'), "256 KiB"},  // 256 alternatives of 1.1 KB
+    };
+    for (const auto& [pattern, says] : refused) {
+        const reply r = search(pattern);
+        EXPECT_EQ(r.status, 400u) << says;
+        EXPECT_THAT(r.body, HasSubstr(says));
+        EXPECT_THAT(r.body, HasSubstr("INVALID_REQUEST_BODY"));
+    }
+}
+
+TEST(stranger_bounds, a_search_returns_at_most_65536_entries) {
+    embedded_server s;
+    const std::string sandbox = create(s);
+    std::vector<std::pair<std::string, std::string>> files;
+    for (int i = 0; i < 65'537; ++i) files.emplace_back("/w/" + std::to_string(i), "");
+    ASSERT_EQ(ngfail_test::upload(s, sandbox, files).status, 200u);
+    const reply all = call(s.port(), http::verb::get, execd(sandbox) + "/files/search?path=/w&pattern=*");
+    EXPECT_EQ(all.status, 500u);
+    EXPECT_THAT(all.body, HasSubstr("more than 65536"));
+    const reply some = call(s.port(), http::verb::get, execd(sandbox) + "/files/search?path=/w&pattern=1*");
+    EXPECT_EQ(some.status, 200u);
+}
+
+// A download streams the file, which the sandbox's tree shares, instead of copying it into
+// each reply: 24 downloads of 16 MiB that were never read once held 450 MiB.
+TEST(stranger_bounds, downloads_never_read_share_the_file_instead_of_holding_a_copy_each) {
+    embedded_server s;
+    const std::string sandbox = create(s);
+    std::string content(16 << 20, 'd');
+    for (std::size_t i = 0; i < content.size(); i += 4096) content[i] = static_cast<char>('a' + i / 4096 % 26);
+    ASSERT_EQ(ngfail_test::upload(s, sandbox, {{"/data/big.bin", content}}).status, 200u);
+    const std::string get = "GET " + execd(sandbox) + "/files/download?path=/data/big.bin HTTP/1.1\r\nHost: x\r\n\r\n";
+    const long before = ngfail_test::peak_rss_kib();
+    boost::asio::io_context io;
+    std::vector<boost::asio::ip::tcp::socket> unread;
+    for (int i = 0; i < 24; ++i) {
+        auto& socket = unread.emplace_back(io);
+        socket.connect({boost::asio::ip::make_address("127.0.0.1"), s.port()});
+        boost::asio::write(socket, boost::asio::buffer(get));
+    }
+    std::this_thread::sleep_for(500ms);  // each reply written as far as the peer's window lets it
+    EXPECT_LT(ngfail_test::peak_rss_kib() - before, 48 * 1024) << "KiB for 24 unread downloads of 16 MiB";
+    unread.clear();
+    const reply whole = call(s.port(), http::verb::get, execd(sandbox) + "/files/download?path=/data/big.bin");
+    ASSERT_EQ(whole.status, 200u);
+    EXPECT_TRUE(whole.body == content) << "the streamed file is the file";
+    EXPECT_EQ(whole.headers[http::field::content_length], std::to_string(content.size()));
+    const reply part = call(s.port(), http::verb::get, execd(sandbox) + "/files/download?path=/data/big.bin", "",
+                            {{"Range", "bytes=4095-4097"}});
+    EXPECT_EQ(part.status, 206u);
+    EXPECT_EQ(part.body, content.substr(4095, 3));
+    EXPECT_EQ(part.headers[http::field::content_range], "bytes 4095-4097/16777216");
 }
 
 }  // namespace

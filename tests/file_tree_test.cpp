@@ -182,4 +182,39 @@ TEST(file_tree, a_write_past_the_room_fails_as_on_a_full_disk_and_changes_nothin
     EXPECT_TRUE(t.put("/w/again", std::string(2048, 'x')).value) << "a removal gives its room back";
 }
 
+TEST(file_tree, owner_and_group_names_count_in_the_footprint_and_the_room) {
+    file_tree t;
+    ASSERT_TRUE(t.put("/f", "x").value);
+    const std::size_t before = t.footprint();
+    ASSERT_TRUE(t.set_permissions("/f", 0, std::string(32, 'o'), std::string(32, 'g')).value);
+    EXPECT_EQ(t.footprint(), before + 2 * (32 - 4)) << "both names, past root's four bytes";
+    ASSERT_TRUE(t.set_permissions("/f", 0, "app", "").value);
+    EXPECT_EQ(t.footprint(), before + (3 - 4) + (32 - 4));
+    t.set_room(t.footprint());
+    const auto full = t.set_permissions("/tmp", 0, std::string(32, 'o'), "");
+    EXPECT_EQ(full.error, fs_error::no_space);
+    EXPECT_EQ(t.info("/tmp").value->owner, "root") << "nothing changed";
+    ASSERT_TRUE(t.remove_files({"/f"}).value);
+    ASSERT_TRUE(t.set_permissions("/tmp", 0, std::string(32, 'o'), "").value) << "a removal gives the names' room back";
+}
+
+// Linux's bounds (PATH_MAX 4096 with its NUL, NAME_MAX 255) on every path that makes
+// something, checked before any work that grows with the path.
+TEST(file_tree, a_path_past_4095_bytes_or_a_name_past_255_is_too_long) {
+    file_tree t;
+    std::string deepest;
+    while (deepest.size() < 4095) deepest += "/a";
+    deepest.resize(4095);
+    ASSERT_TRUE(t.make_directories(deepest, 755).value);
+    EXPECT_TRUE(t.info(deepest).value);
+    EXPECT_EQ(t.make_directories(deepest + "/b", 755).error, fs_error::name_too_long);
+    const std::string long_name = "/w/" + std::string(256, 'n');
+    EXPECT_EQ(t.make_directories(long_name, 755).error, fs_error::name_too_long);
+    EXPECT_EQ(t.put(long_name + "/f", "x").error, fs_error::name_too_long);
+    ASSERT_TRUE(t.put("/w/f", "x").value);
+    EXPECT_EQ(t.move("/w/f", long_name).error, fs_error::name_too_long);
+    EXPECT_TRUE(t.put("/w/" + std::string(255, 'n'), "x").value) << "255 bytes are a name";
+    EXPECT_TRUE(t.file("/w/f")) << "nothing moved";
+}
+
 }  // namespace

@@ -2,12 +2,22 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace {
 
-using ngfail::opensandbox::emulator::glob_match;
 using ngfail::opensandbox::emulator::glob;
+using ngfail::opensandbox::emulator::glob_error;
+using ngfail::opensandbox::emulator::glob_match;
+
+std::string repeated(std::string_view piece, int times) {
+    std::string out;
+    for (int i = 0; i < times; ++i) out += piece;
+    return out;
+}
 
 struct glob_case {
     const char* pattern;
@@ -46,10 +56,41 @@ TEST(glob, a_strangers_pattern_costs_bounded_work) {
 TEST(glob, a_compiled_pattern_matches_many_names_as_one_call_each_would) {
     const auto g = glob::compile("*.{py,txt}");
     ASSERT_TRUE(g);
+    std::uint64_t steps = glob::max_steps;
     for (const char* name : {"a.py", "b.txt", "c.pyc", "d", ".py"}) {
-        EXPECT_EQ(g->matches(name), glob_match("*.{py,txt}", name).value()) << name;
+        EXPECT_EQ(g->matches(name, steps), glob_match("*.{py,txt}", name).value()) << name;
     }
     EXPECT_FALSE(glob::compile("{a,b"));
+}
+
+TEST(glob, a_pattern_past_a_bound_is_refused_with_the_bound_it_passed) {
+    const std::vector<std::pair<std::string, glob_error>> refused{
+        {std::string(4097, 'a'), glob_error::too_long},
+        {repeated("{a,b}", 9), glob_error::too_branching},
+        {repeated("{a,b}", 8) + std::string(1100, 'a'), glob_error::too_large},  // 256 alternatives of 1,108 bytes
+        {"{a,b", glob_error::malformed},
+    };
+    for (const auto& [pattern, bound] : refused) {
+        glob_error why{};
+        EXPECT_FALSE(glob::compile(pattern, why)) << pattern.substr(0, 40);
+        EXPECT_EQ(why, bound) << pattern.substr(0, 40);
+    }
+    EXPECT_TRUE(glob::compile(std::string(4096, 'a')));
+    EXPECT_TRUE(glob::compile(repeated("{a,b}", 8) + std::string(1000, 'a'))) << "256 alternatives of 1,008 bytes";
+}
+
+// A search spends one budget over every name it tries: one failing late at every start costs
+// about the product of the lengths, which is what the budget bounds.
+TEST(glob, matching_spends_its_steps_and_stops_when_they_run_out) {
+    const auto g = glob::compile("*" + std::string(127, 'a') + "b");
+    ASSERT_TRUE(g);
+    const std::string name(255, 'a');
+    std::uint64_t plenty = glob::max_steps;
+    EXPECT_EQ(g->matches(name, plenty), false);
+    const std::uint64_t spent = glob::max_steps - plenty;
+    EXPECT_GT(spent, 127u * 128u) << "each of 128 starts tries 128 characters";
+    std::uint64_t too_few = spent - 1;
+    EXPECT_EQ(g->matches(name, too_few), std::nullopt);
 }
 
 }  // namespace

@@ -11,7 +11,11 @@
 #include <boost/json.hpp>
 #include <gtest/gtest.h>
 
+#include <cctype>
+#include <cstdint>
+#include <limits>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -45,6 +49,7 @@ inline reply call(unsigned short port, http::verb verb, const std::string& targe
     http::write(socket, req);
     boost::beast::flat_buffer buffer;
     http::response_parser<http::string_body> parser;
+    parser.body_limit(std::numeric_limits<std::uint64_t>::max());  // a download may be a file of 64 MiB
     boost::beast::error_code ec;
     http::read(socket, buffer, parser, ec);  // a dropped stream keeps what arrived before the drop
     const auto& res = parser.get();
@@ -56,6 +61,29 @@ inline std::string create(const embedded_server& s, const std::string& extra = "
                         R"({"image":{"uri":"python:3.11"},"entrypoint":["sleep","inf"])" + extra + "}");
     EXPECT_EQ(r.status, 202u) << r.body;
     return std::string(r.object().at("id").as_string());
+}
+
+// Every byte but letters and digits as %XX: a path or a pattern in a query, whatever it holds.
+inline std::string url_encoded(std::string_view text) {
+    static constexpr char hex[] = "0123456789ABCDEF";
+    std::string encoded;
+    for (const unsigned char ch : text) {
+        encoded += std::isalnum(ch) != 0 ? std::string(1, static_cast<char>(ch)) : std::string{'%', hex[ch >> 4], hex[ch & 0xf]};
+    }
+    return encoded;
+}
+
+// A multipart upload of each (path, content) in turn, in one request, as the SDKs send it.
+inline reply upload(const embedded_server& s, const std::string& sandbox,
+                    const std::vector<std::pair<std::string, std::string>>& files) {
+    std::string form;
+    for (const auto& [path, content] : files) {
+        form += "--b\r\nContent-Disposition: form-data; name=\"metadata\"\r\n\r\n" +
+                json::serialize(json::object{{"path", path}}) +
+                "\r\n--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"f\"\r\n\r\n" + content + "\r\n";
+    }
+    return call(s.port(), http::verb::post, "/sandboxes/" + sandbox + "/proxy/44772/files/upload", form + "--b--\r\n",
+                {{"Content-Type", "multipart/form-data; boundary=b"}});
 }
 
 }  // namespace ngfail_test

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -42,6 +43,7 @@ enum class fs_error {
     into_itself,    // a directory moved below itself (rename's EINVAL)
     too_large,      // a file would outgrow `file_tree::max_file_size`
     no_space,       // the tree would outgrow the room it is given (ENOSPC)
+    name_too_long,  // a path past `file_tree::max_path` or a name in it past `max_name` (ENAMETOOLONG)
 };
 
 template <class T>
@@ -56,6 +58,12 @@ public:
     // The largest file the tree keeps: what one upload can bring. A replacement that would
     // make a file larger is refused, so that no request multiplies memory.
     static constexpr std::size_t max_file_size = 64 << 20;
+    // Linux's bounds on a path (PATH_MAX with its NUL) and on each name in it (NAME_MAX); a
+    // write, mkdir or move past them fails with `name_too_long` before any work.
+    static constexpr std::size_t max_path = 4095;
+    static constexpr std::size_t max_name = 255;
+    // Linux's bound on a user or group name (useradd's 32): the routes refuse longer owners.
+    static constexpr std::size_t max_user_name = 32;
 
     file_tree();
 
@@ -87,8 +95,8 @@ public:
     // Replaces every `old` in a file's content (the mode kept); how many there were.
     fs_result<std::size_t> replace(std::string_view path, std::string_view old, std::string_view replacement);
 
-    // What the tree holds, in bytes: every file's content and every entry's path with a
-    // fixed cost per entry (so that empty files and directories count too).
+    // What the tree holds, in bytes: every file's content and every entry's path, owner and
+    // group with a fixed cost per entry (so that empty files and directories count too).
     [[nodiscard]] std::size_t footprint() const noexcept { return footprint_; }
     // Writes that would take the footprint past `room` fail with `no_space`, as a full disk
     // fails them; removals always succeed. Unlimited until set.
@@ -101,23 +109,36 @@ private:
         std::string owner = "root";
         std::string group = "root";
     };
-    [[nodiscard]] bool exists(const std::string& path) const { return is_directory(path) || files_.contains(path); }
-    [[nodiscard]] bool is_directory(const std::string& path) const { return directories_.contains(path); }
+    [[nodiscard]] bool exists(std::string_view path) const { return is_directory(path) || files_.contains(path); }
+    [[nodiscard]] bool is_directory(std::string_view path) const { return directories_.contains(path); }
     void list_into(const std::string& dir, int depth, std::vector<entry_info>& out) const;
     [[nodiscard]] entry_info info_of(const std::string& path) const;
     void erase_file(const std::string& path);
-    [[nodiscard]] std::size_t new_directories_cost(const std::string& path) const;  // of what mkdir -p would make
+    // What mkdir -p of an absolute normal path would add, and the first file in its way.
+    struct directories_plan {
+        std::size_t cost = 0;
+        std::optional<std::string_view> blocked{};
+    };
+    [[nodiscard]] directories_plan plan_directories(std::string_view path) const;
+    fs_result<bool> make_normal_directories(std::string_view path, int mode);
 
     // Whether `more` bytes fit in the room left; a move or a change in place adds the
     // difference only.
     [[nodiscard]] bool fits(std::size_t more) const noexcept { return more <= room_ - std::min(room_, footprint_); }
     static constexpr std::size_t entry_cost = 128;  // what a map node, its strings and times take, about
-    [[nodiscard]] static std::size_t cost(const std::string& path, std::size_t content = 0) noexcept {
-        return entry_cost + path.size() + content;
+    static constexpr std::size_t root_names = 8;    // a new entry's owner and group, "root" each
+    [[nodiscard]] static std::size_t cost(std::string_view path, std::size_t content = 0,
+                                          std::size_t names = root_names) noexcept {
+        return entry_cost + path.size() + content + names;
+    }
+    template <class Entry>
+    [[nodiscard]] static std::size_t names_of(const Entry& e) noexcept {
+        return e.owner.size() + e.group.size();
     }
 
-    std::map<std::string, file_entry> files_;
-    std::map<std::string, directory_entry> directories_;
+    // Transparent, so that mkdir -p looks its ancestors up as views of the path.
+    std::map<std::string, file_entry, std::less<>> files_;
+    std::map<std::string, directory_entry, std::less<>> directories_;
     std::size_t footprint_ = 0;
     std::size_t room_ = static_cast<std::size_t>(-1);
 };

@@ -6,6 +6,7 @@
 
 #include <boost/json/parse.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <charconv>
@@ -35,6 +36,8 @@ response error_of(const context& c, const exchange& x, fs_error e, const std::st
             return c.error_reply(x, 500, "RUNTIME_ERROR", std::string(doing) + " " + path + ". file too large");
         case fs_error::no_space:
             return c.error_reply(x, 500, "RUNTIME_ERROR", std::string(doing) + " " + path + ". no space left on device");
+        case fs_error::name_too_long:
+            return c.error_reply(x, 500, "RUNTIME_ERROR", std::string(doing) + " " + path + ". file name too long");
     }
     return c.error_reply(x, 500, "RUNTIME_ERROR", std::string(doing) + " " + path);
 }
@@ -44,21 +47,23 @@ response reply_of(const context& c, const exchange& x, const fs_result<T>& r, st
     return r.value ? c.empty_reply(x, 200) : error_of(c, x, r.error, r.path, doing);
 }
 
-// RFC 6266 with RFC 8187: an ASCII fallback with quotes and backslashes escaped and every
-// other byte that is not printable ASCII replaced, and the exact name percent-encoded, so
-// that no name (CR, LF, NUL, quotes) can end the header or add a parameter.
+// RFC 6266 with RFC 8187: `filename="…"` keeps only bytes that need neither quoting nor
+// escaping (every other one is `_`, so no `"`, `\`, `;` or `=` of a stranger's can look like a
+// parameter even to a naive parser), and only a name that lost bytes so adds the exact one,
+// percent-encoded, in `filename*=UTF-8''…`.
 std::string attachment_disposition(std::string_view name) {
-    std::string fallback;
-    std::string exact;
+    constexpr std::string_view fallback_extra = " !#$&'()+,-.@[]^_`{|}~";
     constexpr std::string_view attr_char = "!#$&+-.^_`|~";
     constexpr std::string_view hex = "0123456789ABCDEF";
+    const auto plain = [](unsigned char b, std::string_view extra) {
+        return b < 0x80 && (std::isalnum(b) != 0 || extra.find(static_cast<char>(b)) != std::string_view::npos);
+    };
+    std::string fallback;
+    std::string exact;
     for (const char ch : name) {
         const auto b = static_cast<unsigned char>(ch);
-        if (ch == '"' || ch == '\\') fallback += '\\';
-        fallback += b >= 0x20 && b < 0x7f ? ch : '_';
-        if (std::isalnum(b) != 0 && b < 0x80) {
-            exact += ch;
-        } else if (attr_char.find(ch) != std::string_view::npos) {
+        fallback += plain(b, fallback_extra) ? ch : '_';
+        if (plain(b, attr_char)) {
             exact += ch;
         } else {
             exact += '%';
@@ -66,7 +71,9 @@ std::string attachment_disposition(std::string_view name) {
             exact += hex[b & 0xf];
         }
     }
-    return "attachment; filename=\"" + fallback + "\"; filename*=UTF-8''" + exact;
+    std::string out = "attachment; filename=\"" + fallback + "\"";
+    if (fallback != name) out += "; filename*=UTF-8''" + exact;
+    return out;
 }
 
 // FileInfo: Go's encoder writes the embedded Permission's fields at the top level.
@@ -132,7 +139,9 @@ std::optional<upload_target> upload_target_of(std::string_view metadata) {
     return t;
 }
 
-awaitable<void> upload(context& c, exchange& x, call& k) {
+// Every file of a multipart body written, or why not: work that grows with the body (up to
+// 64 MiB) and the tree, for the workers.
+response upload_reply(context& c, const exchange& x, const std::string& sandbox_id) {
     const auto parts = multipart_parts(x.req()[http::field::content_type], x.req().body());
     std::optional<upload_target> target;
     std::vector<std::pair<upload_target, std::string>> files;
@@ -145,16 +154,19 @@ awaitable<void> upload(context& c, exchange& x, call& k) {
         }
     }
     if (files.empty()) {
-        co_await x.reply(c.error_reply(x, 400, "INVALID_FILE_METADATA", "expected a metadata part with a path, then a file part"));
-        co_return;
+        return c.error_reply(x, 400, "INVALID_FILE_METADATA", "expected a metadata part with a path, then a file part");
     }
-    const auto written = c.sandboxes.with_files(k.sandbox_id, [&](file_tree& tree) {
+    const auto written = c.sandboxes.with_files(sandbox_id, [&](file_tree& tree) {
         for (auto& [to, content] : files) {
             if (auto put = tree.put(to.path, std::move(content), to.mode); !put.value) return put;
         }
         return fs_result<bool>{true};
     });
-    response res = !written ? c.not_found(x, k.sandbox_id) : reply_of(c, x, *written, "error writing file");
+    return !written ? c.not_found(x, sandbox_id) : reply_of(c, x, *written, "error writing file");
+}
+
+awaitable<void> upload(context& c, exchange& x, call& k) {
+    response res = co_await c.off_io([&] { return upload_reply(c, x, k.sandbox_id); });
     co_await x.reply(std::move(res));
 }
 
@@ -232,46 +244,66 @@ std::string line_range(std::string_view content, std::int64_t offset, std::int64
     return out;
 }
 
-// execd's reply to a download: the file, a byte range of it (Range, 206), or lines of it
+// What a download sends: a whole reply (lines of the file, or a refusal), or bytes of the
+// file (the whole of it, or `part`, 206) streamed from the content the tree shares.
+struct download_plan {
+    std::optional<response> whole{};
+    std::optional<byte_range> part{};
+};
+
+// execd's answer to a download: the file, a byte range of it (Range, 206), or lines of it
 // (offset and limit, text/plain); the two kinds of part are exclusive.
-response download_reply(const context& c, const exchange& x, const std::string& path, const file_entry& file) {
+download_plan plan_download(const context& c, const exchange& x, const std::string& content) {
     const std::string_view target = x.req().target();
     const auto offset = query_value(target, "offset");
     const auto limit = query_value(target, "limit");
     const auto range = x.req().find(http::field::range);
-    const std::string& content = *file.content;
     if (offset || limit) {
         if (range != x.req().end()) {
-            return c.error_reply(x, 400, "INVALID_REQUEST_BODY",
-                                 "line-based reading (offset/limit) and byte range (Range header) are mutually exclusive");
+            return {c.error_reply(x, 400, "INVALID_REQUEST_BODY",
+                                  "line-based reading (offset/limit) and byte range (Range header) are mutually exclusive")};
         }
         const auto first = offset ? whole_number(*offset) : std::optional<std::int64_t>(1);
-        if (!first || *first < 1) return c.error_reply(x, 400, "INVALID_REQUEST_BODY", "invalid query parameter 'offset': " + *offset);
+        if (!first || *first < 1) return {c.error_reply(x, 400, "INVALID_REQUEST_BODY", "invalid query parameter 'offset': " + *offset)};
         // No limit is every line; an optional here trips g++ 12's -Wmaybe-uninitialized at -O2.
         const std::int64_t most = limit ? whole_number(*limit).value_or(0) : std::numeric_limits<std::int64_t>::max();
-        if (most < 1) return c.error_reply(x, 400, "INVALID_REQUEST_BODY", "invalid query parameter 'limit': " + *limit);
-        return c.text_reply(x, 200, line_range(content, *first, most), "text/plain; charset=utf-8");
+        if (most < 1) return {c.error_reply(x, 400, "INVALID_REQUEST_BODY", "invalid query parameter 'limit': " + *limit)};
+        return {c.text_reply(x, 200, line_range(content, *first, most), "text/plain; charset=utf-8")};
     }
-    std::optional<byte_range> part;
-    if (range != x.req().end()) {
-        const auto parsed = first_range(range->value(), content.size());
-        if (!parsed) return c.error_reply(x, 416, "UNKNOWN", "");
-        if (!*parsed) {  // nothing starts inside the file: net/http's ServeContent answers
-            response res = c.text_reply(x, 416, "invalid range: failed to overlap", "text/plain; charset=utf-8");
-            res.set(http::field::content_range, "bytes */" + std::to_string(content.size()));
-            return res;
-        }
-        part = *parsed;
+    if (range == x.req().end()) return {};
+    const auto parsed = first_range(range->value(), content.size());
+    if (!parsed) return {c.error_reply(x, 416, "UNKNOWN", "")};
+    if (!*parsed) {  // nothing starts inside the file: net/http's ServeContent answers
+        response res = c.text_reply(x, 416, "invalid range: failed to overlap", "text/plain; charset=utf-8");
+        res.set(http::field::content_range, "bytes */" + std::to_string(content.size()));
+        return {std::move(res)};
     }
-    const std::string body = part ? content.substr(part->start, part->length) : content;
-    response res = c.text_reply(x, part ? 206 : 200, body, "application/octet-stream");
-    res.set(http::field::content_disposition, attachment_disposition(path.substr(path.rfind('/') + 1)));
+    return {std::nullopt, *parsed};
+}
+
+// The file's bytes, or `part` of them, with their length, in pieces of 64 KiB: a peer that
+// does not read holds one piece, not a copy of the file (24 unread downloads of 16 MiB once
+// held 450 MiB).
+awaitable<void> stream_download(exchange& x, const std::string& path, const std::string& content,
+                                std::optional<byte_range> part) {
+    constexpr std::uint64_t piece = 64 << 10;
+    const byte_range bytes = part.value_or(byte_range{0, content.size()});
+    http::response<http::empty_body> head(part ? http::status::partial_content : http::status::ok, x.req().version());
+    head.set(http::field::content_type, "application/octet-stream");
+    head.set(http::field::content_disposition, attachment_disposition(path.substr(path.rfind('/') + 1)));
     if (part) {
-        res.set(http::field::content_range, "bytes " + std::to_string(part->start) + "-" +
-                                                std::to_string(part->start + part->length - 1) + "/" +
-                                                std::to_string(content.size()));
+        head.set(http::field::content_range, "bytes " + std::to_string(part->start) + "-" +
+                                                 std::to_string(part->start + part->length - 1) + "/" +
+                                                 std::to_string(content.size()));
     }
-    return res;
+    set_request_id(head);
+    head.content_length(bytes.length);
+    if (!co_await x.begin_stream(std::move(head))) co_return;
+    for (std::uint64_t sent = 0; sent < bytes.length; sent += piece) {
+        const std::string_view next = std::string_view(content).substr(bytes.start + sent, std::min(piece, bytes.length - sent));
+        if (!co_await x.chunk(next)) co_return;
+    }
+    co_await x.end_stream();
 }
 
 awaitable<void> download(context& c, exchange& x, call& k) {
@@ -280,11 +312,18 @@ awaitable<void> download(context& c, exchange& x, call& k) {
         co_await x.reply(c.error_reply(x, 400, "MISSING_QUERY", "missing query parameter 'path'"));
         co_return;
     }
-    const auto file = c.sandboxes.file(k.sandbox_id, *path);
-    response res = file ? download_reply(c, x, *path, *file)
-                        : c.error_reply(x, 404, "FILE_NOT_FOUND",
-                                        "file not found. open " + file_tree::normal(*path) + ": no such file or directory");
-    co_await x.reply(std::move(res));
+    const auto file = c.sandboxes.file(k.sandbox_id, *path);  // holds the shared content while it streams
+    if (!file) {
+        co_await x.reply(c.error_reply(x, 404, "FILE_NOT_FOUND",
+                                       "file not found. open " + file_tree::normal(*path) + ": no such file or directory"));
+        co_return;
+    }
+    download_plan plan = plan_download(c, x, *file->content);
+    if (plan.whole) {
+        co_await x.reply(std::move(*plan.whole));
+    } else {
+        co_await stream_download(x, *path, *file->content, plan.part);
+    }
 }
 
 awaitable<void> file_info(context& c, exchange& x, call& k) {
@@ -326,8 +365,10 @@ awaitable<void> list_directory(context& c, exchange& x, call& k) {
                                        "invalid query parameter 'depth': " + query_value(x.req().target(), "depth").value_or("")));
         co_return;
     }
-    const auto listed = c.sandboxes.with_files(k.sandbox_id, [&](const file_tree& tree) {
-        return tree.list(*path, static_cast<int>(depth->value_or(1)));
+    const auto listed = co_await c.off_io([&] {  // a listing grows with the tree
+        return c.sandboxes.with_files(k.sandbox_id, [&](const file_tree& tree) {
+            return tree.list(*path, static_cast<int>(depth->value_or(1)));
+        });
     });
     if (!listed) {
         co_await x.reply(c.not_found(x, k.sandbox_id));
@@ -373,9 +414,11 @@ awaitable<void> create_directories(context& c, exchange& x, call& k) {
 
 awaitable<void> delete_directories(context& c, exchange& x, call& k) {
     const std::vector<std::string> paths = query_values(x.req().target(), "path");
-    const auto removed = c.sandboxes.with_files(k.sandbox_id, [&](file_tree& tree) {
-        tree.remove_directories(paths);
-        return true;
+    const auto removed = co_await c.off_io([&] {  // rm -rf walks the tree
+        return c.sandboxes.with_files(k.sandbox_id, [&](file_tree& tree) {
+            tree.remove_directories(paths);
+            return true;
+        });
     });
     response res = removed ? c.empty_reply(x, 200) : c.not_found(x, k.sandbox_id);
     co_await x.reply(std::move(res));
@@ -427,6 +470,9 @@ response move_error(const context& c, const exchange& x, const fs_result<bool>& 
         case fs_error::no_space:
             return c.error_reply(x, 500, "RUNTIME_ERROR", "error accessing file: failed to rename file: rename " +
                                                               file_tree::normal(src) + " " + r.path + ": no space left on device");
+        case fs_error::name_too_long:
+            return c.error_reply(x, 500, "RUNTIME_ERROR", "error accessing file: failed to rename file: rename " +
+                                                              file_tree::normal(src) + " " + r.path + ": file name too long");
         default:
             return c.error_reply(x, 500, "RUNTIME_ERROR", "error accessing file: failed to create destination directory: mkdir " +
                                                               r.path + ": not a directory");
@@ -440,11 +486,13 @@ awaitable<void> move_files(context& c, exchange& x, call& k) {
         co_await x.reply(malformed_body(c, x, "an array of {src, dest}"));
         co_return;
     }
-    const auto moved = c.sandboxes.with_files(k.sandbox_id, [&](file_tree& tree) {
-        for (const auto& [src, dest] : *wanted) {
-            if (auto one = tree.move(src, dest); !one.value) return response(move_error(c, x, one, src, dest));
-        }
-        return c.empty_reply(x, 200);
+    const auto moved = co_await c.off_io([&] {  // a move walks the tree
+        return c.sandboxes.with_files(k.sandbox_id, [&](file_tree& tree) {
+            for (const auto& [src, dest] : *wanted) {
+                if (auto one = tree.move(src, dest); !one.value) return response(move_error(c, x, one, src, dest));
+            }
+            return c.empty_reply(x, 200);
+        });
     });
     response res = moved ? std::move(*moved) : c.not_found(x, k.sandbox_id);
     co_await x.reply(std::move(res));
@@ -500,18 +548,28 @@ std::optional<std::string> apply(file_tree& tree, const permission_change& one) 
         return prefix + "strconv.ParseUint: parsing \"" + std::to_string(one.mode) + "\": invalid syntax";
     }
     if (one.mode == 0 && one.owner.empty() && one.group.empty()) return std::nullopt;  // nothing to change
-    if (!tree.set_permissions(one.path, static_cast<int>(one.mode), one.owner, one.group).value) {
-        return prefix + "chmod " + file_tree::normal(one.path) + ": no such file or directory";
+    const auto set = tree.set_permissions(one.path, static_cast<int>(one.mode), one.owner, one.group);
+    if (!set.value) {
+        return prefix + (set.error == fs_error::no_space ? "chown " + set.path + ": no space left on device"
+                                                         : "chmod " + set.path + ": no such file or directory");
     }
     return std::nullopt;
 }
 
 // POST /files/permissions: {"<path>": {"mode", "owner", "group"}, …}. Any owner or group
-// name is taken: the simulated image has every user.
+// name of a Linux user's length is taken: the simulated image has every user.
 awaitable<void> set_permissions(context& c, exchange& x, call& k) {
     const auto changes = permission_changes_of(x.req().body());
     if (!changes) {
         co_await x.reply(malformed_body(c, x, "a map of paths to permissions"));
+        co_return;
+    }
+    const auto too_long = [](const permission_change& one) {
+        return std::max(one.owner.size(), one.group.size()) > file_tree::max_user_name;
+    };
+    if (std::any_of(changes->begin(), changes->end(), too_long)) {
+        co_await x.reply(c.error_reply(x, 400, "INVALID_REQUEST_BODY", "owner and group names are at most " +
+                                                                           std::to_string(file_tree::max_user_name) + " bytes"));
         co_return;
     }
     const auto changed = c.sandboxes.with_files(k.sandbox_id, [&](file_tree& tree) {
@@ -524,6 +582,63 @@ awaitable<void> set_permissions(context& c, exchange& x, call& k) {
     co_await x.reply(std::move(res));
 }
 
+// The reply to a pattern that is not compiled: execd's syntax error, or a 400 naming the bound.
+response pattern_refused(const context& c, const exchange& x, const std::string& pattern, glob_error why) {
+    struct bound {
+        glob_error why;
+        std::string_view past;
+    };
+    static constexpr bound bounds[] = {
+        {glob_error::too_long, "longer than 4096 bytes"},
+        {glob_error::too_branching, "its braces make more than 256 alternatives"},
+        {glob_error::too_large, "its alternatives come to more than 256 KiB"},
+    };
+    static_assert(glob::max_pattern == 4096 && glob::max_alternatives == 256 && glob::max_expanded == 256 << 10);
+    for (const bound& b : bounds) {
+        if (b.why == why) {
+            return c.error_reply(x, 400, "INVALID_REQUEST_BODY", "invalid query parameter 'pattern': " + std::string(b.past));
+        }
+    }
+    return c.error_reply(x, 500, "RUNTIME_ERROR", "error searching files. invalid pattern " + pattern + ": syntax error in pattern");
+}
+
+// The most entries a search returns: past it the search fails rather than build a reply
+// that grows with the tree.
+constexpr std::size_t max_found = 65536;
+
+// The files below `path` whose name `matcher` matches, within the matcher's steps and
+// `max_found`: work that grows with the tree, for the workers.
+response search_reply(context& c, const exchange& x, const std::string& sandbox_id, const std::string& path,
+                      const glob& matcher) {
+    const auto found = c.sandboxes.with_files(sandbox_id, [&](const file_tree& tree) {
+        auto root = tree.info(path);
+        if (!root.value) return fs_result<std::vector<entry_info>>{std::nullopt, root.error, root.path};
+        if (!root.value->directory) return fs_result<std::vector<entry_info>>{std::vector<entry_info>{*root.value}};
+        return tree.list(path, std::numeric_limits<int>::max());
+    });
+    if (!found) return c.not_found(x, sandbox_id);
+    if (!found->value) {
+        return c.error_reply(x, 404, "FILE_NOT_FOUND", "file not found. stat " + found->path + ": no such file or directory");
+    }
+    json::array files;
+    std::uint64_t steps = glob::max_steps;
+    for (const entry_info& e : *found->value) {
+        if (e.directory) continue;
+        const auto matched = matcher.matches(std::string_view(e.path).substr(e.path.rfind('/') + 1), steps);
+        if (!matched) {
+            return c.error_reply(x, 500, "RUNTIME_ERROR", "error searching files. the pattern took too many steps (" +
+                                                              std::to_string(glob::max_steps) + ") over these names");
+        }
+        if (!*matched) continue;
+        if (files.size() == max_found) {
+            return c.error_reply(x, 500, "RUNTIME_ERROR",
+                                 "error searching files. more than " + std::to_string(max_found) + " files match");
+        }
+        files.push_back(info_json(e));
+    }
+    return c.json_reply(x, 200, files);
+}
+
 // GET /files/search?path=&pattern=: the files below `path` whose name matches, in the
 // order a walk of the tree meets them.
 awaitable<void> search_files(context& c, exchange& x, call& k) {
@@ -534,33 +649,14 @@ awaitable<void> search_files(context& c, exchange& x, call& k) {
     }
     std::string pattern = query_value(x.req().target(), "pattern").value_or("");
     if (pattern.empty()) pattern = "**";
-    const auto matcher = glob::compile(pattern);
+    glob_error why{};
+    const auto matcher = glob::compile(pattern, why);
     if (!matcher) {
-        co_await x.reply(c.error_reply(x, 500, "RUNTIME_ERROR", "error searching files. invalid pattern " + pattern +
-                                                                    ": syntax error in pattern"));
+        co_await x.reply(pattern_refused(c, x, pattern, why));
         co_return;
     }
-    const auto found = c.sandboxes.with_files(k.sandbox_id, [&](const file_tree& tree) {
-        auto root = tree.info(*path);
-        if (!root.value) return fs_result<std::vector<entry_info>>{std::nullopt, root.error, root.path};
-        if (!root.value->directory) return fs_result<std::vector<entry_info>>{std::vector<entry_info>{*root.value}};
-        return tree.list(*path, std::numeric_limits<int>::max());
-    });
-    if (!found) {
-        co_await x.reply(c.not_found(x, k.sandbox_id));
-        co_return;
-    }
-    if (!found->value) {
-        co_await x.reply(c.error_reply(x, 404, "FILE_NOT_FOUND", "file not found. stat " + found->path +
-                                                                     ": no such file or directory"));
-        co_return;
-    }
-    json::array files;
-    for (const entry_info& e : *found->value) {
-        const std::string_view name = std::string_view(e.path).substr(e.path.rfind('/') + 1);
-        if (!e.directory && matcher->matches(name)) files.push_back(info_json(e));
-    }
-    co_await x.reply(c.json_reply(x, 200, files));
+    response res = co_await c.off_io([&] { return search_reply(c, x, k.sandbox_id, *path, *matcher); });
+    co_await x.reply(std::move(res));
 }
 
 struct replacement {
@@ -609,8 +705,8 @@ awaitable<void> replace_contents(context& c, exchange& x, call& k) {
         co_return;
     }
     const bool verbose = query_value(x.req().target(), "verbose") == "true";
-    const auto replaced = c.sandboxes.with_files(k.sandbox_id, [&](file_tree& tree) {
-        return replace_all(c, x, tree, *wanted, verbose);
+    const auto replaced = co_await c.off_io([&] {  // a replacement rewrites files of up to 64 MiB
+        return c.sandboxes.with_files(k.sandbox_id, [&](file_tree& tree) { return replace_all(c, x, tree, *wanted, verbose); });
     });
     response res = replaced ? std::move(*replaced) : c.not_found(x, k.sandbox_id);
     co_await x.reply(std::move(res));

@@ -7,10 +7,6 @@ namespace ngfail::opensandbox::emulator {
 namespace {
 
 constexpr std::size_t npos = std::string_view::npos;
-// A pattern's braces expand to at most this many alternatives, and a pattern is at most this
-// long: a stranger's pattern costs bounded work.
-constexpr std::size_t max_alternatives = 256;
-constexpr std::size_t max_pattern = 4096;
 
 // One past the `]` of the bracket expression opening at `open`, or npos.
 std::size_t bracket_end(std::string_view p, std::size_t open) {
@@ -71,15 +67,16 @@ std::size_t first_brace(std::string_view p, bool& malformed) {
     return npos;
 }
 
-// Appends every brace-free pattern `p` stands for; false when malformed or too many.
-bool expand(std::string_view p, std::vector<std::string>& out) {
+// Appends every brace-free pattern `p` stands for, counting their `bytes`; why it cannot.
+std::optional<glob_error> expand(std::string_view p, std::vector<std::string>& out, std::size_t& bytes) {
     bool malformed = false;
     const std::size_t open = first_brace(p, malformed);
-    if (malformed) return false;
+    if (malformed) return glob_error::malformed;
     if (open == npos) {
-        if (out.size() >= max_alternatives) return false;
+        if (out.size() >= glob::max_alternatives) return glob_error::too_branching;
+        if ((bytes += p.size()) > glob::max_expanded) return glob_error::too_large;
         out.emplace_back(p);
-        return true;
+        return std::nullopt;
     }
     std::vector<std::string_view> options;
     int depth = 0;
@@ -98,12 +95,13 @@ bool expand(std::string_view p, std::vector<std::string>& out) {
             const std::string_view before = p.substr(0, open);
             const std::string_view after = p.substr(at + 1);
             for (const std::string_view option : options) {
-                if (!expand(std::string(before) + std::string(option) + std::string(after), out)) return false;
+                const std::string one = std::string(before).append(option).append(after);
+                if (const auto why = expand(one, out, bytes)) return why;
             }
-            return true;
+            return std::nullopt;
         }
     }
-    return false;  // the brace is never closed
+    return glob_error::malformed;  // the brace is never closed
 }
 
 // Matches one pattern character (a literal, an escape, `?` or a bracket) at `at` against
@@ -123,10 +121,13 @@ bool match_one(std::string_view p, std::size_t& at, char c) {
 }
 
 // A brace-free, well-formed pattern against a name: the greedy star with one backtrack
-// point, linear in practice and never exponential.
-bool match(std::string_view p, std::string_view s) {
+// point, never exponential but up to the product of the two lengths, so it spends `steps`
+// (one a pattern character tried) and gives up when they run out.
+std::optional<bool> match(std::string_view p, std::string_view s, std::uint64_t& steps) {
     std::size_t pi = 0, si = 0, star_p = npos, star_s = 0;
     while (si < s.size()) {
+        if (steps == 0) return std::nullopt;
+        --steps;
         if (pi < p.size() && p[pi] == '*') {
             while (pi < p.size() && p[pi] == '*') ++pi;
             star_p = pi;
@@ -134,7 +135,11 @@ bool match(std::string_view p, std::string_view s) {
             continue;
         }
         std::size_t next = pi;
-        if (pi < p.size() && match_one(p, next, s[si])) {
+        const bool one = pi < p.size() && match_one(p, next, s[si]);
+        const std::uint64_t more = next > pi ? next - pi - 1 : 0;  // a bracket's or an escape's other characters
+        if (more > steps) return std::nullopt;
+        steps -= more;
+        if (one) {
             pi = next;
             ++si;
             continue;
@@ -149,23 +154,37 @@ bool match(std::string_view p, std::string_view s) {
 
 }  // namespace
 
-std::optional<glob> glob::compile(std::string_view pattern) {
+std::optional<glob> glob::compile(std::string_view pattern, glob_error& why) {
+    if (pattern.size() > max_pattern) {
+        why = glob_error::too_long;
+        return std::nullopt;
+    }
     glob g;
-    if (pattern.size() > max_pattern || !expand(pattern, g.alternatives_)) return std::nullopt;
+    std::size_t bytes = 0;
+    if (const auto refused = expand(pattern, g.alternatives_, bytes)) {
+        why = *refused;
+        return std::nullopt;
+    }
     return g;
 }
 
-bool glob::matches(std::string_view name) const {
+std::optional<glob> glob::compile(std::string_view pattern) {
+    glob_error ignored{};
+    return compile(pattern, ignored);
+}
+
+std::optional<bool> glob::matches(std::string_view name, std::uint64_t& steps) const {
     for (const std::string& p : alternatives_) {
-        if (match(p, name)) return true;
+        const std::optional<bool> m = match(p, name, steps);
+        if (!m || *m) return m;
     }
     return false;
 }
 
 std::optional<bool> glob_match(std::string_view pattern, std::string_view name) {
     const auto g = glob::compile(pattern);
-    if (!g) return std::nullopt;
-    return g->matches(name);
+    std::uint64_t steps = glob::max_steps;
+    return g ? g->matches(name, steps) : std::nullopt;
 }
 
 }  // namespace ngfail::opensandbox::emulator

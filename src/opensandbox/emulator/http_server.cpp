@@ -102,10 +102,13 @@ asio::awaitable<bool> exchange::begin_stream(http::response<http::empty_body> he
         co_return false;
     }
     head.version(req_.version());
-    chunked_ = req_.version() >= 11;
-    if (!chunked_) close_ = true;  // the body ends where the connection does
+    // A head that gives the body's length (a download) is followed by that many bytes as they
+    // are; any other body is chunked, or, to HTTP/1.0 peers, ends where the connection does.
+    const bool sized = head.has_content_length();
+    chunked_ = !sized && req_.version() >= 11;
+    if (!chunked_ && !sized) close_ = true;
     head.keep_alive(req_.keep_alive() && !close_);
-    head.chunked(chunked_);
+    if (!sized) head.chunked(chunked_);
     pending_ = head_text(head.base());  // sent with the first event, as real execd sends it
     streaming_ = true;
     co_return true;

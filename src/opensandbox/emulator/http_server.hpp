@@ -99,8 +99,10 @@ public:
     boost::asio::awaitable<void> reply(response res);
 
     // A streamed reply: the head, then pieces of the body; false once the peer is gone.
-    // Chunked to HTTP/1.1 peers; to HTTP/1.0 peers (which know no chunks) the body runs
-    // to the connection's close, as RFC 9112 §6.1 and §6.3 require. What a stream writes
+    // A head with a Content-Length is followed by exactly that many bytes, unchunked (the
+    // handler must write them all). Any other is chunked to HTTP/1.1 peers; to HTTP/1.0 peers
+    // (which know no chunks) the body runs to the connection's close, as RFC 9112 §6.1 and
+    // §6.3 require. What a stream writes
     // goes out in one write when it next waits, when it ends, when its handler returns or
     // past 64 KiB: events made in one burst share a system call (an exec's head and its
     // five events used to cost six), and the head goes with the first event, as execd's.
