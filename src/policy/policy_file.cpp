@@ -11,9 +11,6 @@
 namespace ngfail::policy {
 namespace {
 
-// Aliases let a small file name one node many times; walking it must stay bounded.
-constexpr int max_visited_nodes = 1'000'000;
-
 struct file_error {
     std::string text;
 };
@@ -27,13 +24,22 @@ public:
         throw file_error{source_ + ":" + line + ": " + (key.empty() ? "" : key + ": ") + why};
     }
 
+    // Aliases let a small file name one node many times: every node and every scalar's bytes
+    // are counted as the walk reaches them, so an alias counts its target again.
     void visit(const YAML::Node& node) {
-        if (++visited_ > max_visited_nodes) fail(node, "", "too many nodes (aliases repeated too often?)");
+        if (++visited_ > max_policy_nodes) {
+            fail(node, "", "over " + std::to_string(max_policy_nodes) + " nodes with aliases expanded (max_policy_nodes)");
+        }
     }
 
     std::string scalar(const YAML::Node& node, const std::string& key) {
         visit(node);
         if (!node.IsScalar()) fail(node, key, "expected a single value");
+        expanded_ += node.Scalar().size();
+        if (expanded_ > max_policy_expanded_bytes) {
+            fail(node, key, "over " + std::to_string(max_policy_expanded_bytes) +
+                                " bytes of text with aliases expanded (max_policy_expanded_bytes)");
+        }
         return node.Scalar();
     }
 
@@ -80,6 +86,7 @@ public:
 private:
     std::string source_;
     int visited_ = 0;
+    std::size_t expanded_ = 0;
 };
 
 int line_of(const YAML::Node& node) { return node.Mark().line >= 0 ? node.Mark().line + 1 : 0; }
