@@ -192,6 +192,16 @@ TEST(policy_file, aliases_count_their_targets_bytes_again_up_to_the_expanded_bou
     static_assert(max_policy_nodes == 1'000'000);
 }
 
+TEST(policy_file, text_from_the_file_in_an_error_is_escaped_and_cut_at_200_bytes) {
+    const std::string long_text(300, 'x');
+    EXPECT_EQ(error_of("max_rollout_attempts: \"\\x1b[2J" + long_text + "\"\n"),
+              "test.yaml:1: max_rollout_attempts: expected an integer from 1 to 1000000, not '\\x1b[2J" +
+                  std::string(196, 'x') + "...'");
+    EXPECT_EQ(error_of("actions:\n  \"\\x7f\\x9b\": 1\n").rfind("test.yaml:2: actions.\\x7f\\u009b: unknown key", 0), 0U);
+    EXPECT_EQ(error_of("actions:\n  kind: {\"\\e]0;x\\a\": retry}\n").rfind("test.yaml:2: actions.kind: unknown kind '\\x1b]0;x\\x07'", 0),
+              0U);
+}
+
 TEST(policy_file, loads_from_a_path_and_names_it_in_errors) {
     const std::string path = testing::TempDir() + "policy_file_test.yaml";
     {
