@@ -469,6 +469,54 @@ TEST(cli_policy, a_bad_file_or_flag_is_one_clear_error) {
     EXPECT_EQ(run_cli("policy frobnicate").status, 2);
 }
 
+// Names from a policy file reach the terminal escaped, whatever the command and format: ESC,
+// DEL and C1 controls (as characters or as lone bytes) never pass raw.
+bool has_raw_control(const std::string& text) {
+    for (std::size_t i = 0; i < text.size();) {
+        const auto c = static_cast<unsigned char>(text[i]);
+        const auto next = i + 1 < text.size() ? static_cast<unsigned char>(text[i + 1]) : 0;
+        if ((c < 0x20 && c != '\n') || c == 0x7f || (c == 0xc2 && next >= 0x80 && next <= 0x9f)) return true;
+        if (c >= 0x80 && c < 0xc0) return true;  // a lone continuation byte: a C1 control on 8-bit terminals
+        i += c < 0x80 ? 1 : c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
+    }
+    return false;
+}
+
+TEST(cli_policy, names_from_the_file_are_printed_escaped) {
+    const auto file = temp_file("control_names.yaml",
+                                "classes:\n"
+                                "  - {class: \"red\\x1b[31m\\x7f\", kind: cancelled}\n"
+                                "  - {class: \"csi\\x9b2J\", domain: provider}\n"
+                                "  - {class: \"raw \x1b[2J \x9b\", status: 418}\n"
+                                "actions:\n"
+                                "  class: {\"red\\x1b[31m\\x7f\": retry, \"csi\\x9b2J\": fail}\n"
+                                "count_failure_classes_as_zero: [\"csi\\x9b2J\"]\n");
+    for (const std::string& args : {"policy check " + file, "policy check --json " + file,
+                                    "policy decide " + file + " --kind cancelled",
+                                    "policy decide --json " + file + " --kind cancelled",
+                                    "stats " NGFAIL_EXAMPLES_DATA "/policy_rollouts.jsonl --policy " + file,
+                                    "stats --json " NGFAIL_EXAMPLES_DATA "/policy_rollouts.jsonl --policy " + file}) {
+        const auto run = run_cli(args, capture::out_and_err);
+        EXPECT_EQ(run.status, 0) << args << "\n" << run.out;
+        EXPECT_FALSE(has_raw_control(run.out)) << args << "\n" << run.out;
+    }
+    EXPECT_THAT(run_cli("policy check " + file).out, testing::HasSubstr("red\\x1b[31m\\x7f  <-  kind cancelled"));
+    EXPECT_THAT(run_cli("policy decide " + file + " --kind cancelled").out, testing::HasSubstr("class red\\x1b[31m\\x7f"));
+    const auto json = boost::json::parse(run_cli("policy check --json " + file).out);
+    EXPECT_EQ(json.at("classification").at(0).at("class"), "red\x1b[31m\x7f") << "JSON carries the name itself";
+
+    // The loader's errors quote the file escaped, and cut.
+    const auto key = temp_file("control_key.yaml", "actions:\n  \"\\x1b]0;pwned\\x07" + std::string(300, 'k') + "\": 1\n");
+    const auto bad_key = run_cli("policy check " + key, capture::err);
+    EXPECT_FALSE(has_raw_control(bad_key.out)) << bad_key.out;
+    EXPECT_THAT(bad_key.out, testing::HasSubstr("actions.\\x1b]0;pwned\\x07kkk"));
+    EXPECT_LT(bad_key.out.size(), 200U + 120U + key.size()) << bad_key.out;
+    const auto value = temp_file("control_value.yaml", "max_rollout_attempts: \"\\x1b[2J\"\n");
+    const auto bad_value = run_cli("policy decide " + value + " --kind cancelled", capture::err);
+    EXPECT_FALSE(has_raw_control(bad_value.out)) << bad_value.out;
+    EXPECT_THAT(bad_value.out, testing::HasSubstr("not '\\x1b[2J'"));
+}
+
 TEST(cli_stats, with_a_policy_prints_every_recovery_state_and_both_scores) {
     const std::string args = "stats " NGFAIL_EXAMPLES_DATA "/policy_rollouts.jsonl --policy " NGFAIL_EXAMPLES_DATA
                              "/outcome_policy.yaml";

@@ -548,4 +548,15 @@ TEST(json_property, the_writers_count_is_the_length_of_what_it_writes) {
     }
 }
 
+// What the CLI writes with --json: whatever bytes a name from a file holds, the line is
+// valid JSON of printable ASCII, so it parses and never drives a terminal.
+TEST(serialize_ascii, escapes_everything_outside_printable_ascii_and_stays_valid_json) {
+    const boost::json::value v{{"class", "esc\x1b[31m del\x7f c1\xc2\x9b lone\x9b \xe2\x86\x92 \xf0\x9f\x99\x82"},
+                               {"n", 1}};
+    const auto text = ngfail::serialize_ascii(v);
+    EXPECT_EQ(text, R"({"class":"esc\u001b[31m del\u007f c1\u009b lone\ufffd \u2192 \ud83d\ude42","n":1})");
+    EXPECT_TRUE(std::all_of(text.begin(), text.end(), [](char c) { return c >= 0x20 && c < 0x7f; }));
+    EXPECT_EQ(boost::json::parse(text).at("class"), "esc\x1b[31m del\x7f c1\xc2\x9b lone\xef\xbf\xbd \xe2\x86\x92 \xf0\x9f\x99\x82");
+}
+
 }  // namespace

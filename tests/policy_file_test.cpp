@@ -170,6 +170,38 @@ TEST(policy_file, alias_bombs_under_unknown_keys_and_oversized_files_are_refused
     EXPECT_NE(error_of(std::string(max_policy_file_bytes + 1, ' ')).find("over"), std::string::npos);
 }
 
+// A small "billion laughs": one 1 KiB name reached 5,000 times through aliases is 5 MiB of
+// text from a 20 KB file; every use counts, so the file is refused before it is printed.
+TEST(policy_file, aliases_count_their_targets_bytes_again_up_to_the_expanded_bound) {
+    const std::string name(1024, 'l');
+    const auto laughs = [&](int uses) {
+        std::string text = "classes:\n  - {class: &lol " + name + "}\ncount_failure_classes_as_zero: [";
+        for (int i = 0; i < uses; ++i) text += "*lol, ";
+        return text + "x]\n";
+    };
+    EXPECT_LT(laughs(5000).size(), std::size_t{32} << 10);
+    const auto error = error_of(laughs(5000));
+    EXPECT_NE(error.find("max_policy_expanded_bytes"), std::string::npos) << error;
+    EXPECT_NE(error.find(std::to_string(max_policy_expanded_bytes)), std::string::npos) << error;
+    // An alias carries its target's mark: the line named is the anchor's.
+    EXPECT_EQ(error.rfind("test.yaml:2: count_failure_classes_as_zero[", 0), 0U) << error;
+
+    // 3,000 uses (3 MiB) are within the bound: the count is of text, not of aliases.
+    EXPECT_EQ(parsed(laughs(3000)).count_as_zero_classes.size(), 3001U);
+    static_assert(max_policy_expanded_bytes == std::size_t{4} << 20);
+    static_assert(max_policy_nodes == 1'000'000);
+}
+
+TEST(policy_file, text_from_the_file_in_an_error_is_escaped_and_cut_at_200_bytes) {
+    const std::string long_text(300, 'x');
+    EXPECT_EQ(error_of("max_rollout_attempts: \"\\x1b[2J" + long_text + "\"\n"),
+              "test.yaml:1: max_rollout_attempts: expected an integer from 1 to 1000000, not '\\x1b[2J" +
+                  std::string(196, 'x') + "...'");
+    EXPECT_EQ(error_of("actions:\n  \"\\x7f\\x9b\": 1\n").rfind("test.yaml:2: actions.\\x7f\\u009b: unknown key", 0), 0U);
+    EXPECT_EQ(error_of("actions:\n  kind: {\"\\e]0;x\\a\": retry}\n").rfind("test.yaml:2: actions.kind: unknown kind '\\x1b]0;x\\x07'", 0),
+              0U);
+}
+
 TEST(policy_file, loads_from_a_path_and_names_it_in_errors) {
     const std::string path = testing::TempDir() + "policy_file_test.yaml";
     {

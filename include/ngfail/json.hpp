@@ -46,6 +46,11 @@ namespace ngfail {
 // duplicate keys, no trailing bytes, bounded depth, size and strings).
 [[nodiscard]] result<boost::json::value> parse_json(std::string_view text, const limits& limits = {});
 
+// Boost.JSON's compact serialisation of `value` with every character outside printable
+// ASCII escaped as \uXXXX (DEL and the C1 controls included; invalid UTF-8 as \ufffd):
+// valid JSON, whatever bytes its strings hold, that is safe to print on a terminal.
+[[nodiscard]] std::string serialize_ascii(const boost::json::value& value);
+
 // Converts and validates a parsed report value.
 [[nodiscard]] result<failure_report> report_from_value(const boost::json::value& value, const limits& limits = {});
 

@@ -12,6 +12,7 @@
 #include <ngfail/kind.hpp>
 #include <ngfail/kind_extension.hpp>
 #include <ngfail/limits.hpp>
+#include <ngfail/one_line.hpp>
 #include <ngfail/opensandbox.hpp>
 #include <ngfail/replay.hpp>
 #include <ngfail/report.hpp>

@@ -15,6 +15,7 @@
 // characters escaped, so a report from a stranger cannot drive the terminal.
 #pragma once
 
+#include <ngfail/one_line.hpp>  // the escaping of every text printed
 #include <ngfail/report.hpp>
 
 #include <cstddef>
@@ -47,10 +48,5 @@ struct report_chain {
 // The chains of a report, the failure's own first; each event appears in one chain. The
 // pointers are into `report`.
 [[nodiscard]] std::vector<report_chain> chains_of(const failure_report& report);
-
-// `text` as one line that is safe on a terminal: every control character (C0, DEL and the
-// C1 controls U+0080–U+009F, which some terminals obey) shown as an escape, other UTF-8
-// kept, cut at `max_bytes` with "...".
-[[nodiscard]] std::string one_line(std::string_view text, std::size_t max_bytes = 200);
 
 }  // namespace ngfail

@@ -4,6 +4,8 @@
 #include "args.hpp"
 #include "policy_view.hpp"
 
+#include <ngfail/json.hpp>
+#include <ngfail/one_line.hpp>
 #include <ngfail/policy.hpp>
 
 #include <boost/json.hpp>
@@ -20,6 +22,8 @@ const arg_spec decide_spec{.with_value = {"kind", "status", "stage", "delivery",
                            .flags = {"json", "saved-answer", "defaults"},
                            .max_positionals = 2};
 
+// A class name from the file is printed through one_line (`describe` does the same), JSON
+// through serialize_ascii, which keeps the name whole.
 std::string rule_text(const rule_key& key, const outcome_policy& p) { return describe(chosen_rule{.key = key}, p); }
 
 std::string outcome_text(const rule_outcome& o) {
@@ -60,7 +64,7 @@ void print_tables(std::ostream& out, const outcome_policy& p) {
     out << "classification (first match wins; else the kind's name):\n";
     if (p.classification.empty()) out << "  (none)\n";
     for (const auto& r : p.classification) {
-        out << "  " << p.class_name(r.target) << "  <-  " << condition_text(r);
+        out << "  " << one_line(p.class_name(r.target)) << "  <-  " << condition_text(r);
         if (r.line > 0) out << "  line " << r.line;
         out << '\n';
     }
@@ -77,7 +81,7 @@ void print_tables(std::ostream& out, const outcome_policy& p) {
         << " ms, backoff " << p.allowance.base_delay.count() << "-" << p.allowance.max_delay.count() << " ms\n"
         << "rollout attempts: " << p.max_rollout_attempts << '\n'
         << "counted as zero in metrics:";
-    for (class_id c : p.count_as_zero_classes) out << ' ' << p.class_name(c);
+    for (class_id c : p.count_as_zero_classes) out << ' ' << one_line(p.class_name(c));
     if (p.count_missing_as_zero) out << " (and missing rollouts)";
     out << '\n';
 }
@@ -114,7 +118,7 @@ int run_check(const parsed_args& a, const streams& io) {
     const auto p = load_policy_or_complain("policy check", a.positionals[1], io);
     if (!p) return exit_bad_input;
     if (a.has("json")) {
-        io.out << boost::json::serialize(tables_json(*p)) << '\n';
+        io.out << serialize_ascii(tables_json(*p)) << '\n';
     } else {
         io.out << a.positionals[1] << ": valid; the effective tables (the file over the defaults):\n";
         print_tables(io.out, *p);
@@ -176,9 +180,9 @@ int run_decide(const parsed_args& a, const streams& io) {
                                 {"terminal", d.terminal},
                                 {"counts_as_zero", d.counts_as_zero}};
         if (d.refused != refusal::none) out["refused"] = name(d.refused);
-        io.out << boost::json::serialize(out) << '\n';
+        io.out << serialize_ascii(out) << '\n';
     } else {
-        io.out << describe(d, p) << "\nclass " << class_name(d, p) << ", terminal " << (d.terminal ? "yes" : "no")
+        io.out << describe(d, p) << "\nclass " << one_line(class_name(d, p)) << ", terminal " << (d.terminal ? "yes" : "no")
                << ", counts as zero " << (d.counts_as_zero ? "yes" : "no") << '\n';
     }
     return exit_ok;

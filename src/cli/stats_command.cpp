@@ -236,7 +236,7 @@ void print_json(std::ostream& out, const tally& t, const policy::recovery_view* 
                                                       {"by_stage", as_json(t.by_stage)},
                                                       {"top_chains", std::move(top)}};
     if (view) document["policy"] = policy_json(*view);
-    out << boost::json::serialize(document) << '\n';
+    out << serialize_ascii(document) << '\n';  // names from rows and the policy file, escaped
 }
 
 }  // namespace

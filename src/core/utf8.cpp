@@ -1,5 +1,6 @@
 #include "core/utf8.hpp"
 
+#include <array>
 #include <string_view>
 
 namespace ngfail::detail {
@@ -18,6 +19,22 @@ void truncate_utf8(std::string& text, std::size_t max_bytes) {
     }
     text.resize(cut);
     text += ellipsis;
+}
+
+code_point decode_utf8(std::string_view text, std::size_t at) noexcept {
+    const auto c = static_cast<unsigned char>(text[at]);
+    if (c < 0x80) return {c, 1};
+    const std::size_t length = c >= 0xf8 ? 0 : c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 0;
+    if (length == 0 || at + length > text.size()) return {};
+    std::uint32_t cp = length == 4 ? c & 0x07u : length == 3 ? c & 0x0fu : c & 0x1fu;
+    for (std::size_t k = 1; k < length; ++k) {
+        const auto cc = static_cast<unsigned char>(text[at + k]);
+        if ((cc & 0xc0) != 0x80) return {};
+        cp = (cp << 6) | (cc & 0x3fu);
+    }
+    constexpr std::array<std::uint32_t, 5> min_for_length{0, 0, 0x80, 0x800, 0x10000};
+    if (cp < min_for_length[length] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return {};
+    return {cp, length};
 }
 
 }  // namespace ngfail::detail

@@ -1,5 +1,6 @@
 #include <ngfail/policy/choose_action.hpp>
 
+#include <ngfail/one_line.hpp>
 #include <ngfail/sandbox.hpp>
 
 #include <array>
@@ -93,7 +94,7 @@ std::string describe(const chosen_rule& rule, const outcome_policy& policy) {
         case rule_dimension::status_class: return "status " + std::to_string(key.value) + "xx";
         case rule_dimension::kind: return "kind " + std::string(kind_name(key.kind));
         case rule_dimension::domain: return "domain " + std::string(name(static_cast<domain>(key.value)));
-        case rule_dimension::failure_class: return "class " + std::string(policy.class_name(key.value));
+        case rule_dimension::failure_class: return "class " + one_line(policy.class_name(key.value));
         case rule_dimension::fallback: return "default";
     }
     return "default";

@@ -1,6 +1,5 @@
 #include <ngfail/policy/outcome_policy.hpp>
 
-#include <algorithm>
 #include <stdexcept>
 
 namespace ngfail::policy {
@@ -124,6 +123,12 @@ class_id outcome_policy::intern_class(std::string_view name) {
     if (const auto known = find_class(name)) return *known;
     const auto id = static_cast<class_id>(class_names_.size());
     class_names_.emplace_back(name);
+    try {
+        class_ids_.emplace(class_names_.back(), id);
+    } catch (...) {
+        class_names_.pop_back();
+        throw;
+    }
     if (const auto kind = registered_kind(name)) {
         if (const auto slot = core_slot(*kind)) {
             kind_named_class_[*slot] = id;
@@ -135,9 +140,9 @@ class_id outcome_policy::intern_class(std::string_view name) {
 }
 
 std::optional<class_id> outcome_policy::find_class(std::string_view name) const noexcept {
-    const auto it = std::find(class_names_.begin(), class_names_.end(), name);
-    if (it == class_names_.end()) return std::nullopt;
-    return static_cast<class_id>(it - class_names_.begin());
+    const auto it = class_ids_.find(name);
+    if (it == class_ids_.end()) return std::nullopt;
+    return it->second;
 }
 
 std::string_view outcome_policy::class_name(class_id id) const noexcept {

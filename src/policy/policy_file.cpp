@@ -1,5 +1,7 @@
 #include <ngfail/policy/policy_file.hpp>
 
+#include <ngfail/one_line.hpp>
+
 #include <yaml-cpp/yaml.h>
 
 #include <charconv>
@@ -11,8 +13,10 @@
 namespace ngfail::policy {
 namespace {
 
-// Aliases let a small file name one node many times; walking it must stay bounded.
-constexpr int max_visited_nodes = 1'000'000;
+// Text from the file in an error (a key path, a value) is escaped and cut to this.
+constexpr std::size_t max_quoted_bytes = 200;
+
+std::string from_file(std::string_view text) { return "'" + one_line(text, max_quoted_bytes) + "'"; }
 
 struct file_error {
     std::string text;
@@ -24,16 +28,25 @@ public:
 
     [[noreturn]] void fail(const YAML::Node& at, const std::string& key, const std::string& why) const {
         const auto line = at.Mark().line >= 0 ? std::to_string(at.Mark().line + 1) : std::string("?");
-        throw file_error{source_ + ":" + line + ": " + (key.empty() ? "" : key + ": ") + why};
+        throw file_error{source_ + ":" + line + ": " + (key.empty() ? "" : one_line(key, max_quoted_bytes) + ": ") + why};
     }
 
+    // Aliases let a small file name one node many times: every node and every scalar's bytes
+    // are counted as the walk reaches them, so an alias counts its target again.
     void visit(const YAML::Node& node) {
-        if (++visited_ > max_visited_nodes) fail(node, "", "too many nodes (aliases repeated too often?)");
+        if (++visited_ > max_policy_nodes) {
+            fail(node, "", "over " + std::to_string(max_policy_nodes) + " nodes with aliases expanded (max_policy_nodes)");
+        }
     }
 
     std::string scalar(const YAML::Node& node, const std::string& key) {
         visit(node);
         if (!node.IsScalar()) fail(node, key, "expected a single value");
+        expanded_ += node.Scalar().size();
+        if (expanded_ > max_policy_expanded_bytes) {
+            fail(node, key, "over " + std::to_string(max_policy_expanded_bytes) +
+                                " bytes of text with aliases expanded (max_policy_expanded_bytes)");
+        }
         return node.Scalar();
     }
 
@@ -43,7 +56,7 @@ public:
         const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
         if (ec != std::errc{} || end != text.data() + text.size() || value < low || value > high) {
             fail(node, key, "expected an integer from " + std::to_string(low) + " to " + std::to_string(high) +
-                                ", not '" + text + "'");
+                                ", not " + from_file(text));
         }
         return value;
     }
@@ -52,7 +65,7 @@ public:
         const auto text = scalar(node, key);
         if (text == "true") return true;
         if (text == "false") return false;
-        fail(node, key, "expected true or false, not '" + text + "'");
+        fail(node, key, "expected true or false, not " + from_file(text));
     }
 
     // Calls `each(key text, key node, value node)` for every entry, refusing duplicates.
@@ -80,6 +93,7 @@ public:
 private:
     std::string source_;
     int visited_ = 0;
+    std::size_t expanded_ = 0;
 };
 
 int line_of(const YAML::Node& node) { return node.Mark().line >= 0 ? node.Mark().line + 1 : 0; }
@@ -87,7 +101,7 @@ int line_of(const YAML::Node& node) { return node.Mark().line >= 0 ? node.Mark()
 std::error_code known_kind(reader& r, const YAML::Node& node, const std::string& key) {
     const auto text = r.scalar(node, key);
     const auto kind = registered_kind(text);
-    if (!kind) r.fail(node, key, "unknown kind '" + text + "' (neither a core kind nor a registered extension kind)");
+    if (!kind) r.fail(node, key, "unknown kind " + from_file(text) + " (neither a core kind nor a registered extension kind)");
     return *kind;
 }
 
@@ -96,7 +110,7 @@ Enum known(reader& r, const YAML::Node& node, const std::string& key, std::strin
            std::optional<Enum> (*parse)(std::string_view) noexcept) {
     const auto text = r.scalar(node, key);
     const auto value = parse(text);
-    if (!value) r.fail(node, key, "unknown " + std::string(what) + " '" + text + "'");
+    if (!value) r.fail(node, key, "unknown " + std::string(what) + " " + from_file(text));
     return *value;
 }
 
@@ -257,13 +271,13 @@ result<outcome_policy> parse_outcome_policy(std::string_view text, std::string_v
             read_policy(r, p, YAML::Load(std::string(text)));
         } catch (const YAML::Exception& e) {
             const auto line = e.mark.line >= 0 ? std::to_string(e.mark.line + 1) : std::string("?");
-            return failure(kind::protocol_violation, std::string(source) + ":" + line + ": YAML: " + e.msg);
+            return failure(kind::protocol_violation, std::string(source) + ":" + line + ": YAML: " + one_line(e.msg, max_quoted_bytes));
         }
         return p;
     } catch (const file_error& e) {
         return failure(kind::protocol_violation, e.text);
     } catch (const std::exception& e) {
-        return failure(kind::protocol_violation, std::string(source) + ": " + e.what());
+        return failure(kind::protocol_violation, std::string(source) + ": " + one_line(e.what(), max_quoted_bytes));
     } catch (...) {
         return failure(kind::protocol_violation, "the policy could not be read");
     }

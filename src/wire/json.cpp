@@ -1,6 +1,7 @@
 #include <ngfail/json.hpp>
 
 #include "core/printable.hpp"
+#include "core/utf8.hpp"
 #include "wire/report_reader.hpp"
 #include "wire/details_schema.hpp"
 #include "wire/report_writer.hpp"
@@ -35,15 +36,32 @@ constexpr std::array<bool, 256> copied_as_is = [] {
     return table;
 }();
 
-// Appends `text` as a JSON string of printable ASCII: everything else is escaped, and an
-// invalid UTF-8 byte becomes \ufffd (JSON cannot carry it).
-void append_ascii_string(std::string& out, std::string_view text) {
+// Appends the character at `text[i]` (not printable ASCII, not a quote or backslash) as
+// JSON escapes, an invalid UTF-8 byte as \ufffd (JSON cannot carry it); returns the bytes read.
+std::size_t append_escaped(std::string& out, std::string_view text, std::size_t i) {
     constexpr char hex[] = "0123456789abcdef";
     const auto append_u = [&](unsigned unit) {
         const char buf[6] = {'\\', 'u', hex[(unit >> 12) & 0xf], hex[(unit >> 8) & 0xf], hex[(unit >> 4) & 0xf],
                              hex[unit & 0xf]};
         out.append(buf, 6);
     };
+    auto [cp, length] = detail::decode_utf8(text, i);
+    if (length == 0) {
+        append_u(0xfffd);
+        return 1;
+    }
+    if (cp >= 0x10000) {
+        cp -= 0x10000;
+        append_u(0xd800 + (cp >> 10));
+        append_u(0xdc00 + (cp & 0x3ff));
+    } else {
+        append_u(cp);
+    }
+    return length;
+}
+
+// Appends `text` as a JSON string of printable ASCII: everything else is escaped.
+void append_ascii_string(std::string& out, std::string_view text) {
     out += '"';
     std::size_t i = 0;
     while (i < text.size()) {
@@ -52,44 +70,14 @@ void append_ascii_string(std::string& out, std::string_view text) {
         out.append(text.data() + i, run - i);
         if (run == text.size()) break;
         i = run;
-        const auto c = static_cast<unsigned char>(text[i]);
-        switch (c) {
+        switch (text[i]) {
             case '"': out += "\\\""; ++i; continue;
             case '\\': out += "\\\\"; ++i; continue;
             case '\n': out += "\\n"; ++i; continue;
             case '\r': out += "\\r"; ++i; continue;
             case '\t': out += "\\t"; ++i; continue;
-            default: break;
+            default: i += append_escaped(out, text, i);
         }
-        if (c < 0x80) {  // other controls and DEL
-            append_u(c);
-            ++i;
-            continue;
-        }
-        // A UTF-8 sequence: decode it strictly (no overlongs, no surrogates, <= U+10FFFF).
-        const std::size_t length = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 0;
-        std::uint32_t cp = length == 4 ? c & 0x07u : length == 3 ? c & 0x0fu : c & 0x1fu;
-        bool valid = length != 0 && i + length <= text.size();
-        for (std::size_t k = 1; valid && k < length; ++k) {
-            const auto cc = static_cast<unsigned char>(text[i + k]);
-            valid = (cc & 0xc0) == 0x80;
-            cp = (cp << 6) | (cc & 0x3fu);
-        }
-        constexpr std::array<std::uint32_t, 5> min_for_length{0, 0, 0x80, 0x800, 0x10000};
-        valid = valid && cp >= min_for_length[length] && cp <= 0x10ffff && (cp < 0xd800 || cp > 0xdfff);
-        if (!valid) {
-            append_u(0xfffd);
-            ++i;
-            continue;
-        }
-        if (cp >= 0x10000) {
-            cp -= 0x10000;
-            append_u(0xd800 + (cp >> 10));
-            append_u(0xdc00 + (cp & 0x3ff));
-        } else {
-            append_u(cp);
-        }
-        i += length;
     }
     out += '"';
 }
@@ -526,6 +514,21 @@ std::size_t detail::written_event_size(const event_record& record) {
     format_event_id(record.id, key.data());
     events.object(std::string_view(key.data(), key.size()), [&](size_sink& inner) { emit(inner, record); });
     return events.bytes() - 2;  // the member alone, without the object's braces
+}
+
+std::string serialize_ascii(const json::value& value) {
+    const std::string text = json::serialize(value);
+    std::string out;
+    out.reserve(text.size());
+    for (std::size_t i = 0; i < text.size();) {
+        // Outside strings JSON is ASCII, and Boost.JSON escaped the controls below DEL.
+        if (static_cast<unsigned char>(text[i]) < 0x7f) {
+            out += text[i++];
+        } else {
+            i += append_escaped(out, text, i);
+        }
+    }
+    return out;
 }
 
 result<json::value> parse_json(std::string_view text, const limits& lim) {

@@ -63,37 +63,6 @@ struct painter {
 
 }  // namespace
 
-std::string one_line(std::string_view text, std::size_t max_bytes) {
-    constexpr char hex[] = "0123456789abcdef";
-    const std::string_view kept = text.substr(0, max_bytes);
-    std::string out;
-    for (std::size_t i = 0; i < kept.size(); ++i) {
-        const auto c = static_cast<unsigned char>(kept[i]);
-        const bool c1 = c == 0xc2 && i + 1 < kept.size() && static_cast<unsigned char>(kept[i + 1]) >= 0x80 &&
-                        static_cast<unsigned char>(kept[i + 1]) <= 0x9f;
-        if (c == '\n') {
-            out += "\\n";
-        } else if (c == '\r') {
-            out += "\\r";
-        } else if (c == '\t') {
-            out += "\\t";
-        } else if (c < 0x20 || c == 0x7f) {
-            out += "\\x";
-            out += hex[c >> 4];
-            out += hex[c & 0xf];
-        } else if (c1) {
-            const auto second = static_cast<unsigned char>(kept[++i]);
-            out += "\\u00";
-            out += hex[second >> 4];
-            out += hex[second & 0xf];
-        } else {
-            out += static_cast<char>(c);
-        }
-    }
-    if (text.size() > max_bytes) out += "...";
-    return out;
-}
-
 std::vector<report_chain> chains_of(const failure_report& report) {
     std::vector<report_chain> chains;
     std::set<event_id> shown;

@@ -91,6 +91,7 @@ struct outcome_decision {
 [[nodiscard]] std::string_view class_name(const outcome_decision& d, const outcome_policy& policy) noexcept;
 
 // "status 429", "kind provider_oom_killed", "domain transport", "class judge_failed", "default".
+// A class name (from a policy file: anyone's text) is shown as `one_line` shows it.
 [[nodiscard]] std::string describe(const chosen_rule& rule, const outcome_policy& policy);
 
 // One line: the action, the rule and table that chose it, and any refusal with what replaced it.

@@ -30,6 +30,7 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -148,7 +149,14 @@ public:
     bool count_missing_as_zero = false;           // likewise, for rollouts with no row
 
 private:
+    // Lookup by a string_view without building a string.
+    struct name_hash {
+        using is_transparent = void;
+        std::size_t operator()(std::string_view name) const noexcept { return std::hash<std::string_view>{}(name); }
+    };
+
     std::vector<std::string> class_names_;
+    std::unordered_map<std::string, class_id, name_hash, std::equal_to<>> class_ids_;  // class_names_ inverted
     std::array<class_id, detail::core_kind_slots> kind_named_class_{};   // core kind → the class of that name
     std::vector<std::pair<std::error_code, class_id>> extension_named_class_;
 };

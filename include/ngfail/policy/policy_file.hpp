@@ -25,7 +25,8 @@
 //
 // Errors are one `protocol_violation` failure whose reason names the file, the line and
 // the key: an unknown key, kind, action, stage or domain, a wrong type, a duplicate key, a
-// YAML syntax error. A kind must be core or a registered extension kind.
+// YAML syntax error, a file past one of the bounds below (the error names it). A kind must
+// be core or a registered extension kind.
 #pragma once
 
 #include <ngfail/policy/outcome_policy.hpp>
@@ -38,6 +39,11 @@ namespace ngfail::policy {
 
 // The largest policy file read, in bytes.
 inline constexpr std::size_t max_policy_file_bytes = std::size_t{4} << 20;
+// The most nodes read, an alias counting its target's nodes again at every use.
+inline constexpr int max_policy_nodes = 1'000'000;
+// The most bytes of scalars (keys and values) read, an alias counting its target's bytes
+// again at every use: what a policy holds and prints stays near the size of its text.
+inline constexpr std::size_t max_policy_expanded_bytes = std::size_t{4} << 20;
 
 // Reads a policy from text; `source` names it in errors ("policy.yaml", "<inline>").
 [[nodiscard]] result<outcome_policy> parse_outcome_policy(std::string_view text,
