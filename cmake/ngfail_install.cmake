@@ -32,10 +32,11 @@ file(RELATIVE_PATH NGFAIL_PC_TO_PREFIX "/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/")
 set(ngfail_pc_parts
     "core||-lngfail_core|kinds, events, failures, results"
     "wire|ngfail-core|-lngfail_wire -lboost_json|reports, JSON, the X-NG-Failure-Report header, SSE reports"
-    "policy|ngfail-wire|-lngfail_policy -lyaml-cpp|the outcome policy: decisions, policy files, rollout views"
+    "retry|ngfail-wire|-lngfail_retry|retry allowances: one budget per logical request"
+    "policy|ngfail-wire ngfail-retry|-lngfail_policy -lyaml-cpp|the outcome policy: decisions, policy files, rollout views"
     "http|ngfail-wire|-lngfail_http|Boost.Beast helpers for the failure header"
     "opensandbox|ngfail-core|-lngfail_opensandbox|the OpenSandbox evidence classifier"
-    "opensandbox_client|ngfail-opensandbox ngfail-policy|-lngfail_opensandbox_client -lssl -lcrypto|the OpenSandbox client"
+    "opensandbox_client|ngfail-opensandbox ngfail-retry|-lngfail_opensandbox_client -lssl -lcrypto|the OpenSandbox client"
     "opensandbox_emulator|ngfail-wire ngfail-opensandbox|-lngfail_opensandbox_emulator -lssl -lcrypto|the local OpenSandbox behind ngfail serve (a test tool)"
     "|ngfail-http ngfail-policy ngfail-opensandbox-client ngfail-opensandbox-emulator||everything")
 foreach(part IN LISTS ngfail_pc_parts)

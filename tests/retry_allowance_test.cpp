@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <thread>
+#include <vector>
 
 namespace {
 
@@ -78,6 +80,29 @@ TEST(retry_allowance, an_exhausted_request_reports_every_attempt) {
         EXPECT_TRUE(report.events.contains(attempt.id())) << attempt.reason();
     }
     EXPECT_EQ(report.events.size(), 4U);
+}
+
+// A harness's one budget for 50 rollouts on a thread pool: every attempt is granted once,
+// and no more than the budget holds (TSan checks the locking under the tsan preset).
+TEST(retry_allowance, one_budget_shared_by_many_threads_grants_each_attempt_once) {
+    retry_allowance shared({.attempts = 1001, .elapsed = 3600s, .base_delay = 0ms, .max_delay = 0ms});
+    std::atomic<int> granted{0};
+    std::vector<std::thread> rollouts;
+    for (int t = 0; t < 8; ++t) {
+        rollouts.emplace_back([&] {
+            for (int i = 0; i < 200; ++i) {
+                if (shared.next_delay()) ++granted;
+                shared.record(ngfail::failure(ngfail::kind::transport_peer_drop));
+                (void)shared.spent();
+            }
+        });
+    }
+    for (auto& r : rollouts) r.join();
+    EXPECT_EQ(granted.load(), 1000) << "1,001 attempts: the first and 1,000 retries";
+    EXPECT_EQ(shared.attempts_made(), 1001);
+    EXPECT_EQ(shared.attempts().size(), 1600u) << "every record kept";
+    const retry_allowance copy = shared;
+    EXPECT_EQ(copy.attempts_made(), 1001) << "a copy starts where the original stood";
 }
 
 }  // namespace

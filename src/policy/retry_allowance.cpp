@@ -24,16 +24,46 @@ std::uint64_t fresh_seed(const void* self) noexcept {
 retry_allowance::retry_allowance(allowance_limits limits, std::uint64_t jitter_seed) noexcept
     : limits_(limits), started_(clock::now()), jitter_state_(jitter_seed != 0 ? jitter_seed : fresh_seed(this)) {}
 
-std::chrono::milliseconds retry_allowance::remaining() const noexcept {
+retry_allowance::retry_allowance(const retry_allowance& other)
+    : limits_(other.limits_), started_(other.started_) {
+    const std::lock_guard lock(other.mutex_);
+    attempts_made_ = other.attempts_made_;
+    jitter_state_ = other.jitter_state_;
+    failures_ = other.failures_;
+}
+
+retry_allowance& retry_allowance::operator=(const retry_allowance& other) {
+    if (this == &other) return *this;
+    const std::scoped_lock both(mutex_, other.mutex_);
+    limits_ = other.limits_;
+    started_ = other.started_;
+    attempts_made_ = other.attempts_made_;
+    jitter_state_ = other.jitter_state_;
+    failures_ = other.failures_;
+    return *this;
+}
+
+int retry_allowance::attempts_made() const noexcept {
+    const std::lock_guard lock(mutex_);
+    return attempts_made_;
+}
+
+// limits_ and started_ never change after construction but by assignment, which no thread
+// may do while others use the allowance.
+std::chrono::milliseconds retry_allowance::remaining_now() const noexcept {
     const auto used = std::chrono::duration_cast<std::chrono::milliseconds>(clock::now() - started_);
     return std::max(limits_.elapsed - used, std::chrono::milliseconds::zero());
 }
 
+std::chrono::milliseconds retry_allowance::remaining() const noexcept { return remaining_now(); }
+
 bool retry_allowance::spent() const noexcept {
-    return attempts_made_ >= limits_.attempts || remaining() <= std::chrono::milliseconds::zero();
+    const std::lock_guard lock(mutex_);
+    return attempts_made_ >= limits_.attempts || remaining_now() <= std::chrono::milliseconds::zero();
 }
 
 void retry_allowance::record(failure f) noexcept {
+    const std::lock_guard lock(mutex_);
     try {
         failures_.push_back(std::move(f));
     } catch (...) {  // the attempt still counts; only its record is lost
@@ -42,8 +72,9 @@ void retry_allowance::record(failure f) noexcept {
 
 std::optional<std::chrono::milliseconds> retry_allowance::next_delay(
     std::optional<std::chrono::milliseconds> retry_after) noexcept {
+    const std::lock_guard lock(mutex_);
     if (attempts_made_ >= limits_.attempts) return std::nullopt;
-    const auto left = remaining();
+    const auto left = remaining_now();
     std::chrono::milliseconds wait{};
     if (retry_after) {
         wait = std::max(*retry_after, std::chrono::milliseconds::zero());
@@ -61,11 +92,12 @@ std::optional<std::chrono::milliseconds> retry_allowance::next_delay(
 }
 
 failure retry_allowance::exhausted(const failure& last) const noexcept {
+    const int attempts_made = this->attempts_made();
     try {
         const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(clock::now() - started_).count();
         return failure(event_info{.kind = last.code(),
-                                  .reason = "no retry left after " + std::to_string(attempts_made_) + " attempt" +
-                                            (attempts_made_ == 1 ? "" : "s") + " in " + std::to_string(ms) + " ms",
+                                  .reason = "no retry left after " + std::to_string(attempts_made) + " attempt" +
+                                            (attempts_made == 1 ? "" : "s") + " in " + std::to_string(ms) + " ms",
                                   .boundary = last.boundary(),
                                   .stage = last.stage(),
                                   .http_status = last.http_status(),
@@ -78,6 +110,7 @@ failure retry_allowance::exhausted(const failure& last) const noexcept {
 
 failure_report retry_allowance::report(const failure& final) const {
     failure_report whole = report_for(final);
+    const std::lock_guard lock(mutex_);
     for (const failure& attempt : failures_) {
         // An attempt already in the chain has the same record; merging adds only the others.
         (void)merge(whole, report_for(attempt));

@@ -14,13 +14,19 @@ cmake -S "$here" -B "$work/cmake-build" -G Ninja \
     -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_BUILD_TYPE=Debug >/dev/null
 cmake --build "$work/cmake-build" >/dev/null
 "$work/cmake-build/consumer"
-for program in wire_only http_only classifier_only client_only emulator_only; do
+for program in wire_only http_only classifier_only client_only emulator_only policy_only; do
     "$work/cmake-build/consumer_$program"
 done
 "$work/cmake-build/consumer_all"
 # A program that links only the client holds nothing of the emulator.
 if nm -C "$work/cmake-build/consumer_client_only" | grep -E 'opensandbox::(emulator|embedded_server)'; then
     echo "the client alone links emulator symbols (above)" >&2
+    exit 1
+fi
+
+# Nor does it link yaml-cpp, which only policy files need.
+if grep -A3 'build consumer_client_only' "$work/cmake-build/build.ninja" | grep -i yaml; then
+    echo "the client alone links yaml-cpp (above)" >&2
     exit 1
 fi
 
@@ -38,6 +44,17 @@ if pc --libs --static ngfail-http | grep -q -- -lssl; then
     echo "ngfail-http asks for OpenSSL: $(pc --libs --static ngfail-http)" >&2
     exit 1
 fi
+# The client through pkg-config: no yaml-cpp; the policy alone: yaml-cpp, no OpenSSL.
+if pc --libs --static ngfail-opensandbox-client | grep -q -- -lyaml; then
+    echo "ngfail-opensandbox-client asks for yaml-cpp: $(pc --libs --static ngfail-opensandbox-client)" >&2
+    exit 1
+fi
+# shellcheck disable=SC2046
+"$cxx" $flags "$here/client_only.cpp" -o "$work/pkg-config-client" $(pc --cflags --libs --static ngfail-opensandbox-client)
+"$work/pkg-config-client"
+# shellcheck disable=SC2046
+"$cxx" $flags "$here/policy_only.cpp" -o "$work/pkg-config-policy" $(pc --cflags --libs --static ngfail-policy)
+"$work/pkg-config-policy"
 # shellcheck disable=SC2046
 "$cxx" $flags "$here/all.cpp" -o "$work/pkg-config-all" $(pc --cflags --libs --static ngfail)
 "$work/pkg-config-all"

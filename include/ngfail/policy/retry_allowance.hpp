@@ -17,7 +17,9 @@
 // Delays are capped exponential backoff with full jitter (uniform in [0, min(cap, base·2ⁿ)]).
 // A server's `Retry-After` replaces the jittered delay when it fits in what remains; a wait
 // longer than what remains ends the call now rather than sleeping into a certain failure.
-// An allowance belongs to one logical request: it is not for concurrent use.
+// One allowance may also be a whole harness's budget, shared by rollouts on many threads:
+// every member is safe to call concurrently (a lock of its own guards it), except that the
+// span `attempts()` returns must not be read while another thread records.
 #pragma once
 
 #include <ngfail/failure.hpp>
@@ -25,6 +27,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <vector>
@@ -45,11 +48,14 @@ public:
     using clock = std::chrono::steady_clock;
 
     explicit retry_allowance(allowance_limits limits = {}, std::uint64_t jitter_seed = 0) noexcept;
+    // A copy spends on its own from where the original stood.
+    retry_allowance(const retry_allowance& other);
+    retry_allowance& operator=(const retry_allowance& other);
 
     [[nodiscard]] const allowance_limits& limits() const noexcept { return limits_; }
 
     // Attempts made so far (recorded failures plus the one in progress).
-    [[nodiscard]] int attempts_made() const noexcept { return attempts_made_; }
+    [[nodiscard]] int attempts_made() const noexcept;
     // Time left of the elapsed budget.
     [[nodiscard]] std::chrono::milliseconds remaining() const noexcept;
     // True when no further attempt fits: the attempts are used up or the time is.
@@ -74,8 +80,11 @@ public:
     [[nodiscard]] failure_report report(const failure& final) const;
 
 private:
+    [[nodiscard]] std::chrono::milliseconds remaining_now() const noexcept;
+
     allowance_limits limits_;
     clock::time_point started_;
+    mutable std::mutex mutex_;  // guards what follows
     int attempts_made_ = 1;
     std::uint64_t jitter_state_;
     std::vector<failure> failures_;
