@@ -457,6 +457,35 @@ TEST(cli_policy, check_prints_the_effective_tables_and_decide_the_rule) {
                 testing::StartsWith("verify: kind judge_failed, shared table"));
 }
 
+// A new user had a header value from a log and had to retype it as --kind, --status and
+// --stage: decide takes the failure as the header, a report file or a rollout row carries it.
+TEST(cli_policy, decide_reads_the_failure_from_a_header_a_report_file_or_a_rollout_row) {
+    const auto by_options = run_cli("policy decide --defaults --kind agent_run_error --status 500 --stage agent --json");
+    ASSERT_EQ(by_options.status, 0);
+    const auto by_header = run_cli("policy decide --defaults " + shell_quote("X-NG-Failure-Report: " + sample_report) + " --json");
+    EXPECT_EQ(by_header.status, 0);
+    EXPECT_EQ(by_header.out, by_options.out);
+    EXPECT_EQ(run_cli("policy decide --defaults --json --file " + temp_file("decide_report.json", sample_report)).out,
+              by_options.out);
+    const auto report = boost::json::parse(sample_report).as_object();
+    boost::json::object row{{"task_id", "t"}, {"rollout", 0}, {"_ng_failure_id", report.at("failure_id")},
+                            {"_ng_failure_events", report.at("events")}};
+    EXPECT_EQ(run_cli("policy decide --defaults --json --row " + shell_quote(boost::json::serialize(row))).out,
+              by_options.out);
+    row["response"] = "42";
+    EXPECT_EQ(run_cli("policy decide --defaults --json --row " + shell_quote(boost::json::serialize(row))).out,
+              run_cli("policy decide --defaults --kind agent_run_error --status 500 --stage agent --saved-answer --json").out)
+        << "a row's response is a saved answer to verify";
+
+    const auto both = run_cli("policy decide --defaults " + shell_quote(sample_report) + " --kind cancelled", capture::err);
+    EXPECT_EQ(both.status, 2);
+    EXPECT_THAT(both.out, testing::HasSubstr("one failure: a HEADER_VALUE, --file F, --row JSON or --kind K"));
+    const auto success = run_cli(R"(policy decide --defaults '{"events":{}}')", capture::err);
+    EXPECT_EQ(success.status, 2);
+    EXPECT_THAT(success.out, testing::HasSubstr("the report holds no failure"));
+    EXPECT_EQ(run_cli("policy decide --defaults --row '[1]'").status, 2);
+}
+
 TEST(cli_policy, a_bad_file_or_flag_is_one_clear_error) {
     const auto bad = temp_file("bad_policy.yaml", "actions:\n  status:\n    429: retry\n    429: fail\n");
     const auto check = run_cli("policy check " + bad, capture::err);

@@ -1,8 +1,10 @@
 // ngfail policy check FILE [--json]
-// ngfail policy decide (FILE | --defaults) --kind K [--status N] [--stage S] [--delivery D]
+// ngfail policy decide (FILE | --defaults) (HEADER_VALUE | --file F | --row JSON
+//                      | --kind K [--status N] [--stage S] [--delivery D])
 //                      [--replay P] [--saved-answer] [--json]
 #include "args.hpp"
 #include "policy_view.hpp"
+#include "report_input.hpp"
 
 #include <ngfail/json.hpp>
 #include <ngfail/one_line.hpp>
@@ -18,9 +20,9 @@ namespace {
 using namespace ngfail::policy;
 
 const arg_spec check_spec{.flags = {"json"}, .max_positionals = 2};
-const arg_spec decide_spec{.with_value = {"kind", "status", "stage", "delivery", "replay"},
+const arg_spec decide_spec{.with_value = {"kind", "status", "stage", "delivery", "replay", "file", "row"},
                            .flags = {"json", "saved-answer", "defaults"},
-                           .max_positionals = 2};
+                           .max_positionals = 3};
 
 // A class name from the file is printed through one_line (`describe` does the same), JSON
 // through serialize_ascii, which keeps the name whole.
@@ -136,10 +138,77 @@ bool read_named(const parsed_args& a, std::string_view option, std::optional<T> 
     return into.has_value();
 }
 
+// The failure to decide on: from a report (a header value, a report file, a rollout row) or
+// from --kind and its companions; none, said on io.err, when the arguments are wrong.
+struct decide_input {
+    failure_evidence evidence;
+    bool saved_answer = false;  // a row that kept the model's response
+};
+
+std::optional<decide_input> evidence_from_report(const failure_report& report, const streams& io) {
+    if (!report.failure_id) {
+        io.err << "ngfail policy decide: the report holds no failure (a success's report)\n";
+        return std::nullopt;
+    }
+    return decide_input{.evidence = evidence_of(report.events.at(*report.failure_id))};
+}
+
+std::optional<decide_input> evidence_from_row(std::string_view text, const streams& io) {
+    const limits lim;
+    if (text.size() > lim.max_json_bytes) {
+        io.err << "ngfail policy decide: --row is over " << lim.max_json_bytes << " bytes\n";
+        return std::nullopt;
+    }
+    boost::json::error_code ec;
+    const boost::json::value row = boost::json::parse(text, ec);
+    if (ec || !row.is_object()) {
+        io.err << "ngfail policy decide: --row is not a JSON object (a rollout row)\n";
+        return std::nullopt;
+    }
+    const auto report = rollout_report(row.get_object(), lim);
+    if (!report) {
+        io.err << "ngfail policy decide: --row: " << one_line(report.error().reason(), 400) << '\n';
+        return std::nullopt;
+    }
+    auto input = evidence_from_report(report.value(), io);
+    if (input) input->saved_answer = row.get_object().contains("response");
+    return input;
+}
+
+std::optional<decide_input> evidence_from_options(const parsed_args& a, const streams& io) {
+    decide_input input;
+    failure_evidence& e = input.evidence;
+    const auto kind_code = registered_kind(*a.value("kind"));
+    if (!kind_code) {
+        io.err << "ngfail policy decide: --kind '" << one_line(*a.value("kind")) << "' is not a core or registered kind ('ngfail kinds' lists them)\n";
+        return std::nullopt;
+    }
+    e.kind = *kind_code;
+    if (const auto status = a.value("status")) {
+        e.http_status = to_int(*status);
+        if (!e.http_status) {
+            io.err << "ngfail policy decide: --status '" << one_line(*status) << "' is not a number\n";
+            return std::nullopt;
+        }
+    }
+    if (!read_named(a, "stage", parse_stage, e.stage, "admission, seed, agent, verification, cleanup", io) ||
+        !read_named(a, "delivery", parse_delivery, e.delivery, "not_sent, possibly_delivered, delivered", io)) {
+        return std::nullopt;
+    }
+    return input;
+}
+
 int run_decide(const parsed_args& a, const streams& io) {
     const bool defaults = a.has("defaults");
-    if (a.positionals.size() != (defaults ? 1U : 2U) || !a.value("kind")) {
-        io.err << "ngfail policy decide: give a FILE (or --defaults) and --kind (see 'ngfail policy --help')\n";
+    const std::size_t policy_args = defaults ? 1U : 2U;  // "decide" and FILE
+    const bool header = a.positionals.size() == policy_args + 1;
+    const int sources = int(header) + int(a.value("file").has_value()) + int(a.value("row").has_value()) +
+                        int(a.value("kind").has_value());
+    const bool evidence_options = a.value("status") || a.value("stage") || a.value("delivery");
+    if (a.positionals.size() < policy_args || a.positionals.size() > policy_args + 1 || sources != 1 ||
+        (evidence_options && !a.value("kind"))) {
+        io.err << "ngfail policy decide: give a FILE (or --defaults) and one failure: a HEADER_VALUE, --file F, "
+                  "--row JSON or --kind K (see 'ngfail policy --help')\n";
         return exit_bad_input;
     }
     std::optional<outcome_policy> loaded;
@@ -149,24 +218,20 @@ int run_decide(const parsed_args& a, const streams& io) {
     }
     const outcome_policy& p = defaults ? outcome_policy::defaults() : *loaded;
 
-    failure_evidence e;
-    const auto kind_code = registered_kind(*a.value("kind"));
-    if (!kind_code) {
-        io.err << "ngfail policy decide: --kind '" << *a.value("kind") << "' is not a core or registered kind ('ngfail kinds' lists them)\n";
-        return exit_bad_input;
+    std::optional<decide_input> input;
+    if (a.value("kind")) {
+        input = evidence_from_options(a, io);
+    } else if (const auto row = a.value("row")) {
+        input = evidence_from_row(*row, io);
+    } else {
+        const auto header_value = header ? std::optional<std::string_view>(a.positionals.back()) : std::nullopt;
+        const auto report = read_report("policy decide", header_value, a.value("file"), io);
+        if (report) input = evidence_from_report(*report, io);
     }
-    e.kind = *kind_code;
-    if (const auto status = a.value("status")) {
-        e.http_status = to_int(*status);
-        if (!e.http_status) {
-            io.err << "ngfail policy decide: --status '" << *status << "' is not a number\n";
-            return exit_bad_input;
-        }
-    }
-    decision_context context{.saved_answer = a.has("saved-answer")};
-    if (!read_named(a, "stage", parse_stage, e.stage, "admission, seed, agent, verification, cleanup", io) ||
-        !read_named(a, "delivery", parse_delivery, e.delivery, "not_sent, possibly_delivered, delivered", io) ||
-        !read_named(a, "replay", parse_replay_policy, context.replay, "before_delivery, idempotent, deduplicated, never", io)) {
+    if (!input) return exit_bad_input;
+    const failure_evidence& e = input->evidence;
+    decision_context context{.saved_answer = a.has("saved-answer") || input->saved_answer};
+    if (!read_named(a, "replay", parse_replay_policy, context.replay, "before_delivery, idempotent, deduplicated, never", io)) {
         return exit_bad_input;
     }
     const outcome_decision d = choose_action(p, e, context);
@@ -212,12 +277,16 @@ int run_policy(arguments args, const streams& io) {
 
 std::string policy_usage() {
     return "usage: ngfail policy check FILE [--json]\n"
-           "       ngfail policy decide (FILE | --defaults) --kind K [--status N] [--stage S]\n"
-           "                            [--delivery D] [--replay P] [--saved-answer] [--json]\n"
+           "       ngfail policy decide (FILE | --defaults) (HEADER_VALUE | --file F | --row JSON\n"
+           "                            | --kind K [--status N] [--stage S] [--delivery D])\n"
+           "                            [--replay P] [--saved-answer] [--json]\n"
            "\n"
            "check reads an outcome policy (YAML or JSON) and prints the effective tables: the file\n"
            "over ngfail's defaults, key by key. A bad file gets one error naming its line and key.\n"
-           "decide prints the action a boundary takes for one failure and the rule that chose it:\n"
+           "decide prints the action a boundary takes for one failure and the rule that chose it.\n"
+           "The failure is a report's (an X-NG-Failure-Report header value, a report as JSON in a\n"
+           "file, or a rollout row carrying its report, whose `response` counts as a saved answer)\n"
+           "or the one --kind and its companions describe. The rule is found in\n"
            "the stage's table, then the shared one; in each a status rule (exact, then 4xx/5xx), a\n"
            "kind rule (exact, then its domain), a class rule, the default. A retry the delivery does\n"
            "not allow under --replay, or a verify without --saved-answer, falls back to fail, and\n"

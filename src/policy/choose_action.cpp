@@ -49,6 +49,10 @@ failure_evidence evidence_of(const failure& f) noexcept {
     return {.kind = f.code(), .http_status = f.http_status(), .stage = f.stage(), .delivery = delivery_of(f), .id = f.id()};
 }
 
+failure_evidence evidence_of(const event_record& r) noexcept {
+    return {.kind = r.code, .http_status = r.http_status, .stage = r.stage, .delivery = delivery_of(r.details), .id = r.id};
+}
+
 std::string_view name(refusal r) noexcept {
     static constexpr std::array<std::string_view, 5> names{"none", "unsupported", "replay_unsafe", "allowance_spent",
                                                            "no_saved_answer"};

@@ -32,10 +32,6 @@ std::optional<double> reward_of(const boost::json::object& row) noexcept {
     return v->to_number<double>();
 }
 
-failure_evidence evidence_of(const event_record& r) noexcept {
-    return {.kind = r.code, .http_status = r.http_status, .stage = r.stage, .delivery = delivery_of(r.details), .id = r.id};
-}
-
 std::optional<std::string_view> text_at(const boost::json::object& row, std::string_view key) noexcept {
     const auto* v = row.if_contains(key);
     return v && v->is_string() ? std::optional<std::string_view>(v->get_string()) : std::nullopt;

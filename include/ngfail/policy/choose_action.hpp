@@ -19,6 +19,7 @@
 #include <ngfail/kind.hpp>
 #include <ngfail/policy/outcome_policy.hpp>
 #include <ngfail/replay.hpp>
+#include <ngfail/report.hpp>
 
 #include <optional>
 #include <string>
@@ -37,6 +38,8 @@ struct failure_evidence {
 };
 
 [[nodiscard]] failure_evidence evidence_of(const failure& f) noexcept;
+// The same from a report's record of the failure (a header's, a rollout row's).
+[[nodiscard]] failure_evidence evidence_of(const event_record& r) noexcept;
 
 // What the boundary can do now.
 struct decision_context {
