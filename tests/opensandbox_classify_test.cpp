@@ -355,7 +355,9 @@ TEST(classify_causes, asio_and_beast_codes_are_read_by_category_name_and_value) 
          {kind::transport_peer_drop, delivery::possibly_delivered}},
         {"get", boost::beast::http::error::partial_message, phase::receive, {},
          {kind::transport_peer_drop, delivery::possibly_delivered}},
+        {"exec", boost::beast::error::timeout, phase::receive, "ex-9", {kind::transport_timeout, delivery::delivered}},
         {"get", boost::asio::error::operation_aborted, phase::receive, {}, {kind::cancelled, delivery::possibly_delivered}},
+        {"exec", boost::asio::error::operation_aborted, phase::connect, {}, {kind::cancelled, delivery::not_sent}},
     };
     for (const cause_case& c : cases) {
         const std::string note = std::string(c.error.category().name()) + " " + std::to_string(c.error.value());
