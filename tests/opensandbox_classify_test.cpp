@@ -2,6 +2,7 @@
 
 #include <boost/asio/error.hpp>
 #include <boost/beast/core/error.hpp>
+#include <boost/beast/http/error.hpp>
 #include <boost/system/system_error.hpp>
 #include <gtest/gtest.h>
 
@@ -331,14 +332,61 @@ TEST(classify_causes, a_boost_system_error_gives_its_errno_code) {
                       {kind::transport_timeout, delivery::possibly_delivered});
 }
 
-TEST(classify_causes, another_librarys_category_is_not_evidence) {
-    // Asio's own codes are mapped by the caller (portable_transport_error); read raw they
-    // prove nothing, whatever their values happen to be.
-    for (const boost::system::error_code ec : {boost::system::error_code(boost::asio::error::eof),
-                                                boost::system::error_code(boost::asio::error::host_not_found),
-                                                boost::system::error_code(boost::beast::error::timeout)}) {
-        expect_classified({.operation = "get", .transport_error = std::error_code(ec), .transport_phase = phase::receive},
-                          {kind::undetermined, std::nullopt}, ec.category().name());
+// SPEC §9.2: Asio's and Beast's codes are recognised by category name and value, whether
+// the cause is a boost::system::system_error or a std::system_error holding the code
+// converted; no header of theirs is needed by the classifier.
+struct cause_case {
+    const char* operation;
+    boost::system::error_code error;
+    phase at;
+    std::optional<std::string> execution_id;
+    expected want;
+};
+
+TEST(classify_causes, asio_and_beast_codes_are_read_by_category_name_and_value) {
+    const cause_case cases[] = {
+        {"exec", boost::asio::error::eof, phase::receive, "ex-1", {kind::transport_peer_drop, delivery::delivered}},
+        {"get", boost::asio::error::eof, phase::receive, {}, {kind::transport_peer_drop, delivery::possibly_delivered}},
+        {"get", boost::asio::error::host_not_found, phase::connect, {}, {kind::transport_unreachable, delivery::not_sent}},
+        {"get", boost::asio::error::host_not_found_try_again, phase::connect, {},
+         {kind::transport_unreachable, delivery::not_sent}},
+        {"get", boost::beast::error::timeout, phase::receive, {}, {kind::transport_timeout, delivery::possibly_delivered}},
+        {"get", boost::beast::http::error::end_of_stream, phase::receive, {},
+         {kind::transport_peer_drop, delivery::possibly_delivered}},
+        {"get", boost::beast::http::error::partial_message, phase::receive, {},
+         {kind::transport_peer_drop, delivery::possibly_delivered}},
+        {"exec", boost::beast::error::timeout, phase::receive, "ex-9", {kind::transport_timeout, delivery::delivered}},
+        {"get", boost::asio::error::operation_aborted, phase::receive, {}, {kind::cancelled, delivery::possibly_delivered}},
+        {"exec", boost::asio::error::operation_aborted, phase::connect, {}, {kind::cancelled, delivery::not_sent}},
+    };
+    for (const cause_case& c : cases) {
+        const std::string note = std::string(c.error.category().name()) + " " + std::to_string(c.error.value());
+        const std::exception_ptr causes[] = {std::make_exception_ptr(boost::system::system_error(c.error)),
+                                             std::make_exception_ptr(std::system_error(std::error_code(c.error)))};
+        for (const std::exception_ptr& cause : causes) {
+            expect_classified({.operation = c.operation, .cause = cause, .execution_id = c.execution_id,
+                               .transport_phase = c.at},
+                              c.want, note);
+        }
+        expect_classified({.operation = c.operation, .execution_id = c.execution_id,
+                           .transport_error = std::error_code(c.error), .transport_phase = c.at},
+                          c.want, note + " as the transport error");
+    }
+}
+
+TEST(classify_causes, a_raw_ecanceled_is_a_cancellation) {
+    for (const std::error_code ec : {std::error_code(ECANCELED, std::system_category()), errno_code(std::errc::operation_canceled)}) {
+        expect_classified({.operation = "get", .cause = std::make_exception_ptr(std::system_error(ec)),
+                           .transport_phase = phase::receive},
+                          {kind::cancelled, delivery::possibly_delivered}, ec.category().name());
+        expect_classified({.operation = "get", .transport_error = ec, .transport_phase = phase::connect},
+                          {kind::cancelled, delivery::not_sent}, ec.category().name());
+    }
+}
+
+TEST(classify_causes, another_code_of_those_categories_is_not_evidence) {
+    for (const boost::system::error_code ec : {boost::system::error_code(boost::asio::error::already_open),
+                                                boost::system::error_code(boost::beast::http::error::bad_target)}) {
         expect_classified({.operation = "get", .cause = std::make_exception_ptr(boost::system::system_error(ec)),
                            .transport_phase = phase::receive},
                           {kind::undetermined, std::nullopt}, ec.category().name());

@@ -936,6 +936,54 @@ TEST(ranged_download, a_server_that_ignores_the_range_still_gives_only_the_bytes
     EXPECT_EQ(c.try_download_range("sbx-1", "/f", 9, 9).value(), "9") << "the last byte alone";
 }
 
+// A 206 is the part its Content-Range names: a part that is not the one asked for (another
+// start, more bytes than asked, a length the body does not have, no Content-Range at all) is
+// a malformed reply, never returned as the bytes asked for.
+TEST(ranged_download, a_partial_reply_must_be_the_range_asked_for) {
+    unsigned short port = 0;
+    std::string content_range;
+    std::string body;
+    raw_server server([&](int fd, const std::string& head) {
+        if (head.starts_with("GET /v1/sandboxes/sbx-1/endpoints/")) {
+            raw_server::send_all(fd, raw_server::reply("200 OK", R"({"endpoint":"127.0.0.1:)" + std::to_string(port) + R"("})"));
+        } else {
+            const std::string header = content_range.empty() ? "" : "Content-Range: " + content_range + "\r\n";
+            raw_server::send_all(fd, raw_server::reply("206 Partial Content", body, header, "application/octet-stream"));
+        }
+    });
+    port = server.port();
+    client c({.port = port, .timeout = 5s});
+    const auto asking_50_to_59 = [&](std::string range, std::string bytes) {
+        content_range = std::move(range);
+        body = std::move(bytes);
+        return c.try_download_range("sbx-1", "/f", 50, 59);
+    };
+    EXPECT_EQ(asking_50_to_59("bytes 50-59/100", "5555555555").value(), "5555555555");
+    EXPECT_EQ(asking_50_to_59("bytes 50-54/55", "55555").value(), "55555") << "the file ends first";
+    EXPECT_EQ(asking_50_to_59("bytes 50-59/*", "5555555555").value(), "5555555555") << "a length not known";
+    for (const auto& [range, bytes] : std::initializer_list<std::pair<const char*, const char*>>{
+             {"bytes 0-9/100", "0000000000"},       // the review's: another part, given as the one asked for
+             {"bytes 50-60/100", "55555555555"},    // more than asked
+             {"bytes 50-59/100", "55555"},          // a body shorter than its range
+             {"bytes 50-59/55", "5555555555"},      // past the length it gives
+             {"bytes 50-49/100", ""},               // an end before its start
+             {"bytes */100", ""},                   // a 416's form
+             {"items 50-59/100", "5555555555"},     // another unit
+             {"bytes 50-59", "5555555555"},         // without a length
+             {"bytes 50-5x/100", "5555555555"},     // not numbers
+             {"", "5555555555"}}) {                 // no Content-Range
+        const auto got = asking_50_to_59(range, bytes);
+        ASSERT_FALSE(got) << range;
+        EXPECT_EQ(got.error().code(), kind::protocol_violation) << range << ": " << got.error().what();
+    }
+    content_range = "bytes 7-9/10";
+    body = "789";
+    EXPECT_EQ(c.try_download_range("sbx-1", "/f", 7).value(), "789") << "an open range to the end";
+    content_range = "bytes 7-8/10";
+    body = "78";
+    EXPECT_FALSE(c.try_download_range("sbx-1", "/f", 7)) << "an open range stops short of the length";
+}
+
 // A server that keeps its first connection alive after one answer, then reads the next
 // request on it and closes without a word: what a client meets when the server's idle
 // timeout fires as its request arrives. Later connections are answered and closed.

@@ -3,6 +3,8 @@
 // read, resize, detach, re-attach with replay, a takeover, delete; and each fault the
 // emulator injects, classified by its row of the evidence table.
 #include "support/emulator_calls.hpp"
+#include "support/peak_memory.hpp"
+#include "support/raw_server.hpp"
 #include "support/transports.hpp"
 
 #include <ngfail/opensandbox/client.hpp>
@@ -11,6 +13,9 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_future.hpp>
+#include <boost/beast/http/empty_body.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/websocket.hpp>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -249,6 +254,146 @@ TEST(terminal_token, the_websocket_carries_the_endpoints_token) {
         t.write("echo token\r");
         EXPECT_THAT(read_until(t, "token\r\n$ "), HasSubstr("token")) << proxy;
     }
+}
+
+// ---- a hostile terminal server ----------------------------------------------------------------
+
+using hostile_socket = boost::beast::websocket::stream<boost::asio::ip::tcp::socket>;
+
+// execd as a test makes it: sandbox sbx-1's endpoint, then on the terminal's WebSocket the
+// frames `session` sends (Beast on the accepted connection); the connection stays until the
+// client goes.
+class hostile_terminal {
+public:
+    using session = std::function<void(hostile_socket&)>;
+
+    explicit hostile_terminal(session s)
+        : server_([this, s = std::move(s)](int fd, const std::string& head) {
+              using ngfail_test::raw_server;
+              if (head.starts_with("GET /v1/sandboxes/sbx-1/endpoints/")) {
+                  raw_server::send_all(fd, raw_server::reply("200 OK", R"({"endpoint":"127.0.0.1:)" +
+                                                                           std::to_string(server_.port()) + R"(/x"})"));
+                  return;
+              }
+              boost::asio::io_context io;
+              boost::beast::error_code ec;
+              boost::asio::ip::tcp::socket socket(io, boost::asio::ip::tcp::v4(), ::dup(fd));
+              boost::beast::http::request_parser<boost::beast::http::empty_body> upgrade;
+              upgrade.put(boost::asio::buffer(head + "\r\n\r\n"), ec);
+              hostile_socket ws(std::move(socket));
+              ws.accept(upgrade.get(), ec);
+              if (ec) return;
+              s(ws);
+              boost::beast::flat_buffer ignored;
+              while (!ec) ws.read(ignored, ec);
+          }) {}
+
+    [[nodiscard]] unsigned short port() const { return server_.port(); }
+
+    static std::string replay(std::uint64_t offset, std::string_view bytes) {
+        std::string frame(1, '\x03');
+        for (int shift = 56; shift >= 0; shift -= 8) frame += static_cast<char>(offset >> shift & 0xff);
+        return frame.append(bytes);
+    }
+    static void send(hostile_socket& ws, std::string_view frame, bool binary = true) {
+        boost::beast::error_code ec;
+        ws.binary(binary);
+        ws.write(boost::asio::buffer(frame), ec);
+    }
+    static void connected(hostile_socket& ws) { send(ws, R"({"type":"connected","mode":"pty"})", false); }
+    static void exit(hostile_socket& ws) { send(ws, R"({"type":"exit","exit_code":0})", false); }
+
+private:
+    ngfail_test::raw_server server_;
+};
+
+// The replay frames read before the exit, in order.
+std::vector<terminal_output> replayed(terminal_session& t) {
+    std::vector<terminal_output> got;
+    for (;;) {
+        auto event = t.try_read();
+        if (!event || !std::holds_alternative<terminal_output>(event.value())) return got;
+        got.push_back(std::get<terminal_output>(std::move(event.value())));
+    }
+}
+
+std::size_t bytes_in(const std::vector<terminal_output>& outputs) {
+    std::size_t n = 0;
+    for (const auto& o : outputs) n += o.bytes.size();
+    return n;
+}
+
+// 256 replay frames of 1 MiB before `connected` once took 263 MiB of the client (64 here,
+// 66 MiB); it keeps the newest 1 MiB, as execd's own replay buffer would have.
+TEST(hostile_terminal_server, replay_before_connected_is_kept_to_its_newest_mebibyte) {
+    constexpr std::size_t mebibyte = 1 << 20;
+    constexpr std::uint64_t frames = 64;
+    hostile_terminal server([](hostile_socket& ws) {
+        const std::string chunk(mebibyte, 'r');
+        for (std::uint64_t i = 0; i < frames; ++i) hostile_terminal::send(ws, hostile_terminal::replay(i * mebibyte, chunk));
+        hostile_terminal::send(ws, hostile_terminal::replay(frames * mebibyte, "tail"));
+        hostile_terminal::connected(ws);
+        hostile_terminal::exit(ws);
+    });
+    client c({.port = server.port(), .timeout = 20s});
+    const long before = ngfail_test::peak_rss_kib();
+    auto attached = c.try_attach_terminal("sbx-1", "t-1");
+    ASSERT_TRUE(attached) << attached.error().what();
+    const long grown_kib = ngfail_test::peak_rss_kib() - before;
+    const auto kept = replayed(attached.value());
+    ASSERT_FALSE(kept.empty());
+    EXPECT_LE(bytes_in(kept), mebibyte);
+    EXPECT_EQ(kept.back().bytes, "tail") << "the newest is kept";
+    EXPECT_EQ(kept.front().offset + static_cast<std::int64_t>(bytes_in(kept)),
+              static_cast<std::int64_t>(frames * mebibyte + 4))
+        << "what is kept is the newest mebibyte, its offsets as sent";
+    EXPECT_EQ(attached.value().offset(), static_cast<std::int64_t>(frames * mebibyte + 4));
+    EXPECT_LT(grown_kib, 24 << 10) << "the client kept what it was sent";
+}
+
+TEST(hostile_terminal_server, replay_before_connected_is_kept_to_its_newest_4096_frames) {
+    constexpr std::uint64_t frames = 5000;
+    hostile_terminal server([](hostile_socket& ws) {
+        for (std::uint64_t i = 0; i < frames; ++i) hostile_terminal::send(ws, hostile_terminal::replay(i, "x"));
+        hostile_terminal::connected(ws);
+        hostile_terminal::exit(ws);
+    });
+    client c({.port = server.port(), .timeout = 20s});
+    auto attached = c.try_attach_terminal("sbx-1", "t-1");
+    ASSERT_TRUE(attached) << attached.error().what();
+    const auto kept = replayed(attached.value());
+    ASSERT_EQ(kept.size(), 4096u);
+    EXPECT_EQ(kept.front().offset, static_cast<std::int64_t>(frames - 4096)) << "the oldest are dropped";
+    EXPECT_EQ(kept.back().offset, static_cast<std::int64_t>(frames - 1));
+}
+
+// An offset is `offset + size`: a server whose output would pass 2^63 - 1 sends a malformed
+// frame, never one that makes the offset negative.
+TEST(hostile_terminal_server, output_past_the_largest_offset_is_a_protocol_violation) {
+    hostile_terminal server([](hostile_socket& ws) {
+        hostile_terminal::send(ws, hostile_terminal::replay(INT64_MAX - 2, "ok"));  // ends at 2^63 - 1
+        hostile_terminal::connected(ws);
+        hostile_terminal::send(ws, std::string("\x01more", 5));
+    });
+    client c({.port = server.port(), .timeout = 20s});
+    auto attached = c.try_attach_terminal("sbx-1", "t-1");
+    ASSERT_TRUE(attached) << attached.error().what();
+    terminal_session& t = attached.value();
+    EXPECT_EQ(std::get<terminal_output>(t.read()).bytes, "ok");
+    EXPECT_EQ(t.offset(), INT64_MAX);
+    const auto next = t.try_read();
+    ASSERT_FALSE(next) << "live output past the largest offset";
+    EXPECT_EQ(next.error().code(), kind::protocol_violation) << next.error().what();
+    EXPECT_EQ(t.offset(), INT64_MAX) << "never wrapped";
+
+    hostile_terminal before_connected([](hostile_socket& ws) {
+        hostile_terminal::send(ws, hostile_terminal::replay(INT64_MAX - 1, "two"));
+        hostile_terminal::connected(ws);
+    });
+    client d({.port = before_connected.port(), .timeout = 20s});
+    const auto refused = d.try_attach_terminal("sbx-1", "t-1");
+    ASSERT_FALSE(refused) << "a replay past the largest offset";
+    EXPECT_EQ(refused.error().code(), kind::protocol_violation) << refused.error().what();
 }
 
 INSTANTIATE_TEST_SUITE_P(transports, terminals, ngfail_test::every_transport, ngfail_test::transport_name);

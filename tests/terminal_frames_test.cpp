@@ -37,6 +37,21 @@ TEST(terminal_frames, what_execd_never_sends_is_malformed) {
     }
 }
 
+// An offset is `offset + size` after the frame: one that would pass 2^63 - 1 is a hostile
+// server's, never wrapped into a negative offset.
+TEST(terminal_frames, output_that_would_end_past_the_largest_offset_is_malformed) {
+    const std::string last_byte("\x03\x7f\xff\xff\xff\xff\xff\xff\xfe!", 10);  // 2^63 - 2, one byte
+    const auto fits = std::get<terminal_output>(parse_terminal_frame(true, last_byte, 0));
+    EXPECT_EQ(fits.offset, INT64_MAX - 1) << "ends exactly at the largest offset";
+    const std::string past("\x03\x7f\xff\xff\xff\xff\xff\xff\xfe" "ab", 11);
+    EXPECT_TRUE(std::holds_alternative<detail::malformed_frame>(parse_terminal_frame(true, past, 0)));
+    EXPECT_TRUE(std::holds_alternative<detail::malformed_frame>(
+        parse_terminal_frame(true, std::string("\x01hi", 3), INT64_MAX - 1)))
+        << "live output after a replay that ended near the largest offset";
+    EXPECT_TRUE(std::holds_alternative<detail::malformed_frame>(parse_terminal_frame(true, std::string("\x01hi", 3), -1)))
+        << "a negative offset is never one to start at";
+}
+
 TEST(terminal_frames, json_frames_connected_exit_error_and_what_is_ignored) {
     EXPECT_EQ(std::get<detail::connected_frame>(
                   parse_terminal_frame(false, R"({"type":"connected","session_id":"s","mode":"pipe"})", 0))

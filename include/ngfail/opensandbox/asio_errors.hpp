@@ -1,8 +1,9 @@
-// <ngfail/opensandbox/asio_errors.hpp> — Asio, Beast and OpenSSL error codes in the terms
-// the classifier reads (target ngfail::opensandbox_client).
+// <ngfail/opensandbox/asio_errors.hpp> — a Boost error code in the terms the classifier
+// reads (target ngfail::opensandbox_client).
 //
-// The classifier knows errno codes and `opensandbox::errc`, never another library's
-// categories, so a wrapper on Asio maps a transport error before describing it:
+// The classifier recognises Asio's, Beast's and OpenSSL's codes by category name and value
+// (`portable_transport_error(std::error_code)` in classify.hpp, the one table); this is the
+// same for a `boost::system::error_code`, for a wrapper that records the mapped code:
 //
 //   catch (const boost::system::system_error& e) {
 //       seen.transport_error = ngfail::opensandbox::portable_transport_error(e.code());
@@ -21,11 +22,7 @@
 
 namespace ngfail::opensandbox {
 
-// errno codes as they are; the end of a stream (Asio's eof, Beast's end_of_stream and
-// partial_message, a TLS session truncated) as `errc::connection_closed`; a failed name
-// lookup as `errc::host_not_found`; any other TLS error as `errc::tls_failed`; Beast's
-// timeout as `std::errc::timed_out`; an aborted operation as `errc::cancelled`. Anything
-// else is returned unchanged, and the classifier does not read it.
+// `portable_transport_error(std::error_code(ec))`: the classifier's table.
 [[nodiscard]] std::error_code portable_transport_error(const boost::system::error_code& ec) noexcept;
 
 }  // namespace ngfail::opensandbox

@@ -34,8 +34,8 @@ namespace ngfail::opensandbox {
 enum class phase { connect, send, receive };
 
 // Transport conditions that have no errno. The classifier reads errno codes (the `generic`
-// and `system` categories) and these, nothing else: a wrapper on Asio, Beast or OpenSSL maps
-// their codes first (`portable_transport_error` in <ngfail/opensandbox/asio_errors.hpp>).
+// and `system` categories), these, and Asio's, Beast's and OpenSSL's transport codes, which
+// it maps to these first (`portable_transport_error` below) by category name and value.
 enum class errc {
     stream_incomplete = 1,  // an SSE stream ended with neither `error` nor `execution_complete`
     readiness_timeout,      // a created sandbox did not become ready in time
@@ -51,6 +51,16 @@ enum class errc {
 [[nodiscard]] inline std::error_code make_error_code(errc e) noexcept {
     return {static_cast<int>(e), error_category()};
 }
+
+// A transport code in the terms the classifier reads: errno codes as they are (ECANCELED as
+// `errc::cancelled`); Asio's eof, Beast's end_of_stream and partial_message and a truncated
+// TLS stream (`asio.misc`, `beast.http`, `asio.ssl.stream`) as `errc::connection_closed`; a
+// failed name lookup (`asio.netdb` host_not_found, try_again) as `errc::host_not_found`; any
+// other TLS error (`asio.ssl`, `asio.ssl.stream`) as `errc::tls_failed`; Beast's timeout
+// (`boost.beast`) as ETIMEDOUT. Categories are told by name, so no Asio header is needed and
+// a code converted from Boost to `std::error_code` is recognised too. Anything else is
+// returned unchanged, and the classifier does not read it.
+[[nodiscard]] std::error_code portable_transport_error(const std::error_code& ec) noexcept;
 
 // What an SDK wrapper saw of one failed operation. Designated initialisers follow this order.
 struct observation {

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cerrno>
+#include <netdb.h>  // HOST_NOT_FOUND, TRY_AGAIN: the values of Asio's netdb category
 #include <string_view>
 #include <utility>
 
@@ -106,10 +107,35 @@ network network_of_errno(int value) noexcept {
     }
 }
 
-// Only errno codes and the client's own: a third-party category (Asio, Beast, OpenSSL) is
-// mapped to these before classifying (`portable_transport_error`), so no rule here depends
-// on another library's category names or values.
-network network_of(const std::error_code& ec) noexcept {
+// Other libraries' transport codes, by their category's name and value (SPEC §9.2), so that
+// no header of theirs is needed: Asio's, Beast's and OpenSSL's (through Asio). The values are
+// those libraries' public enumerators (asio/error.hpp, asio/ssl/error.hpp,
+// beast/core/error.hpp, beast/http/error.hpp); the client's tests check each row against
+// the headers. An errno code is evidence as it is, except ECANCELED: a cancelled operation.
+constexpr int any_value = -1;
+struct foreign_code {
+    std::string_view category;  // its name()
+    int value;                  // or any_value
+    errc own;                   // what it is in the classifier's terms,
+    int errno_value = 0;        // ... or this errno code when set
+};
+constexpr std::array foreign_codes{
+    foreign_code{"asio.misc", 2, errc::connection_closed},                // eof
+    foreign_code{"asio.ssl.stream", 1, errc::connection_closed},          // stream_truncated
+    foreign_code{"beast.http", 1, errc::connection_closed},               // end_of_stream
+    foreign_code{"beast.http", 2, errc::connection_closed},               // partial_message
+    foreign_code{"asio.netdb", HOST_NOT_FOUND, errc::host_not_found},     // host_not_found
+    foreign_code{"asio.netdb", TRY_AGAIN, errc::host_not_found},          // host_not_found_try_again
+    foreign_code{"asio.ssl", any_value, errc::tls_failed},                // OpenSSL's errors
+    foreign_code{"asio.ssl.stream", any_value, errc::tls_failed},         // the TLS stream's others
+    foreign_code{"boost.beast", 1, {}, ETIMEDOUT},                        // timeout
+    foreign_code{"generic", ECANCELED, errc::cancelled},                  // asio's operation_aborted
+    foreign_code{"system", ECANCELED, errc::cancelled},
+};
+
+// Only errno codes and the client's own are evidence; another library's, once mapped.
+network network_of(const std::error_code& raw) noexcept {
+    const std::error_code ec = portable_transport_error(raw);
     if (!ec) return network::none;
     if (ec.category() == std::generic_category() || ec.category() == std::system_category()) {
         return network_of_errno(ec.value());
@@ -364,6 +390,16 @@ evidence evidence_of(const observation& seen) noexcept {
 }  // namespace
 
 const std::error_category& error_category() noexcept { return category_instance; }
+
+std::error_code portable_transport_error(const std::error_code& ec) noexcept {
+    if (!ec || ec.category() == error_category()) return ec;
+    const std::string_view category = ec.category().name();
+    for (const foreign_code& f : foreign_codes) {  // the first row of the category that takes the value
+        if (f.category != category || (f.value != any_value && f.value != ec.value())) continue;
+        return f.errno_value ? std::error_code(f.errno_value, std::generic_category()) : make_error_code(f.own);
+    }
+    return ec;
+}
 
 classification classify(const observation& seen) noexcept {
     const evidence e = evidence_of(seen);

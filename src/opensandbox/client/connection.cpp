@@ -199,6 +199,7 @@ void connection_pool::sweep(clock::time_point now, std::size_t keep, closing& ou
         auto& kept = it->second;  // oldest first
         const auto stale_end = std::find_if(kept.begin(), kept.end(),
                                             [&](const idle_connection& k) { return k.since >= oldest_allowed; });
+        out.reserve(out.size() + static_cast<std::size_t>(stale_end - kept.begin()));  // moves nothing if it throws
         for (auto k = kept.begin(); k != stale_end; ++k) out.push_back(std::move(k->c));
         kept_ -= static_cast<std::size_t>(stale_end - kept.begin());
         kept.erase(kept.begin(), stale_end);
@@ -243,19 +244,22 @@ std::unique_ptr<connection> connection_pool::take(const origin& to, const asio::
     return usable;
 }
 
-void connection_pool::give_back(const origin& to, std::unique_ptr<connection> c) {
+void connection_pool::give_back(const origin& to, std::unique_ptr<connection> c) noexcept {
     closing stale;
-    const std::lock_guard lock(mutex_);
-    if (closed_ || max_idle_ == 0 || max_kept_ == 0) return;
-    sweep(clock::now(), max_kept_ - 1, stale);
-    auto& kept = idle_[key(&c->context(), to)];
-    if (kept.size() >= max_idle_) {
-        stale.push_back(std::move(kept.front().c));
-        kept.erase(kept.begin());
-        --kept_;
+    try {
+        const std::lock_guard lock(mutex_);
+        if (closed_ || max_idle_ == 0 || max_kept_ == 0) return;
+        sweep(clock::now(), max_kept_ - 1, stale);
+        auto& kept = idle_[key(&c->context(), to)];
+        if (kept.size() >= max_idle_) {
+            stale.push_back(std::move(kept.front().c));
+            kept.erase(kept.begin());
+            --kept_;
+        }
+        kept.push_back({std::move(c), clock::now()});
+        ++kept_;
+    } catch (...) {  // no room to keep it (out of memory): it is closed, as one past the bounds is
     }
-    kept.push_back({std::move(c), clock::now()});
-    ++kept_;
 }
 
 void connection_pool::close() {

@@ -200,8 +200,9 @@ public:
     // An idle connection to `to` on the I/O context `on` that is still open, or nothing.
     [[nodiscard]] std::unique_ptr<connection> take(const origin& to, const asio::execution_context& on);
 
-    // Keeps `c` for the next call to `to` on its context when there is room.
-    void give_back(const origin& to, std::unique_ptr<connection> c);
+    // Keeps `c` for the next call to `to` on its context when there is room; closes it
+    // otherwise, out of memory too (a lease gives its connection back as it is destroyed).
+    void give_back(const origin& to, std::unique_ptr<connection> c) noexcept;
 
     [[nodiscard]] std::size_t idle() const;
 
@@ -218,6 +219,7 @@ private:
 
     // Under the lock: moves every connection idle too long, of any origin, into `out`
     // (closed once the lock is released), and the longest idle while more than `keep` are kept.
+    // Out of memory, it stops with every connection either kept or in `out`.
     void sweep(clock::time_point now, std::size_t keep, closing& out);
 
     std::size_t max_idle_;

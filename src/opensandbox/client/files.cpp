@@ -7,6 +7,8 @@
 
 #include <boost/json.hpp>
 
+#include <charconv>
+
 namespace ngfail::opensandbox::detail {
 namespace {
 
@@ -122,10 +124,58 @@ std::map<std::string, std::int64_t> replacement_counts(const json::value& reply)
     return counts;
 }
 
-// The bytes asked for from a ranged download's reply: a 206 is the part itself; a 200 (a
+// A 206's `Content-Range: bytes a-b/length` (RFC 9110 §14.4; the length may be `*`).
+struct content_range {
+    std::uint64_t first = 0;
+    std::uint64_t last = 0;
+    std::optional<std::uint64_t> length;
+};
+
+std::optional<content_range> content_range_of(std::string_view v) {
+    const auto number = [&v](std::uint64_t& n) {
+        const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+        if (ec != std::errc() || end == v.data()) return false;
+        v.remove_prefix(static_cast<std::size_t>(end - v.data()));
+        return true;
+    };
+    const auto then = [&v](char c) {
+        if (!v.starts_with(c)) return false;
+        v.remove_prefix(1);
+        return true;
+    };
+    if (!v.starts_with("bytes ")) return std::nullopt;
+    v.remove_prefix(6);
+    content_range r;
+    if (!number(r.first) || !then('-') || !number(r.last) || !then('/')) return std::nullopt;
+    if (v == "*") return r;
+    if (std::uint64_t length = 0; number(length) && v.empty()) {
+        r.length = length;
+        return r;
+    }
+    return std::nullopt;
+}
+
+// A 206 is the part asked for when its Content-Range says so: from `first`, as many bytes as
+// the body has, ending at `last` or, where the file ends sooner, at the file's end.
+bool is_part_asked(const content_range& r, std::size_t body, std::uint64_t first, std::optional<std::uint64_t> last) {
+    if (r.first != first || r.last < r.first || body == 0 || r.last - r.first != body - 1) return false;
+    if (r.length && r.last >= *r.length) return false;
+    const bool ends_as_asked = last && r.last == *last;
+    const bool file_ended = !r.length || r.last + 1 == *r.length;  // a length of `*`: cannot tell
+    return (!last || r.last <= *last) && (ends_as_asked || file_ended);
+}
+
+// The bytes asked for from a ranged download's reply: a 206 is the part itself, once its
+// Content-Range shows it is the part asked for (else the reply is malformed); a 200 (a
 // server or proxy that ignores Range) is the whole file, cut here.
 std::string part_of(const string_response& res, std::uint64_t first, std::optional<std::uint64_t> last) {
-    if (res.result() == beast_http::status::partial_content) return res.body();
+    if (res.result() == beast_http::status::partial_content) {
+        const auto range = content_range_of(res[beast_http::field::content_range]);
+        if (!range || !is_part_asked(*range, res.body().size(), first, last)) {
+            malformed("a partial reply that is not the range asked for");
+        }
+        return res.body();
+    }
     const std::string& whole = res.body();
     if (first >= whole.size()) return {};
     // `last` is inclusive and may be the largest number there is: compared, never incremented.

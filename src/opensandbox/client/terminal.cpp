@@ -51,7 +51,8 @@ struct terminal_link {
     std::unique_ptr<connection> conn;
     std::variant<std::monostate, plain_socket, tls_socket> socket;
     beast::flat_buffer buffer;
-    std::deque<terminal_output> replayed;  // replay frames read before `connected`
+    std::deque<terminal_output> replayed;  // replay frames read before `connected`, bounded
+    std::size_t replayed_bytes = 0;        // ... and their bytes
     std::int64_t offset = 0;
     bool input_written = false;
     std::optional<int> exit_code;
@@ -109,6 +110,29 @@ struct terminal_link {
 namespace {
 
 constexpr std::size_t largest_frame = 4 << 20;  // execd's: 32 KiB live, 1 MiB + 9 replayed
+
+// Replay read before `connected` is kept as execd's own replay buffer clamps it: the newest
+// 1 MiB, in at most 4096 frames. What is older is dropped; the offsets of what is kept say
+// where it starts.
+constexpr std::size_t kept_replay_bytes = 1 << 20;
+constexpr std::size_t kept_replay_frames = 4096;
+
+void keep_replayed(terminal_link& link, terminal_output replay) {
+    link.replayed_bytes += replay.bytes.size();
+    link.replayed.push_back(std::move(replay));
+    while (link.replayed.size() > kept_replay_frames || link.replayed_bytes > kept_replay_bytes) {
+        terminal_output& oldest = link.replayed.front();
+        const std::size_t over = link.replayed_bytes - std::min(link.replayed_bytes, kept_replay_bytes);
+        if (link.replayed.size() <= kept_replay_frames && over < oldest.bytes.size()) {
+            oldest.bytes = oldest.bytes.substr(over);  // the newest mebibyte starts inside it
+            oldest.offset += static_cast<std::int64_t>(over);
+            link.replayed_bytes -= over;
+            return;
+        }
+        link.replayed_bytes -= oldest.bytes.size();
+        link.replayed.pop_front();
+    }
+}
 
 std::string terminal_path(std::string_view terminal_id) { return "/pty/" + path_segment(terminal_id); }
 
@@ -201,7 +225,7 @@ awaitable<void> open_session(terminal_link& link, const call_context& c, const e
         }
         if (auto* replay = std::get_if<terminal_output>(&frame)) {
             link.offset = replay->offset + static_cast<std::int64_t>(replay->bytes.size());
-            link.replayed.push_back(std::move(*replay));
+            keep_replayed(link, std::move(*replay));
         } else if (const auto* error = std::get_if<error_frame>(&frame)) {
             seen.provider_code = error->code;  // a takeover that timed out: ALREADY_CONNECTED
             malformed("the terminal refused the attach after the upgrade");
@@ -299,6 +323,7 @@ awaitable<result<terminal_event>> read_event(std::shared_ptr<terminal_link> link
     if (!link->replayed.empty()) {
         terminal_output first = std::move(link->replayed.front());
         link->replayed.pop_front();
+        link->replayed_bytes -= first.bytes.size();
         co_return terminal_event(std::move(first));
     }
     if (link->exit_code) co_return terminal_event(terminal_exit{*link->exit_code});

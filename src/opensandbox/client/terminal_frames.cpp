@@ -10,22 +10,28 @@ namespace json = boost::json;
 
 namespace {
 
+// Output from `offset`, unless it would end past 2^63 - 1: the session's offset after it
+// (`offset + size`) is never wrapped negative by a hostile server.
+terminal_frame output(terminal_stream stream, std::int64_t offset, std::string_view bytes) {
+    if (offset < 0 || bytes.size() > static_cast<std::uint64_t>(INT64_MAX - offset)) {
+        return malformed_frame{"output that would end past offset 2^63 - 1"};
+    }
+    return terminal_output{.stream = stream, .offset = offset, .bytes = std::string(bytes)};
+}
+
 terminal_frame binary_frame_of(std::string_view data, std::int64_t live_offset) {
     if (data.empty()) return malformed_frame{"an empty binary frame"};
     const auto channel = static_cast<unsigned char>(data[0]);
     data.remove_prefix(1);
     if (channel == 0x01 || channel == 0x02) {
-        return terminal_output{.stream = channel == 0x01 ? terminal_stream::stdout_bytes : terminal_stream::stderr_bytes,
-                               .offset = live_offset,
-                               .bytes = std::string(data)};
+        return output(channel == 0x01 ? terminal_stream::stdout_bytes : terminal_stream::stderr_bytes, live_offset, data);
     }
     if (channel != 0x03) return malformed_frame{"a binary frame of no known channel"};
     if (data.size() < 8) return malformed_frame{"a replay frame without its offset"};
     std::uint64_t offset = 0;
     for (int i = 0; i < 8; ++i) offset = offset << 8 | static_cast<unsigned char>(data[static_cast<std::size_t>(i)]);
     if (offset > static_cast<std::uint64_t>(INT64_MAX)) return malformed_frame{"a replay offset past 2^63"};
-    return terminal_output{
-        .stream = terminal_stream::replay, .offset = static_cast<std::int64_t>(offset), .bytes = std::string(data.substr(8))};
+    return output(terminal_stream::replay, static_cast<std::int64_t>(offset), data.substr(8));
 }
 
 terminal_frame text_frame_of(std::string_view data) {

@@ -28,7 +28,7 @@ using terminal_frame =
     std::variant<terminal_output, terminal_exit, connected_frame, error_frame, ignored_frame, malformed_frame>;
 
 // One message from the server; output without an offset of its own starts at `live_offset`
-// (what has been read so far).
+// (what has been read so far). Output that would end past offset 2^63 - 1 is malformed.
 [[nodiscard]] terminal_frame parse_terminal_frame(bool binary, std::string_view data, std::int64_t live_offset);
 
 [[nodiscard]] std::string stdin_frame(std::string_view input);  // binary
