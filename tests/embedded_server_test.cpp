@@ -387,7 +387,7 @@ TEST(parse_fault, a_misspelt_operation_or_field_is_refused_by_name) {
                 testing::HasSubstr("unknown field \"retry_after\""));
     EXPECT_THAT(refused(R"({"operation":"exec","action":"stall","stal_ms":250})"),
                 testing::HasSubstr("unknown field \"stal_ms\""));
-    EXPECT_THAT(refused("{\"operation\":\"exec\",\"\x1b[2J\":1}"), testing::HasSubstr("unknown field \"?[2J\""))
+    EXPECT_THAT(refused(R"({"operation":"exec","\u001b[2J":1})"), testing::HasSubstr("unknown field \"?[2J\""))
         << "a stranger's field name is quoted printable";
     for (const auto op : ngfail::opensandbox::all_operations()) {
         const std::string text = R"({"operation":")" + std::string(ngfail::opensandbox::name(op)) + R"("})";

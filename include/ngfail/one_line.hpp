@@ -9,6 +9,8 @@
 // one of them as an escape and keeps all other UTF-8 as it is.
 #pragma once
 
+#include <ngfail/detail/cplusplus.hpp>
+
 #include <cstddef>
 #include <string>
 #include <string_view>

@@ -5,9 +5,13 @@
 #include "emulator_calls.hpp"
 #include "peak_memory.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <memory>
+#include <string>
 #include <thread>
+#include <vector>
 
 namespace ngfail_test {
 
@@ -46,8 +50,21 @@ private:
     std::thread thread_;
 };
 
-// The longest another sandbox's GET may wait: 100 ms, more under a sanitizer (whose own
-// work slows every request several times over).
+// The longest another sandbox's GET may wait beyond what it waits with nothing running: 100
+// ms, more under a sanitizer (whose own work slows every request several times over).
 inline constexpr std::chrono::milliseconds longest_allowed_wait{instrumented ? 400 : 100};
+
+// The longest wait probes of `targets` see over `how_long` while the server does nothing
+// else: what the machine adds (another test, a compiler), measured in the same run, so that
+// a bound on the wait one sandbox's work causes is not a bound on the machine's load.
+inline std::chrono::milliseconds quiet_wait(unsigned short port, const std::vector<std::string>& targets,
+                                            std::chrono::milliseconds how_long = std::chrono::milliseconds(300)) {
+    std::vector<std::unique_ptr<latency_probe>> probes;
+    for (const std::string& target : targets) probes.push_back(std::make_unique<latency_probe>(port, target));
+    std::this_thread::sleep_for(how_long);
+    std::chrono::milliseconds longest{0};
+    for (auto& p : probes) longest = std::max(longest, p->stop());
+    return longest;
+}
 
 }  // namespace ngfail_test

@@ -206,13 +206,15 @@ awaitable<result<T>> call(client_state& client, const call_options& per_call, op
             // The server's wait is honoured whole or not at all: resending sooner than it
             // asked would only meet the same refusal.
             const auto asked = retry_after(seen);
-            if (asked && !per_call.allowance && *asked > own.max_backoff) {
-                co_return not_resent(f, *asked, own.max_backoff, "the client's max_backoff");
+            if (asked && budget.attempts_made() < budget.limits().attempts) {
+                if (!per_call.allowance && *asked > own.max_backoff) {
+                    co_return not_resent(f, *asked, own.max_backoff, "the client's max_backoff");
+                }
+                if (const auto left = budget.remaining(); per_call.allowance && *asked >= left) {
+                    co_return not_resent(f, *asked, left, "the time its allowance has left");
+                }
             }
             const auto wait = budget.next_delay(asked);
-            if (!wait && asked && !budget.spent() && *asked >= budget.remaining()) {
-                co_return not_resent(f, *asked, budget.remaining(), "the time its allowance has left");
-            }
             if (!wait && budget.attempts_made() > 1) co_return budget.exhausted(f);  // says how many
             if (!wait) co_return f;
             if (per_call.log) per_call.log->observe_failure(f);

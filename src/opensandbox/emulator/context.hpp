@@ -53,8 +53,17 @@ struct context {
     boost::asio::awaitable<std::invoke_result_t<Work&>> off_io(Work work) {
         using result = std::invoke_result_t<Work&>;
         co_return co_await boost::asio::co_spawn(
-            workers, [&work]() -> boost::asio::awaitable<result> { co_return work(); }, boost::asio::use_awaitable);
+            workers,
+            [&work]() -> boost::asio::awaitable<result> {
+                yield_to_connections();
+                co_return work();
+            },
+            boost::asio::use_awaitable);
     }
+
+    // Lowers the calling worker thread's scheduling priority, once: a sandbox's seconds of
+    // simulated work must not take the CPU from a thread that answers another sandbox.
+    static void yield_to_connections() noexcept;
 
     // The same when `heavy` (input past `light_input_bytes`), else `work` here and now: a
     // worker's round trip costs more than light work does.
