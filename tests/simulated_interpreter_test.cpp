@@ -28,9 +28,7 @@ using ngfail::opensandbox::emulator::interpret;
 using ngfail::opensandbox::emulator::kernel_state;
 using ngfail::opensandbox::emulator::max_kernel_bytes;
 
-const ngfail::opensandbox::emulator::file_reader no_files = [](const std::string&) {
-    return std::shared_ptr<const std::string>();
-};
+const ngfail::opensandbox::emulator::file_reader no_files{};
 
 TEST(simulated_interpreter, names_persist_between_runs_and_the_last_expression_is_the_result) {
     kernel_state kernel{.language = "python"};

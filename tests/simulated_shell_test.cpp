@@ -12,9 +12,7 @@ namespace {
 using ngfail::opensandbox::emulator::shell_state;
 using ngfail::opensandbox::emulator::simulate;
 
-const ngfail::opensandbox::emulator::file_reader no_files = [](const std::string&) {
-    return std::shared_ptr<const std::string>();
-};
+const ngfail::opensandbox::emulator::file_reader no_files{};
 
 TEST(simulated_shell, cd_and_export_change_the_session_and_later_commands_see_it) {
     shell_state shell;
@@ -49,10 +47,10 @@ TEST(simulated_shell, cat_reads_relative_paths_from_the_working_directory) {
     shell_state shell;
     shell.cwd = "/w";
     std::string asked;
-    const auto reader = [&](const std::string& path) {
+    const ngfail::opensandbox::emulator::file_reader reader{.read_file = [&](const std::string& path) {
         asked = path;
         return std::make_shared<const std::string>("content");
-    };
+    }};
     EXPECT_EQ(simulate("cat notes.txt", reader, &shell).stdout_text, "content");
     EXPECT_EQ(asked, "/w/notes.txt");
 }
@@ -89,9 +87,8 @@ TEST(simulated_shell, a_line_of_a_million_commands_is_split_in_one_pass) {
 TEST(simulated_shell, a_run_prints_at_most_16_mib_then_stops) {
     using ngfail::opensandbox::emulator::max_run_output;
     const auto megabyte = std::make_shared<const std::string>(std::size_t{1} << 20, 'm');
-    const ngfail::opensandbox::emulator::file_reader one_file = [&](const std::string& path) {
-        return path == "/f" ? megabyte : nullptr;
-    };
+    const ngfail::opensandbox::emulator::file_reader one_file{
+        .read_file = [&](const std::string& path) { return path == "/f" ? megabyte : nullptr; }};
     const auto ran = simulate(repeated("cat /f; ", 40) + "echo after", one_file);
     EXPECT_EQ(ran.stdout_text.size(), max_run_output);
     EXPECT_EQ(ran.stdout_text.find("after"), std::string::npos) << "the run stopped at its bound";

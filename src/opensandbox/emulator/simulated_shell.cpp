@@ -12,7 +12,7 @@ namespace {
 // What one program sees: its argument, the files, the session's state (a scratch one outside
 // a session), and the run it prints into, which holds at most `max_run_output`.
 struct run_context {
-    const file_reader& read_file;
+    const file_reader& files;
     shell_state& shell;
     simulated_run& run;
     bool full = false;  // the run has printed all it may
@@ -69,7 +69,7 @@ std::optional<std::string> absolute(std::string_view path, const shell_state& sh
 
 int cat(std::string_view path, run_context& at) {
     const auto full_path = absolute(path, at.shell);
-    const auto content = full_path ? at.read_file(*full_path) : nullptr;
+    const auto content = full_path && at.files.read_file ? at.files.read_file(*full_path) : nullptr;
     if (!content) return at.fail("cat: " + std::string(path.substr(0, max_path_bytes)) + ": No such file or directory\n");
     at.print(*content);
     return 0;
@@ -172,10 +172,18 @@ separator next_separator(std::string_view line) {
 
 }  // namespace
 
-simulated_run simulate(std::string_view command, const file_reader& read_file, shell_state* shell) {
+file_reader reader_of(const file_tree& tree) {
+    return {.read_file = [&tree](const std::string& path) {
+                const auto f = tree.file(path);
+                return f ? f->content : nullptr;
+            },
+            .is_directory = [&tree](const std::string& path) { return tree.is_directory(path); }};
+}
+
+simulated_run simulate(std::string_view command, const file_reader& files, shell_state* shell) {
     shell_state scratch;
     simulated_run all;
-    run_context at{read_file, shell ? *shell : scratch, all};
+    run_context at{files, shell ? *shell : scratch, all};
     // `a && b` runs b only when a succeeded; `a; b` runs both.
     for (std::string_view rest = command; !rest.empty();) {
         const separator cut = next_separator(rest);

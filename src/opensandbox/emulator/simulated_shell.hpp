@@ -52,10 +52,19 @@ struct simulated_run {
     void take_longer(std::chrono::milliseconds more) noexcept { runs_for = std::min(runs_for + std::min(more, longest_wait), longest_wait); }
 };
 
-// What `command` does; `cat` reads the sandbox's files through `read_file` (none: no such
-// file). `shell`, when given, is the session's state, which `cd` and `export` change.
-using file_reader = std::function<std::shared_ptr<const std::string>(const std::string& path)>;
-[[nodiscard]] simulated_run simulate(std::string_view command, const file_reader& read_file,
+// The sandbox's files as the shell asks after them, by absolute normal path: a file's content
+// (none: no such file) and whether a directory exists. Either may be left empty: no files, no
+// directories but an image's usual ones (see `cd`).
+struct file_reader {
+    std::function<std::shared_ptr<const std::string>(const std::string& path)> read_file{};
+    std::function<bool(const std::string& path)> is_directory{};
+};
+// The shell's view of `tree`, asked where it stands: the caller holds it for the whole run.
+[[nodiscard]] file_reader reader_of(const file_tree& tree);
+
+// What `command` does; `cat` and `cd` ask the sandbox's files through `files`. `shell`, when
+// given, is the session's state, which `cd` and `export` change.
+[[nodiscard]] simulated_run simulate(std::string_view command, const file_reader& files,
                                      shell_state* shell = nullptr);
 
 }  // namespace ngfail::opensandbox::emulator
