@@ -298,6 +298,7 @@ private:
     static bool blank(char c) { return c == ' ' || c == '\t' || c == '\n'; }
 
     [[nodiscard]] std::optional<joint_row> joint_here() const {
+        if (std::string_view("&|;\n").find(line_[i_]) == std::string_view::npos) return std::nullopt;  // most bytes
         for (const joint_row& j : joints) {
             if (line_.substr(i_).starts_with(j.text)) return j;
         }
