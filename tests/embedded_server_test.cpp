@@ -76,6 +76,25 @@ TEST(embedded_server, a_sandbox_is_pending_then_running_and_execd_answers_only_t
     EXPECT_EQ(call(s.port(), http::verb::get, "/sandboxes/" + id + "/proxy/44772/ping").status, 200u);
 }
 
+// The simulated shell through execd's session routes: quotes are removed as bash removes
+// them, and a `cd` into nothing fails with bash's status and leaves the directory.
+TEST(embedded_server, a_session_runs_bash_builtins_as_bash_does) {
+    embedded_server s;
+    const std::string execd = "/sandboxes/" + create(s) + "/proxy/44772";
+    const auto session = call(s.port(), http::verb::post, execd + "/session", R"({"cwd":"/tmp"})");
+    ASSERT_EQ(session.status, 200u) << session.body;
+    const std::string run = execd + "/session/" + std::string(session.object().at("session_id").as_string()) + "/run";
+    const auto in_session = [&](const std::string& command) {
+        return call(s.port(), http::verb::post, run, json::serialize(json::object{{"command", command}}));
+    };
+    EXPECT_EQ(in_session(R"(export V="x")").status, 200u);
+    EXPECT_THAT(in_session("echo $V").body, HasSubstr(R"("text":"x\n")"));
+    const reply missing = in_session("cd /no/such");
+    EXPECT_THAT(missing.body, HasSubstr("bash: cd: /no/such: No such file or directory"));
+    EXPECT_THAT(missing.body, HasSubstr(R"("evalue":"1")")) << "status 1, as execd reports a failed command";
+    EXPECT_THAT(in_session("pwd").body, HasSubstr(R"("text":"/tmp\n")"));
+}
+
 // As the server's snapshot service: 202 Creating with a Location, Ready once captured;
 // neither deleted nor restored before; newest first; a bounded number kept.
 TEST(embedded_server, a_snapshot_is_creating_then_ready_and_only_then_restored_or_deleted) {

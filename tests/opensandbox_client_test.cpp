@@ -1358,6 +1358,7 @@ TEST_P(operations, directories_and_files_listed_described_and_deleted) {
 TEST_P(operations, a_bash_session_keeps_its_directory_and_variables_between_runs) {
     const auto id = new_sandbox();
     const std::string session = sandboxes.create_session(id, "/work");
+    sandboxes.create_directories(id, {"/work/sub"});  // a cd into nothing fails, as bash's
     const auto first = sandboxes.run_in_session(id, session, {.command = "pwd && export GREETING=hi && cd sub"});
     EXPECT_EQ(first.stdout_text, "/work\n");
     EXPECT_EQ(first.exit_code, 0);

@@ -28,9 +28,7 @@ using ngfail::opensandbox::emulator::interpret;
 using ngfail::opensandbox::emulator::kernel_state;
 using ngfail::opensandbox::emulator::max_kernel_bytes;
 
-const ngfail::opensandbox::emulator::file_reader no_files = [](const std::string&) {
-    return std::shared_ptr<const std::string>();
-};
+const ngfail::opensandbox::emulator::file_reader no_files{};
 
 TEST(simulated_interpreter, names_persist_between_runs_and_the_last_expression_is_the_result) {
     kernel_state kernel{.language = "python"};
@@ -102,8 +100,8 @@ TEST(simulated_interpreter, what_a_run_prints_is_bounded_and_long_code_costs_no_
 
 TEST(simulated_interpreter, a_bash_kernel_is_the_simulated_shell_with_its_state_kept) {
     kernel_state kernel{.language = "bash"};
-    EXPECT_EQ(interpret("cd /work && export A=1", kernel, no_files).stdout_text, "");
-    EXPECT_EQ(interpret("pwd; echo $A", kernel, no_files).stdout_text, "/work\n1\n");
+    EXPECT_EQ(interpret("cd /workspace && export A=1", kernel, no_files).stdout_text, "");
+    EXPECT_EQ(interpret("pwd; echo $A", kernel, no_files).stdout_text, "/workspace\n1\n");
     const auto failed = interpret("exit 3", kernel, no_files);
     ASSERT_TRUE(failed.raised) << "bash_kernel reports a failed cell as an error";
     EXPECT_EQ(failed.raised->name, "");

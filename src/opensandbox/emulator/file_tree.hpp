@@ -74,6 +74,8 @@ public:
     // Writes a file with `mode`, creating its parent directories (as execd's upload does).
     fs_result<bool> put(std::string_view path, std::string content, int mode = 644);
     [[nodiscard]] std::optional<file_entry> file(std::string_view path) const;
+    // Whether a directory is at `path`, absolute and normal (as `normal` makes it).
+    [[nodiscard]] bool is_directory(std::string_view path) const { return directories_.contains(path); }
 
     // Deletes files; a missing one is no error, a directory is.
     fs_result<bool> remove_files(const std::vector<std::string>& paths);
@@ -110,7 +112,6 @@ private:
         std::string group = "root";
     };
     [[nodiscard]] bool exists(std::string_view path) const { return is_directory(path) || files_.contains(path); }
-    [[nodiscard]] bool is_directory(std::string_view path) const { return directories_.contains(path); }
     void list_into(const std::string& dir, int depth, std::vector<entry_info>& out) const;
     [[nodiscard]] entry_info info_of(const std::string& path) const;
     void erase_file(const std::string& path);

@@ -278,10 +278,15 @@ awaitable<void> stream_run(context& c, exchange& x, call& k, const command_run& 
 
 
 file_reader files_of(context& c, const call& k) {
-    return [&c, id = k.sandbox_id](const std::string& path) {
-        const auto f = c.sandboxes.file(id, path);
-        return f ? f->content : nullptr;
-    };
+    // A run is planned outside the sandbox's lock: each question takes it for itself.
+    return {.read_file = [&c, id = k.sandbox_id](const std::string& path) {
+                const auto f = c.sandboxes.file(id, path);
+                return f ? f->content : nullptr;
+            },
+            .is_directory = [&c, id = k.sandbox_id](const std::string& path) {
+                return c.sandboxes.with_files(id, [&](const file_tree& tree) { return tree.is_directory(path); })
+                    .value_or(false);
+            }};
 }
 
 // Starts a run of `text`; answers the refusal itself (no sandbox, too many running) and

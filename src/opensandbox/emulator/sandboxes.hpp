@@ -68,9 +68,11 @@ struct command_output {
 // kernel's, a terminal's, a command's own): past it an `export` fails and changes nothing.
 inline constexpr std::size_t max_shell_variable_bytes = 64 * 1024;
 
-// A bash session's state between runs: its working directory and its exported variables.
+// A bash session's state between runs: its working directory, its exported variables and
+// its last command's status (`$?`).
 struct shell_state {
     std::string cwd = "/";
+    int last_status = 0;
 
     [[nodiscard]] const std::map<std::string, std::string>& env() const noexcept { return env_; }
     // Sets a variable; false, and nothing changes, when the variables would hold more than

@@ -224,10 +224,10 @@ bool has_kernel(std::string_view language) noexcept {
     return std::find(kernel_languages.begin(), kernel_languages.end(), language) != kernel_languages.end();
 }
 
-simulated_run interpret(std::string_view code, kernel_state& kernel, const file_reader& read_file) {
+simulated_run interpret(std::string_view code, kernel_state& kernel, const file_reader& files) {
     simulated_run run;
     if (kernel.language == "bash") {
-        run = simulate(code, read_file, &kernel.shell);
+        run = simulate(code, files, &kernel.shell);
         // bash_kernel reports a failed cell as an error with no name, its exit status the value
         if (run.exit_code != 0) run.raised = raised_error{"", std::to_string(run.exit_code), {}};
     } else {

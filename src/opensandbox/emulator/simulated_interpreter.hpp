@@ -31,6 +31,6 @@ inline constexpr std::size_t max_kernel_output = 1 << 20;
 
 // Runs `code` in `kernel`: counts the cell, binds names, and says what the run prints,
 // yields and raises (`simulated_run::in_kernel` set).
-[[nodiscard]] simulated_run interpret(std::string_view code, kernel_state& kernel, const file_reader& read_file);
+[[nodiscard]] simulated_run interpret(std::string_view code, kernel_state& kernel, const file_reader& files);
 
 }  // namespace ngfail::opensandbox::emulator

@@ -1,10 +1,14 @@
-// What a command does in a simulated sandbox: `echo TEXT`, `exit N`, `sleep SECONDS`,
-// `cat FILE` (from the sandbox's in-memory file system), and, given a shell (a bash
-// session's, or a command's own with its `cwd` and `envs`), `cd DIR`, `pwd` and
-// `export NAME=VALUE` (with `$NAME` expanded); commands joined by `&&` or `;` run in turn.
-// Anything else prints what it would have run. No process is ever started.
+// What a command does in a simulated sandbox, as bash would do it: the builtins `echo`,
+// `true`, `false`, `:`, `cd` (into a directory of the sandbox's file tree or an image's
+// usual one), `pwd`, `export` and `exit`, and `cat FILE` and `sleep SECONDS`, with bash's
+// quoting and word splitting, `$NAME`, `${NAME}`, `$?` and `$(...)` (a subshell), joined by
+// `;`, newlines, `&&` and `||`. The state they change is a shell's (a bash session's, or a
+// command's own with its `cwd` and `envs`). Anything else (another program, a pipe, a
+// redirection...) prints `ran: <command>`. No process is ever started; docs/opensandbox.md
+// lists exactly what is simulated.
 //
-// Every run is bounded, whatever its line: work is linear in the line, a run prints at most
+// Every run is bounded, whatever its line: work is linear in the line (times at most 33,
+// the passes of substitutions nested 32 deep), a run prints at most
 // `max_run_output` (then stops, exit status 1), a shell's variables hold at most
 // `max_shell_variable_bytes`, a working directory is at most `max_path_bytes` long, and the
 // sleeps of a run add up to at most `longest_wait`.
@@ -52,10 +56,19 @@ struct simulated_run {
     void take_longer(std::chrono::milliseconds more) noexcept { runs_for = std::min(runs_for + std::min(more, longest_wait), longest_wait); }
 };
 
-// What `command` does; `cat` reads the sandbox's files through `read_file` (none: no such
-// file). `shell`, when given, is the session's state, which `cd` and `export` change.
-using file_reader = std::function<std::shared_ptr<const std::string>(const std::string& path)>;
-[[nodiscard]] simulated_run simulate(std::string_view command, const file_reader& read_file,
+// The sandbox's files as the shell asks after them, by absolute normal path: a file's content
+// (none: no such file) and whether a directory exists. Either may be left empty: no files, no
+// directories but an image's usual ones (see `cd`).
+struct file_reader {
+    std::function<std::shared_ptr<const std::string>(const std::string& path)> read_file{};
+    std::function<bool(const std::string& path)> is_directory{};
+};
+// The shell's view of `tree`, asked where it stands: the caller holds it for the whole run.
+[[nodiscard]] file_reader reader_of(const file_tree& tree);
+
+// What `command` does; `cat` and `cd` ask the sandbox's files through `files`. `shell`, when
+// given, is the session's state, which `cd` and `export` change.
+[[nodiscard]] simulated_run simulate(std::string_view command, const file_reader& files,
                                      shell_state* shell = nullptr);
 
 }  // namespace ngfail::opensandbox::emulator

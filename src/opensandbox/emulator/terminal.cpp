@@ -229,11 +229,7 @@ void simulated_terminal::run_next(mono_clock::time_point now, const file_tree& f
     } else if (line == "stty size") {
         next.out = std::to_string(rows_) + " " + std::to_string(cols_) + "\n";
     } else if (!line.empty()) {
-        const file_reader read = [&files](const std::string& path) {
-            const auto f = files.file(path);
-            return f ? f->content : nullptr;
-        };
-        simulated_run ran = simulate(line, read, &shell_);
+        simulated_run ran = simulate(line, reader_of(files), &shell_);
         next.out = std::move(ran.stdout_text);
         next.err = std::move(ran.stderr_text);
         next.exit_code = ran.exit_code;
