@@ -76,6 +76,20 @@ TEST(failure, extension_and_unknown_kinds_get_a_record) {
     EXPECT_EQ(ngfail::failure{std::error_code(kind::cancelled)}.is_kind_only(), true);
 }
 
+TEST(failure, restated_keeps_the_kind_and_evidence_with_a_reason_of_its_own_and_the_original_as_cause) {
+    const ngfail::failure last = ngfail::make_sandbox_failure(
+        {.kind = kind::provider_quota_exhausted, .reason = "429", .stage = ngfail::stage::admission, .http_status = 429},
+        {.operation = "create", .retry_after = std::chrono::seconds(7)});
+    const ngfail::failure said = ngfail::restated(last, "not resent");
+    EXPECT_EQ(said.code(), kind::provider_quota_exhausted);
+    EXPECT_EQ(said.reason(), "not resent");
+    EXPECT_EQ(said.stage(), ngfail::stage::admission);
+    EXPECT_EQ(said.http_status(), 429);
+    EXPECT_EQ(std::get<ngfail::sandbox_details>(said.details()).retry_after, std::chrono::seconds(7));
+    EXPECT_NE(said.id(), last.id()) << "an event of its own";
+    EXPECT_EQ(said.cause().as_failure(), last);
+}
+
 TEST(failure, copies_are_the_same_failure) {
     const ngfail::failure a = oom_with_cause();
     ngfail::failure b = a;

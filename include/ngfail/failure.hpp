@@ -164,4 +164,10 @@ struct event_info {
     ngfail::cause cause{};
 };
 
+// A failure with `cause`'s kind and evidence (boundary, stage, HTTP status, details) and a
+// reason of its own, caused by `cause`: how a layer that gives up says why ("no retry left
+// after 3 attempts") without hiding what the last attempt showed. `cause` itself when the
+// new record cannot be allocated.
+[[nodiscard]] failure restated(const failure& cause, std::string reason) noexcept;
+
 }  // namespace ngfail

@@ -219,4 +219,18 @@ std::ostream& operator<<(std::ostream& out, const failure& f) {
     return out;
 }
 
+failure restated(const failure& cause, std::string reason) noexcept {
+    try {
+        return failure(event_info{.kind = cause.code(),
+                                  .reason = std::move(reason),
+                                  .boundary = cause.boundary(),
+                                  .stage = cause.stage(),
+                                  .http_status = cause.http_status(),
+                                  .cause = cause},
+                       cause.details());
+    } catch (...) {
+        return cause;
+    }
+}
+
 }  // namespace ngfail

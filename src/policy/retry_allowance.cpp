@@ -95,14 +95,8 @@ failure retry_allowance::exhausted(const failure& last) const noexcept {
     const int attempts_made = this->attempts_made();
     try {
         const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(clock::now() - started_).count();
-        return failure(event_info{.kind = last.code(),
-                                  .reason = "no retry left after " + std::to_string(attempts_made) + " attempt" +
-                                            (attempts_made == 1 ? "" : "s") + " in " + std::to_string(ms) + " ms",
-                                  .boundary = last.boundary(),
-                                  .stage = last.stage(),
-                                  .http_status = last.http_status(),
-                                  .cause = last},
-                       last.details());
+        return restated(last, "no retry left after " + std::to_string(attempts_made) + " attempt" +
+                                  (attempts_made == 1 ? "" : "s") + " in " + std::to_string(ms) + " ms");
     } catch (...) {
         return last;
     }

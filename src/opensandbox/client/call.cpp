@@ -283,15 +283,9 @@ std::optional<std::chrono::milliseconds> retry_after(const observation& seen) no
 failure not_resent(const failure& f, std::chrono::milliseconds asked, std::chrono::milliseconds longest,
                    std::string_view what) noexcept {
     try {
-        return failure(event_info{.kind = f.code(),
-                                  .reason = "not resent: the server asked for a wait of " +
-                                            std::to_string(asked.count()) + " ms (Retry-After), more than " +
-                                            std::string(what) + " (" + std::to_string(longest.count()) + " ms)",
-                                  .boundary = f.boundary(),
-                                  .stage = f.stage(),
-                                  .http_status = f.http_status(),
-                                  .cause = f},
-                       f.details());
+        return restated(f, "not resent: the server asked for a wait of " + std::to_string(asked.count()) +
+                               " ms (Retry-After), more than " + std::string(what) + " (" +
+                               std::to_string(longest.count()) + " ms)");
     } catch (...) {
         return f;
     }
