@@ -134,7 +134,11 @@ TEST_P(terminals, a_second_attach_is_refused_and_a_takeover_ends_the_first) {
     ASSERT_FALSE(lost);
     EXPECT_EQ(lost.error().code(), kind::provider_state_conflict);
     EXPECT_EQ(details_of(lost.error()).delivery, delivery::possibly_delivered) << "it had written input";
-    EXPECT_THAT(std::string(lost.error().reason()), HasSubstr("closed with code 4001")) << "the first sees the close code";
+    EXPECT_THAT(std::string(lost.error().reason()),
+                HasSubstr("closed with code 4001: another client took the terminal over (TAKEN_OVER)"))
+        << "the first sees the close code, and what it means";
+    EXPECT_THAT(std::string(lost.error().reason()), testing::Not(HasSubstr("mid-exchange")))
+        << "a takeover is not a connection lost mid-exchange";
     EXPECT_EQ(first.try_write("more\r").error().code(), kind::provider_state_conflict) << "and says so again";
     second.write("echo yours\r");
     EXPECT_THAT(read_until(second, "yours\r\n$ "), HasSubstr("yours"));

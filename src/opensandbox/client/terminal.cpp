@@ -9,6 +9,8 @@
 #include <boost/beast/websocket/ssl.hpp>
 #include <boost/json.hpp>
 
+#include <algorithm>
+#include <array>
 #include <deque>
 #include <variant>
 
@@ -18,11 +20,36 @@ namespace json = boost::json;
 namespace websocket = beast::websocket;
 using verb = beast_http::verb;
 
-// The error a session ends with; a close's code is in its text, for people (the classifier
-// reads the code from the observation).
-inline std::system_error closed_with(std::error_code portable, std::optional<int> close_code) {
-    if (!close_code) return std::system_error(portable);
-    return {portable, "the terminal's WebSocket closed with code " + std::to_string(*close_code)};
+// What a close code tells a person; the classifier reads the number from the observation,
+// never this text.
+// RFC 6455 §7.4.1's codes a server or proxy sends, and execd's own (its WSCloseTakenOver).
+constexpr std::array<std::pair<int, std::string_view>, 4> close_meanings{{
+    {1001, "the server is going away"},
+    {1008, "closed for a policy violation (a proxy's or the server's)"},
+    {1011, "the server failed while serving it"},
+    {4001, "another client took the terminal over (TAKEN_OVER)"},
+}};
+
+// A session's end by a close frame: its text says the code and what it means, and nothing
+// of a connection lost mid-exchange, which it was not; its code stays the portable one.
+class closed_by_peer : public std::system_error {
+public:
+    closed_by_peer(std::error_code portable, int close_code) : std::system_error(portable) {
+        text_ = "the terminal's WebSocket closed with code " + std::to_string(close_code);
+        const auto it = std::find_if(close_meanings.begin(), close_meanings.end(),
+                                     [&](const auto& row) { return row.first == close_code; });
+        if (it != close_meanings.end()) text_ += ": " + std::string(it->second);
+    }
+    [[nodiscard]] const char* what() const noexcept override { return text_.c_str(); }
+
+private:
+    std::string text_;
+};
+
+// The error a session ends with: a close's code, for people, or the portable error itself.
+inline std::exception_ptr closed_with(std::error_code portable, std::optional<int> close_code) {
+    if (!close_code) return std::make_exception_ptr(std::system_error(portable));
+    return std::make_exception_ptr(closed_by_peer(portable, *close_code));
 }
 
 // What an attached session holds and has seen. Shared by its operations, so that one still
@@ -91,7 +118,7 @@ struct terminal_link {
         observation seen{.operation = std::string(name(operation::attach_terminal)),
                          .sandbox_id = sandbox_id,
                          .execution_id = terminal_id};
-        describe(seen, std::make_exception_ptr(closed_with(portable, close_code)));
+        describe(seen, closed_with(portable, close_code));
         seen.transport_phase = at;
         seen.provider_code = std::move(provider_code);
         seen.close_code = close_code;
@@ -216,7 +243,7 @@ awaitable<void> open_session(terminal_link& link, const call_context& c, const e
             std::optional<int> close_code;
             const std::error_code portable = link.said(failed, close_code);
             seen.close_code = close_code;
-            throw closed_with(portable, close_code);
+            std::rethrow_exception(closed_with(portable, close_code));
         }
         terminal_frame frame = frame_read(link);
         if (auto* connected = std::get_if<connected_frame>(&frame)) {
