@@ -486,6 +486,16 @@ TEST(cli_policy, decide_reads_the_failure_from_a_header_a_report_file_or_a_rollo
     EXPECT_EQ(run_cli("policy decide --defaults --row '[1]'").status, 2);
 }
 
+// A misspelt fault made a chaos run pass untested: serve refuses to start on one, at once.
+TEST(cli_serve, a_misspelt_fault_is_refused_before_serving) {
+    const auto typo = run_cli(R"(serve --fault '{"operation":"create","status":429,"retry_after":7}')", capture::err);
+    EXPECT_EQ(typo.status, 2);
+    EXPECT_THAT(typo.out, testing::HasSubstr("ngfail serve: --fault: fault: unknown field \"retry_after\""));
+    const auto op = run_cli(R"(serve --fault '{"operation":"crate"}')", capture::err);
+    EXPECT_EQ(op.status, 2);
+    EXPECT_THAT(op.out, testing::HasSubstr("unknown operation \"crate\""));
+}
+
 TEST(cli_policy, a_bad_file_or_flag_is_one_clear_error) {
     const auto bad = temp_file("bad_policy.yaml", "actions:\n  status:\n    429: retry\n    429: fail\n");
     const auto check = run_cli("policy check " + bad, capture::err);
