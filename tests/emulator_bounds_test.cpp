@@ -128,7 +128,47 @@ TEST(sandbox_isolation, a_search_at_its_bounds_never_delays_another_sandbox) {
     EXPECT_LE(longest, longest_allowed_wait);
 }
 
+// `count` directories under `root` as one POST /directories body.
+std::string directories_body(const std::string& root, int count) {
+    json::object dirs;
+    for (int i = 0; i < count; ++i) dirs[root + "/" + std::to_string(i)] = json::object{{"mode", 755}};
+    return json::serialize(dirs);
+}
+
+TEST(sandbox_isolation, making_and_listing_many_directories_never_delays_another_sandbox) {
+    embedded_server s;
+    const std::string busy = create(s);
+    const std::string other = create(s);
+    // 60,000 directories in one 1.5 MB body (200,000 held every connection 2.7 s), then
+    // their listing, a 10 MB reply.
+    const std::string body = directories_body("/d", 60'000);
+    reply made;
+    reply listed;
+    const auto longest = others_wait_while(s, other, [&] {
+        made = call(s.port(), http::verb::post, execd(busy) + "/directories", body);
+        listed = call(s.port(), http::verb::get, execd(busy) + "/directories/list?path=/&depth=2");
+    });
+    EXPECT_EQ(made.status, 200u) << made.body.substr(0, 200);
+    EXPECT_EQ(listed.status, 200u) << listed.body.substr(0, 200);
+    EXPECT_LE(longest, longest_allowed_wait);
+}
+
 // ---- what a request may make the server hold ----------------------------------------------------
+
+TEST(stranger_bounds, a_listing_returns_at_most_65536_entries) {
+    embedded_server s;
+    const std::string sandbox = create(s);
+    ASSERT_EQ(call(s.port(), http::verb::post, execd(sandbox) + "/directories", directories_body("/d", 65'537)).status,
+              200u);
+    const auto past = call(s.port(), http::verb::get, execd(sandbox) + "/directories/list?path=/d&depth=1");
+    EXPECT_EQ(past.status, 500u);
+    EXPECT_THAT(past.body, HasSubstr("more than 65536 entries"));
+    const auto deep = call(s.port(), http::verb::get, execd(sandbox) + "/directories/list?path=/&depth=2");
+    EXPECT_EQ(deep.status, 500u) << "the bound counts every level";
+    const auto shallow = call(s.port(), http::verb::get, execd(sandbox) + "/directories/list?path=/&depth=1");
+    ASSERT_EQ(shallow.status, 200u);
+    EXPECT_THAT(shallow.body, HasSubstr(R"("path":"/d")")) << "a listing within the bound is whole";
+}
 
 TEST(stranger_bounds, a_doubling_variable_ends_its_command_and_the_server_keeps_its_memory) {
     embedded_server s;

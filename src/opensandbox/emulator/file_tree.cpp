@@ -181,16 +181,16 @@ void file_tree::remove_directories(const std::vector<std::string>& raw) {
     }
 }
 
-fs_result<std::vector<entry_info>> file_tree::list(std::string_view raw, int depth) const {
+fs_result<std::vector<entry_info>> file_tree::list(std::string_view raw, int depth, std::size_t most) const {
     const std::string path = normal(raw);
     if (files_.contains(path)) return failed<std::vector<entry_info>>(fs_error::not_directory, path);
     if (!is_directory(path)) return failed<std::vector<entry_info>>(fs_error::not_found, path);
     std::vector<entry_info> out;
-    if (depth > 0) list_into(path, depth, out);
+    if (depth > 0 && !list_into(path, depth, out, most)) return failed<std::vector<entry_info>>(fs_error::too_many, path);
     return {std::move(out)};
 }
 
-void file_tree::list_into(const std::string& dir, int depth, std::vector<entry_info>& out) const {
+bool file_tree::list_into(const std::string& dir, int depth, std::vector<entry_info>& out, std::size_t most) const {
     // The direct children, by name: a map's order is by the whole path, which puts
     // "/a/b.txt" before "/a/b/c" ('.' < '/'), not by name alone.
     std::vector<std::string> children;
@@ -205,9 +205,11 @@ void file_tree::list_into(const std::string& dir, int depth, std::vector<entry_i
     std::sort(children.begin(), children.end(),
               [](const std::string& a, const std::string& b) { return name_of(a) < name_of(b); });
     for (const std::string& child : children) {
+        if (out.size() == most) return false;
         out.push_back(info_of(child));
-        if (depth > 1 && is_directory(child)) list_into(child, depth - 1, out);
+        if (depth > 1 && is_directory(child) && !list_into(child, depth - 1, out, most)) return false;
     }
+    return true;
 }
 
 fs_result<entry_info> file_tree::info(std::string_view raw) const {

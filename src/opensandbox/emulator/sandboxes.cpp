@@ -264,15 +264,19 @@ bool sandbox_store::erase(const std::string& id) {
     return true;
 }
 
-std::vector<sandbox_record> sandbox_store::all() {
+sandbox_store::record_page sandbox_store::page(const std::function<bool(const sandbox_record&)>& keep,
+                                               std::size_t first, std::size_t count) {
     const std::lock_guard lock(mutex_);
     std::vector<std::string> ids;
     for (const auto& [id, s] : sandboxes_) ids.push_back(id);
-    std::vector<sandbox_record> found;
+    record_page out;
     for (const std::string& id : ids) {
-        if (const held_sandbox* s = live(id)) found.push_back(s->record);
+        const held_sandbox* s = live(id);  // may forget an expired sandbox
+        if (!s || !keep(s->record)) continue;
+        if (out.total >= first && out.records.size() < count) out.records.push_back(s->record);
+        ++out.total;
     }
-    return found;
+    return out;
 }
 
 std::optional<file_entry> sandbox_store::file(const std::string& sandbox_id, const std::string& path) {

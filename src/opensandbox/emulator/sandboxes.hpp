@@ -192,7 +192,15 @@ public:
     // Removes the sandbox with everything it holds (commands, output, files).
     bool erase(const std::string& id);
 
-    [[nodiscard]] std::vector<sandbox_record> all();
+    // The live records `keep` accepts, in id order: how many there are, and copies of at most
+    // `count` of them from the `first` on. A list copies only the page it answers (4,096
+    // sandboxes of 256 labels each are 100 MB of records).
+    struct record_page {
+        std::vector<sandbox_record> records;
+        std::size_t total = 0;
+    };
+    [[nodiscard]] record_page page(const std::function<bool(const sandbox_record&)>& keep, std::size_t first,
+                                   std::size_t count);
 
     // Snapshots. Taking one needs a Running sandbox and room (`history_limits::snapshots`,
     // and the files' footprint within `history_limits::file_bytes`);
