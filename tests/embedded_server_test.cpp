@@ -408,6 +408,11 @@ TEST(parse_fault, a_misspelt_operation_or_field_is_refused_by_name) {
                 testing::HasSubstr("unknown field \"stal_ms\""));
     EXPECT_THAT(refused(R"({"operation":"exec","\u001b[2J":1})"), testing::HasSubstr("unknown field \"?[2J\""))
         << "a stranger's field name is quoted printable";
+    // An action that does nothing to its operation would never fire either.
+    EXPECT_THAT(refused(R"({"operation":"create","action":"drop_before_init"})"),
+                testing::HasSubstr("action \"drop_before_init\" does nothing to \"create\"; it acts on exec run_in_session run_code"));
+    EXPECT_THAT(refused(R"({"operation":"get","action":"taken_over"})"), testing::HasSubstr("does nothing to \"get\""));
+    EXPECT_EQ(refused(R"({"operation":"run_in_session","action":"drop_after_init"})"), "accepted");
     for (const auto op : ngfail::opensandbox::all_operations()) {
         const std::string text = R"({"operation":")" + std::string(ngfail::opensandbox::name(op)) + R"("})";
         EXPECT_EQ(refused(text), "accepted") << "every operation of the client may carry a fault";
@@ -417,6 +422,7 @@ TEST(parse_fault, a_misspelt_operation_or_field_is_refused_by_name) {
 TEST(embedded_server, refuses_to_inject_a_fault_for_no_operation) {
     embedded_server s;
     EXPECT_THROW(s.inject(fault::http_error("crate", 502, "X", "m")), std::invalid_argument);
+    EXPECT_THROW(s.inject({.operation = "upload", .what = action::signal_exit}), std::invalid_argument);
     EXPECT_NO_THROW(s.inject(fault::http_error("create", 502, "X", "m")));
 }
 

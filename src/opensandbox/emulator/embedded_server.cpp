@@ -1,6 +1,7 @@
 #include <ngfail/opensandbox/testing/embedded_server.hpp>
 
 #include "context.hpp"
+#include "faults.hpp"
 #include "http_server.hpp"
 
 #include <ngfail/opensandbox/operation.hpp>
@@ -38,10 +39,7 @@ unsigned short embedded_server::port() const noexcept { return impl_->world.life
 unsigned short embedded_server::direct_port() const noexcept { return impl_->world.direct_port; }
 
 void embedded_server::inject(fault f) {
-    if (!parse_operation(f.operation)) {
-        throw std::invalid_argument("embedded_server::inject: no operation is named \"" + f.operation +
-                                    "\" (docs/opensandbox.md lists them)");
-    }
+    if (auto why = emulator::never_acts(f)) throw std::invalid_argument("embedded_server::inject: " + *why);
     impl_->world.faults.push(std::move(f));
 }
 

@@ -18,26 +18,40 @@ using action = fault::action;
 struct action_row {
     action what;
     std::string_view name;
+    std::string_view acts_on;  // the operations where it is applied, space-separated; empty: every one
 };
 
-// Every action by its JSON name: adding one is a row here and a case where it is applied.
+constexpr std::string_view runs = "exec run_in_session run_code";
+
+// Every action by its JSON name, and where it acts: adding one is a row here and a case
+// where it is applied. A fault for an operation its action does nothing to is refused.
 constexpr std::array action_names{
-    action_row{action::oom_kill, "oom_kill"},
-    action_row{action::image_pull_failure, "image_pull_failure"},
-    action_row{action::expire, "expire"},
-    action_row{action::crash, "crash"},
-    action_row{action::http_error, "http_error"},
-    action_row{action::drop_before_init, "drop_before_init"},
-    action_row{action::drop_after_init, "drop_after_init"},
-    action_row{action::no_terminal_event, "no_terminal_event"},
-    action_row{action::signal_exit, "signal_exit"},
-    action_row{action::stall, "stall"},
-    action_row{action::malformed_json, "malformed_json"},
-    action_row{action::sandbox_status, "sandbox_status"},
-    action_row{action::taken_over, "taken_over"},
-    action_row{action::policy_close, "policy_close"},
-    action_row{action::drop_mid_frame, "drop_mid_frame"},
+    action_row{action::oom_kill, "oom_kill", ""},
+    action_row{action::image_pull_failure, "image_pull_failure", "create"},
+    action_row{action::expire, "expire", ""},
+    action_row{action::crash, "crash", ""},
+    action_row{action::http_error, "http_error", ""},
+    action_row{action::drop_before_init, "drop_before_init", runs},
+    action_row{action::drop_after_init, "drop_after_init", runs},
+    action_row{action::no_terminal_event, "no_terminal_event", runs},
+    action_row{action::signal_exit, "signal_exit", "exec run_in_session run_code exec_status"},
+    action_row{action::stall, "stall", ""},
+    action_row{action::malformed_json, "malformed_json", ""},
+    action_row{action::sandbox_status, "sandbox_status", "create get"},
+    action_row{action::taken_over, "taken_over", "attach_terminal"},
+    action_row{action::policy_close, "policy_close", "attach_terminal"},
+    action_row{action::drop_mid_frame, "drop_mid_frame", "attach_terminal"},
 };
+
+bool acts_on(const action_row& row, std::string_view operation) noexcept {
+    if (row.acts_on.empty()) return true;
+    for (std::string_view rest = row.acts_on; !rest.empty();) {
+        const auto space = rest.find(' ');
+        if (rest.substr(0, space) == operation) return true;
+        rest = space == std::string_view::npos ? std::string_view() : rest.substr(space + 1);
+    }
+    return false;
+}
 
 failure bad_fault(std::string why) { return failure(kind::provider_request_rejected, "fault: " + why); }
 
@@ -121,10 +135,7 @@ result<fault> parse_fault(std::string_view text) {
     };
     std::string action_name;
     if (!string_field("operation", f.operation) || f.operation.empty()) return bad_fault("\"operation\" is required");
-    if (!parse_operation(f.operation)) {
-        return bad_fault("unknown operation " + quoted(f.operation) + " (the operations are the client's: create, exec, "
-                         "get, run_code, upload, ...; docs/opensandbox.md lists them)");
-    }
+
     if (!string_field("action", action_name)) return bad_fault("\"action\" must be a string");
     if (action_name.empty()) action_name = "http_error";
     const auto row = std::find_if(action_names.begin(), action_names.end(),
@@ -148,12 +159,27 @@ result<fault> parse_fault(std::string_view text) {
     if (!int_field("times", [&](std::int64_t v) { f.times = static_cast<int>(v); }, 1, int_max)) {
         return bad_fault("\"times\" must be at least 1");
     }
+    if (auto why = emulator::never_acts(f)) return bad_fault(std::move(*why));
     return f;
 }
 
 }  // namespace ngfail::opensandbox
 
 namespace ngfail::opensandbox::emulator {
+
+std::optional<std::string> never_acts(const fault& f) {
+    if (!parse_operation(f.operation)) {
+        return "unknown operation " + quoted(f.operation) +
+               " (the operations are the client's: create, exec, get, run_code, upload, ...; docs/opensandbox.md lists them)";
+    }
+    const auto row = std::find_if(action_names.begin(), action_names.end(),
+                                  [&](const action_row& r) { return r.what == f.what; });
+    if (row != action_names.end() && !acts_on(*row, f.operation)) {
+        return "action " + quoted(row->name) + " does nothing to " + quoted(f.operation) + "; it acts on " +
+               std::string(row->acts_on);
+    }
+    return std::nullopt;
+}
 
 void fault_queue::push(fault f) {
     const std::lock_guard lock(mutex_);

@@ -6,9 +6,14 @@
 #include <deque>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace ngfail::opensandbox::emulator {
+
+// Why `f` would never act: an operation no route has, or an action that does nothing to
+// its operation; none when it acts. A fault that would silently never fire is refused.
+[[nodiscard]] std::optional<std::string> never_acts(const fault& f);
 
 class fault_queue {
 public:
