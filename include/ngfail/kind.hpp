@@ -113,6 +113,12 @@ enum class boundary : int { model, harness, agent, resources_server, environment
 // `not_sent` makes a replay safe, and only structured evidence establishes it.
 enum class delivery : int { not_sent, possibly_delivered, delivered };
 
+// Each name table has a name for every enumerator: one added without its name does not compile.
+static_assert(detail::domain_names.size() == static_cast<std::size_t>(domain::persistence) + 1);
+static_assert(detail::stage_names.size() == static_cast<std::size_t>(stage::cleanup) + 1);
+static_assert(detail::boundary_names.size() == static_cast<std::size_t>(boundary::collection) + 1);
+static_assert(detail::delivery_names.size() == static_cast<std::size_t>(delivery::delivered) + 1);
+
 // ---- categories and ADL hooks ------------------------------------------------------
 
 // The category of core kinds; `name()` is "ngfail.kind", `message()` a short description.

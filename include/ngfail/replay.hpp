@@ -28,6 +28,8 @@ enum class replay_policy : int {
 namespace detail {
 inline constexpr std::array<std::string_view, 4> replay_policy_names{"before_delivery", "idempotent", "deduplicated",
                                                                       "never"};
+static_assert(replay_policy_names.size() == static_cast<std::size_t>(replay_policy::never) + 1,
+              "a name for every replay policy");
 }  // namespace detail
 
 [[nodiscard]] constexpr std::string_view name(replay_policy p) noexcept {

@@ -54,6 +54,7 @@ failure_evidence evidence_of(const event_record& r) noexcept {
 }
 
 std::string_view name(refusal r) noexcept {
+    static_assert(static_cast<std::size_t>(refusal::no_saved_answer) + 1 == 5, "a name for every refusal");
     static constexpr std::array<std::string_view, 5> names{"none", "unsupported", "replay_unsafe", "allowance_spent",
                                                            "no_saved_answer"};
     return names[static_cast<std::size_t>(r)];

@@ -26,6 +26,7 @@ const rule_outcome* get(const Table& table, std::size_t index) noexcept {
 
 std::string_view name(rule_dimension d) noexcept {
     static constexpr std::array<std::string_view, 6> names{"status", "status", "kind", "domain", "class", "default"};
+    static_assert(names.size() == static_cast<std::size_t>(rule_dimension::fallback) + 1);
     return names[static_cast<std::size_t>(d)];
 }
 

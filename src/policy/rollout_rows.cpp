@@ -68,8 +68,9 @@ bool is_counted_zero(const boost::json::object& row) noexcept {
 }
 
 std::string_view name(recovery_state s) noexcept {
-    static constexpr std::array<std::string_view, recovery_state_count> names{
-        "scored", "counted_zero", "retryable", "exhausted", "terminal", "masked", "missing"};
+    static constexpr auto names = std::to_array<std::string_view>(
+        {"scored", "counted_zero", "retryable", "exhausted", "terminal", "masked", "missing"});
+    static_assert(names.size() == recovery_state_count, "a name for every state");
     return names[static_cast<std::size_t>(s)];
 }
 

@@ -27,6 +27,8 @@ enum class outcome_action : std::uint8_t { retry, fail, count_as_zero, verify };
 
 namespace detail {
 inline constexpr std::array<std::string_view, 4> outcome_action_names{"retry", "fail", "count_as_zero", "verify"};
+static_assert(outcome_action_names.size() == static_cast<std::size_t>(outcome_action::verify) + 1,
+              "a name for every action");
 }  // namespace detail
 
 [[nodiscard]] constexpr std::string_view name(outcome_action a) noexcept {

@@ -61,7 +61,7 @@ enum class recovery_state : std::uint8_t {
     masked,        // a result the producer masked: kept, not measured
     missing,       // no row (or only omitted rows): a resume starts it
 };
-inline constexpr std::size_t recovery_state_count = 7;
+inline constexpr std::size_t recovery_state_count = static_cast<std::size_t>(recovery_state::missing) + 1;
 
 [[nodiscard]] std::string_view name(recovery_state s) noexcept;
 

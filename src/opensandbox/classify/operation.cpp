@@ -8,66 +8,85 @@ namespace {
 
 using enum replay_policy;
 
-// Index = enumerator value.
-constexpr std::array<operation_traits, 45> table{{
-    //  name           replay           command  creates  terminal
-    {"create",      before_delivery, false,   true, false},
-    {"get",         idempotent,      false,   false, false},
-    {"list",        idempotent,      false,   false, false},
-    {"kill",        before_delivery, false,   false, false},
-    {"renew",       before_delivery, false,   false, false},
-    {"pause",       before_delivery, false,   false, false},
-    {"resume",      before_delivery, false,   false, false},
-    {"endpoint",    idempotent,      false,   false, false},
-    {"ping",        idempotent,      false,   false, false},
-    {"exec",        before_delivery, true,    false, false},
-    {"exec_status", idempotent,      true,    false, false},
-    {"exec_logs",   idempotent,      false,   false, false},
-    {"interrupt",   before_delivery, false,   false, false},
-    {"upload",      before_delivery, false,   false, false},
-    {"download",    idempotent,      false,   false, false},
+// Each row keyed by its enumerator, checked below to stand at the enumerator's index: a
+// row moved, missed or added twice does not compile.
+struct keyed_row {
+    operation op;
+    operation_traits traits;
+};
+constexpr std::array<keyed_row, operation_count> rows{{
+    //  operation                 wire name                replay           command creates terminal
+    {operation::create,               {"create",              before_delivery, false, true,  false}},
+    {operation::get,                  {"get",                 idempotent,      false, false, false}},
+    {operation::list,                 {"list",                idempotent,      false, false, false}},
+    {operation::kill,                 {"kill",                before_delivery, false, false, false}},
+    {operation::renew,                {"renew",               before_delivery, false, false, false}},
+    {operation::pause,                {"pause",               before_delivery, false, false, false}},
+    {operation::resume,               {"resume",              before_delivery, false, false, false}},
+    {operation::endpoint,             {"endpoint",            idempotent,      false, false, false}},
+    {operation::ping,                 {"ping",                idempotent,      false, false, false}},
+    {operation::exec,                 {"exec",                before_delivery, true,  false, false}},
+    {operation::exec_status,          {"exec_status",         idempotent,      true,  false, false}},
+    {operation::exec_logs,            {"exec_logs",           idempotent,      false, false, false}},
+    {operation::interrupt,            {"interrupt",           before_delivery, false, false, false}},
+    {operation::upload,               {"upload",              before_delivery, false, false, false}},
+    {operation::download,             {"download",            idempotent,      false, false, false}},
     // execd makes these safe to repeat: a missing file or directory is no error to delete,
     // an existing one none to create (mkdir -p).
-    {"file_info",          idempotent, false, false, false},
-    {"delete_files",       idempotent, false, false, false},
-    {"list_directory",     idempotent, false, false, false},
-    {"create_directories", idempotent, false, false, false},
-    {"delete_directories", idempotent, false, false, false},
+    {operation::file_info,            {"file_info",           idempotent,      false, false, false}},
+    {operation::delete_files,         {"delete_files",        idempotent,      false, false, false}},
+    {operation::list_directory,       {"list_directory",      idempotent,      false, false, false}},
+    {operation::create_directories,   {"create_directories",  idempotent,      false, false, false}},
+    {operation::delete_directories,   {"delete_directories",  idempotent,      false, false, false}},
     // A bash session's run streams as exec does and is read by exec's rules.
-    {"create_session",     before_delivery, false, false, false},
-    {"run_in_session",     before_delivery, true,  false, false},
-    {"delete_session",     before_delivery, false, false, false},
+    {operation::create_session,       {"create_session",      before_delivery, false, false, false}},
+    {operation::run_in_session,       {"run_in_session",      before_delivery, true,  false, false}},
+    {operation::delete_session,       {"delete_session",      before_delivery, false, false, false}},
     // A second move finds its source gone, and a second replacement replaces again;
     // setting the same permissions twice and searching change nothing more.
-    {"move_files",         before_delivery, false, false, false},
-    {"set_permissions",    idempotent,      false, false, false},
-    {"search_files",       idempotent,      false, false, false},
-    {"replace_contents",   before_delivery, false, false, false},
+    {operation::move_files,           {"move_files",          before_delivery, false, false, false}},
+    {operation::set_permissions,      {"set_permissions",     idempotent,      false, false, false}},
+    {operation::search_files,         {"search_files",        idempotent,      false, false, false}},
+    {operation::replace_contents,     {"replace_contents",    before_delivery, false, false, false}},
     // a snapshot's creation starts work on the server; deleting it is a change, as kill is
-    {"create_snapshot",    before_delivery, false, false, false},
-    {"get_snapshot",       idempotent,      false, false, false},
-    {"list_snapshots",     idempotent,      false, false, false},
-    {"delete_snapshot",    before_delivery, false, false, false},
-    {"metrics",            idempotent,      false, false, false},
-    {"watch_metrics",      idempotent,      false, false, false},
+    {operation::create_snapshot,      {"create_snapshot",     before_delivery, false, false, false}},
+    {operation::get_snapshot,         {"get_snapshot",        idempotent,      false, false, false}},
+    {operation::list_snapshots,       {"list_snapshots",      idempotent,      false, false, false}},
+    {operation::delete_snapshot,      {"delete_snapshot",     before_delivery, false, false, false}},
+    {operation::metrics,              {"metrics",             idempotent,      false, false, false}},
+    {operation::watch_metrics,        {"watch_metrics",       idempotent,      false, false, false}},
     // a merge patch is idempotent in itself, but the server takes no version: a repeat could
     // undo another writer's change that came between
-    {"metadata",           before_delivery, false, false, false},
+    {operation::metadata,             {"metadata",            before_delivery, false, false, false}},
     // A code run streams as exec does and is read by exec's rules; a second interrupt could
     // stop the run that came after the first.
-    {"create_code_context",  before_delivery, false, false, false},
-    {"get_code_context",     idempotent,      false, false, false},
-    {"list_code_contexts",   idempotent,      false, false, false},
-    {"delete_code_context",  before_delivery, false, false, false},
-    {"delete_code_contexts", before_delivery, false, false, false},
-    {"run_code",             before_delivery, true,  false, false},
-    {"interrupt_code",       before_delivery, false, false, false},
+    {operation::create_code_context,  {"create_code_context", before_delivery, false, false, false}},
+    {operation::get_code_context,     {"get_code_context",    idempotent,      false, false, false}},
+    {operation::list_code_contexts,   {"list_code_contexts",  idempotent,      false, false, false}},
+    {operation::delete_code_context,  {"delete_code_context", before_delivery, false, false, false}},
+    {operation::delete_code_contexts, {"delete_code_contexts",before_delivery, false, false, false}},
+    {operation::run_code,             {"run_code",            before_delivery, true,  false, false}},
+    {operation::interrupt_code,       {"interrupt_code",      before_delivery, false, false, false}},
     // Attaching starts the shell (and a takeover evicts the holder): not repeated once sent.
-    {"create_terminal",      before_delivery, false, false, true},
-    {"terminal_status",      idempotent,      false, false, true},
-    {"delete_terminal",      before_delivery, false, false, true},
-    {"attach_terminal",      before_delivery, false, false, true},
+    {operation::create_terminal,      {"create_terminal",     before_delivery, false, false, true}},
+    {operation::terminal_status,      {"terminal_status",     idempotent,      false, false, true}},
+    {operation::delete_terminal,      {"delete_terminal",     before_delivery, false, false, true}},
+    {operation::attach_terminal,      {"attach_terminal",     before_delivery, false, false, true}},
 }};
+
+constexpr bool keyed_in_order() {
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        if (static_cast<std::size_t>(rows[i].op) != i) return false;
+    }
+    return true;
+}
+static_assert(keyed_in_order(), "each operation's row stands at its enumerator's index");
+
+constexpr auto table = [] {
+    std::array<operation_traits, operation_count> out{};
+    for (std::size_t i = 0; i < rows.size(); ++i) out[i] = rows[i].traits;
+    return out;
+}();
 
 constexpr auto operations = [] {
     std::array<operation, table.size()> all{};
