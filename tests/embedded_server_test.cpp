@@ -239,6 +239,29 @@ TEST(embedded_server, a_sandboxs_own_address_refuses_connections_while_it_does_n
     EXPECT_EQ(call(direct_port_of(s, other), http::verb::get, "/sandboxes/" + other + "/port/44772/ping").status, 200u);
 }
 
+// The outside attack: an exec carrying an `expire` fault, on the sandbox's own address, was
+// answered 404 KUBERNETES::SANDBOX_NOT_FOUND, the lifecycle API's words. Its pod is gone.
+TEST(embedded_server, a_fault_that_ends_the_sandbox_leaves_its_own_address_unanswered) {
+    embedded_server s;
+    struct ending {
+        const char* operation;
+        action what;
+        http::verb verb;
+        const char* route;
+        const char* body;
+    };
+    for (const ending e : {ending{"exec", action::expire, http::verb::post, "/command", R"({"command":"ls"})"},
+                           ending{"file_info", action::crash, http::verb::get, "/files/info?path=/tmp", ""}}) {
+        const std::string id = create(s);
+        const unsigned short own = direct_port_of(s, id);
+        s.inject({.operation = e.operation, .what = e.what});
+        const auto r = call(own, e.verb, "/sandboxes/" + id + "/port/44772" + e.route, e.body);
+        EXPECT_TRUE(r.body.empty()) << r.body;
+        EXPECT_THAT(r.body, testing::Not(HasSubstr("SANDBOX_NOT_FOUND")));
+        EXPECT_TRUE(refused(own)) << "and the address is closed";
+    }
+}
+
 TEST(embedded_server, secure_access_gives_an_execd_token_that_execd_requires) {
     embedded_server s;
     const std::string id = create(s, R"(,"secureAccess":true)");

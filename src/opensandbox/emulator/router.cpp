@@ -102,13 +102,18 @@ std::optional<response> refused_key(context& c, const exchange& x) {
     return std::nullopt;
 }
 
+// A run's stream acts out a crash or an OOM kill itself, after its `init` (run_stream.cpp).
+bool streams_a_run(std::string_view operation) {
+    return operation == "exec" || operation == "run_in_session" || operation == "run_code";
+}
+
 // The faults every route treats alike, applied to the world before the route runs.
 void apply_to_world(context& c, const call& k) {
     const fault& f = *k.active_fault;
     using action = fault::action;
     if (f.what == action::expire) {
         c.sandboxes.update(k.sandbox_id, [](sandbox_record& s) { s.expires_at = wall_clock::now(); });
-    } else if ((f.what == action::crash || f.what == action::oom_kill) && k.operation != "exec") {
+    } else if ((f.what == action::crash || f.what == action::oom_kill) && !streams_a_run(k.operation)) {
         const status_shape& shape = f.what == action::crash ? c.profile.crashed : c.profile.oom_killed;
         c.sandboxes.update(k.sandbox_id, [&](sandbox_record& s) {
             s.state = std::string(shape.state);
@@ -133,6 +138,18 @@ std::optional<response> fault_reply(context& c, const exchange& x, const fault& 
     return std::nullopt;
 }
 
+// Whether the sandbox whose own address this is runs now (none: the address is nobody's).
+bool runs_now(context& c, const std::optional<std::string>& sandbox_id) {
+    if (!sandbox_id) return false;
+    const auto gate = c.sandboxes.find_gate(*sandbox_id);
+    return gate && gate->state == c.profile.running.state;
+}
+
+// A request on a sandbox's own address, not on the server's shared ports.
+bool on_own_address(const context& c, const exchange& x) {
+    return x.local_port() != c.lifecycle_port && x.local_port() != c.direct_port;
+}
+
 awaitable<void> run_route(context& c, exchange& x, const route* r, call& k) {
     k.active_fault = c.faults.take(r->operation);
     if (k.active_fault) {
@@ -146,6 +163,11 @@ awaitable<void> run_route(context& c, exchange& x, const route* r, call& k) {
             co_return;
         }
         apply_to_world(c, k);
+        if (on_own_address(c, x) && !runs_now(c, k.sandbox_id)) {
+            // The fault ended the pod this address is: nothing answers (as in dispatch).
+            x.close_connection();
+            co_return;
+        }
     }
     co_await r->handle(c, x, k);
 }
@@ -292,21 +314,13 @@ std::optional<std::optional<std::int64_t>> number_query(const exchange& x, std::
     return std::optional(n);
 }
 
-namespace {
-// Whether the sandbox whose own address this is runs now (none: the address is nobody's).
-bool runs_now(context& c, const std::optional<std::string>& sandbox_id) {
-    if (!sandbox_id) return false;
-    const auto gate = c.sandboxes.find_gate(*sandbox_id);
-    return gate && gate->state == c.profile.running.state;
-}
-}  // namespace
 
 awaitable<void> dispatch(context& c, exchange& x) {
     ++c.served;
     const std::vector<std::string> segments = segments_of(x.req().target());
     const auto is = [&](std::size_t at, std::string_view word) { return segments.size() > at && segments[at] == word; };
 
-    const bool own_address = x.local_port() != c.lifecycle_port && x.local_port() != c.direct_port;
+    const bool own_address = on_own_address(c, x);
     const std::optional<std::string> own = own_address ? c.direct.sandbox_at(x.local_port()) : std::nullopt;
     if (own_address && !runs_now(c, own)) {
         // A dead pod's address answers nothing: a connection kept alive from before its end
