@@ -368,7 +368,9 @@ awaitable<void> list(context& c, exchange& x, call&) {
                    return v && v->is_string() && v->as_string() == pair.second;
                });
     };
-    const auto [page, page_size] = *pages;
+    // (Named, not bound: clang 14 cannot capture a structured binding in a lambda.)
+    const std::int64_t page = pages->first;
+    const std::int64_t page_size = pages->second;
     // A page so far on that its first index overflows is as empty as any past the last.
     const std::size_t first = page - 1 > std::numeric_limits<std::int64_t>::max() / page_size
                                   ? std::numeric_limits<std::size_t>::max()
