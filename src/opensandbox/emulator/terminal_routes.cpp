@@ -293,25 +293,37 @@ awaitable<void> hold(context& c, exchange& x, Socket& ws, holding& h, bool pipe,
     auto executor = co_await asio::this_coro::executor;
     asio::steady_timer wake(executor);
     const std::int64_t since = since_query(x);
+    // The replay and the start, or why there are none: a takeover may come between this
+    // holder's upgrade and its start (its peer has seen the upgrade: it attaches at once).
+    struct start {
+        std::optional<output_history::slice> missed{};
+        bool taken_over = false;
+    };
     const auto attached = co_await c.off_io([&] {  // a start may run the terminal's command
         return c.sandboxes.with_terminals(h.sandbox_id, [&](terminal_map& terminals, const file_tree& files) {
             const auto it = terminals.find(h.terminal_id);
-            if (it == terminals.end() || !it->second->held_by(h.holder)) return std::optional<output_history::slice>();
+            if (it == terminals.end()) return start{};
+            if (!it->second->held_by(h.holder)) return start{.taken_over = true};
             simulated_terminal& t = *it->second;
             // The snapshot first: a new shell's prompt comes live, after `connected`, as execd's.
             auto missed = t.output().since(since);
             t.start(pipe, mono_clock::now(), files);
             h.run = t.run_number();
             pipe = t.pipe_mode();
-            return std::optional(std::move(missed));
+            return start{.missed = std::move(missed)};
         });
     });
-    if (!attached || !*attached) co_return;
-    std::int64_t sent = (*attached)->offset + static_cast<std::int64_t>((*attached)->bytes.size());
+    if (attached && attached->taken_over) {
+        co_await ws.async_close(taken_over_close(), ws_done);  // as once started: the holder learns why
+        co_return;
+    }
+    if (!attached || !attached->missed) co_return;
+    const output_history::slice& missed = *attached->missed;
+    std::int64_t sent = missed.offset + static_cast<std::int64_t>(missed.bytes.size());
     ws.binary(true);
-    if (!(*attached)->bytes.empty()) {
-        auto [ec, n] = co_await ws.async_write(
-            asio::buffer(binary_frame(terminal_channel::replay, (*attached)->bytes, (*attached)->offset)), ws_done);
+    if (!missed.bytes.empty()) {
+        auto [ec, n] = co_await ws.async_write(asio::buffer(binary_frame(terminal_channel::replay, missed.bytes, missed.offset)),
+                                               ws_done);
         if (ec) co_return;
     }
     ws.text(true);
