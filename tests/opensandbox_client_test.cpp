@@ -1252,6 +1252,24 @@ TEST_P(operations, after_an_oom_kill_or_an_expiry_the_sandbox_is_lost_or_unreach
     never_credentials(expiring, "after the expiry");
 }
 
+// The same without an API key, where the lifecycle API answered the dead address's request
+// with 404 "no such route" (a rejected request, to the client).
+TEST_P(operations, without_an_api_key_an_oom_killed_sandbox_is_never_a_rejected_request) {
+    embedded_server keyless(ngfail_test::serving(GetParam(), {}));
+    client c(ngfail_test::reaching(GetParam(), keyless.port(), {.timeout = 5s}));
+    const auto id = c.create({}).id;
+    EXPECT_EQ(c.exec(id, {.command = "echo before"}).stdout_text, "before\n");
+    keyless.inject(fault::exec(action::oom_kill));
+    (void)c.try_exec(id, {.command = "grow"});
+    const auto next = c.try_exec(id, {.command = "echo again"});
+    ASSERT_FALSE(next);
+    const auto code = next.error().code();
+    EXPECT_TRUE(code == kind::transport_unreachable || code == kind::transport_peer_drop ||
+                code == kind::provider_sandbox_lost)
+        << next.error().what();
+    EXPECT_NE(next.error().http_status(), std::optional(404));
+}
+
 TEST_P(operations, a_background_command_its_logs_from_a_cursor_and_its_interrupt) {
     const auto id = new_sandbox();
     const auto started = sandboxes.exec(id, {.command = "echo detached", .background = true});
