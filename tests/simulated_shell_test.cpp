@@ -98,6 +98,8 @@ TEST(simulated_shell, cd_enters_the_trees_directories_and_an_images_usual_ones) 
         EXPECT_EQ(simulate(std::string("cd ") + usual, no_files, &shell).exit_code, 0) << usual;
         EXPECT_EQ(shell.cwd, usual);
     }
+    EXPECT_EQ(simulate("cd ~; pwd", no_files, &shell).stdout_text, "/root\n") << "~ ends at a separator too";
+    EXPECT_EQ(simulate("cd /tmp && cd ~&& pwd", no_files, &shell).stdout_text, "/root\n");
 }
 
 TEST(simulated_shell, exit_ends_with_the_last_status_or_its_argument_modulo_256) {

@@ -281,7 +281,9 @@ public:
                 if (!double_quoted()) return unclosed("\"");
             } else if (c == '$') {
                 if (!dollar(false)) return unclosed(")");
-            } else if (c == '~' && !in_word_ && (i_ + 1 == line_.size() || line_[i_ + 1] == '/' || blank(line_[i_ + 1]))) {
+            } else if (c == '~' && !in_word_ &&
+                       (i_ + 1 == line_.size() || std::string_view("/;&|)").find(line_[i_ + 1]) != std::string_view::npos ||
+                        blank(line_[i_ + 1]))) {  // a word of its own: `cd ~; pwd`
                 literal("/root");
                 ++i_;
             } else {
