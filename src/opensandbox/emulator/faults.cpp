@@ -43,9 +43,10 @@ constexpr std::array action_names{
     action_row{action::drop_mid_frame, "drop_mid_frame", "attach_terminal"},
 };
 
-bool acts_on(const action_row& row, std::string_view operation) noexcept {
-    if (row.acts_on.empty()) return true;
-    for (std::string_view rest = row.acts_on; !rest.empty();) {
+// Whether `operation` is in a space-separated `list` (empty: every operation is).
+bool acts_on(std::string_view list, std::string_view operation) noexcept {
+    if (list.empty()) return true;
+    for (std::string_view rest = list; !rest.empty();) {
         const auto space = rest.find(' ');
         if (rest.substr(0, space) == operation) return true;
         rest = space == std::string_view::npos ? std::string_view() : rest.substr(space + 1);
@@ -167,6 +168,10 @@ result<fault> parse_fault(std::string_view text) {
 
 namespace ngfail::opensandbox::emulator {
 
+bool streams_a_run(std::string_view operation) noexcept {
+    return acts_on(runs, operation);
+}
+
 std::optional<std::string> never_acts(const fault& f) {
     if (!parse_operation(f.operation)) {
         return "unknown operation " + quoted(f.operation) +
@@ -174,7 +179,7 @@ std::optional<std::string> never_acts(const fault& f) {
     }
     const auto row = std::find_if(action_names.begin(), action_names.end(),
                                   [&](const action_row& r) { return r.what == f.what; });
-    if (row != action_names.end() && !acts_on(*row, f.operation)) {
+    if (row != action_names.end() && !acts_on(row->acts_on, f.operation)) {
         return "action " + quoted(row->name) + " does nothing to " + quoted(f.operation) + "; it acts on " +
                std::string(row->acts_on);
     }

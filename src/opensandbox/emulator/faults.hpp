@@ -15,6 +15,10 @@ namespace ngfail::opensandbox::emulator {
 // its operation; none when it acts. A fault that would silently never fire is refused.
 [[nodiscard]] std::optional<std::string> never_acts(const fault& f);
 
+// Whether `operation` streams a run (exec, a session's run, a code run): the stream acts out a
+// crash or an OOM kill itself, and the stream faults act on these only.
+[[nodiscard]] bool streams_a_run(std::string_view operation) noexcept;
+
 class fault_queue {
 public:
     void push(fault f);

@@ -102,11 +102,6 @@ std::optional<response> refused_key(context& c, const exchange& x) {
     return std::nullopt;
 }
 
-// A run's stream acts out a crash or an OOM kill itself, after its `init` (run_stream.cpp).
-bool streams_a_run(std::string_view operation) {
-    return operation == "exec" || operation == "run_in_session" || operation == "run_code";
-}
-
 // The faults every route treats alike, applied to the world before the route runs.
 void apply_to_world(context& c, const call& k) {
     const fault& f = *k.active_fault;
@@ -114,6 +109,7 @@ void apply_to_world(context& c, const call& k) {
     if (f.what == action::expire) {
         c.sandboxes.update(k.sandbox_id, [](sandbox_record& s) { s.expires_at = wall_clock::now(); });
     } else if ((f.what == action::crash || f.what == action::oom_kill) && !streams_a_run(k.operation)) {
+        // (a run's stream acts these out itself, after its `init`: run_stream.cpp)
         const status_shape& shape = f.what == action::crash ? c.profile.crashed : c.profile.oom_killed;
         c.sandboxes.update(k.sandbox_id, [&](sandbox_record& s) {
             s.state = std::string(shape.state);
