@@ -1226,48 +1226,50 @@ TEST_P(operations, a_sandbox_another_client_paused_is_unreachable_through_its_en
     EXPECT_EQ(sandboxes.exec(id, {.command = "echo after"}).stdout_text, "after\n") << "running again, reachable again";
 }
 
+namespace {
+
+// A dead sandbox's next exec: lost or unreachable (through the server proxy, its 404 names the
+// sandbox), never a rejected request or bad credentials.
+void expect_lost_or_unreachable(client& c, const std::string& id, const char* after) {
+    const auto next = c.try_exec(id, {.command = "echo again"});
+    ASSERT_FALSE(next) << after;
+    const auto code = next.error().code();
+    EXPECT_TRUE(code == kind::transport_unreachable || code == kind::transport_peer_drop ||
+                code == kind::provider_sandbox_lost)
+        << after << ": " << next.error().what();
+    EXPECT_NE(next.error().http_status(), std::optional(401)) << after;
+}
+
+// An OOM kill, then an expiry, each after an exec that cached the sandbox's endpoint.
+void kill_then_expire(embedded_server& server, client& c) {
+    const auto killed = c.create({}).id;
+    EXPECT_EQ(c.exec(killed, {.command = "echo before"}).stdout_text, "before\n");  // endpoint cached
+    server.inject(fault::exec(action::oom_kill));
+    EXPECT_EQ(c.try_exec(killed, {.command = "grow"}).error().code(), kind::provider_command_terminated)
+        << "Kubernetes names the OOM kill only in a message, which is never evidence";
+    expect_lost_or_unreachable(c, killed, "after the OOM kill");
+
+    const auto expiring = c.create({.timeout_s = 1}).id;
+    EXPECT_EQ(c.exec(expiring, {.command = "echo before"}).stdout_text, "before\n");
+    std::this_thread::sleep_for(1100ms);
+    expect_lost_or_unreachable(c, expiring, "after the expiry");
+}
+
+}  // namespace
+
 // A new user's harness read an OOM kill as a wrong API key: the next exec, on the connection
 // kept alive to the dead sandbox's own address, reached the lifecycle API's auth check (401).
 // A dead pod's address answers nothing, whatever connection a request comes on.
 TEST_P(operations, after_an_oom_kill_or_an_expiry_the_sandbox_is_lost_or_unreachable_never_bad_credentials) {
-    const auto never_credentials = [&](const std::string& id, const char* after) {
-        const auto next = sandboxes.try_exec(id, {.command = "echo again"});
-        ASSERT_FALSE(next) << after;
-        const auto code = next.error().code();
-        EXPECT_TRUE(code == kind::transport_unreachable || code == kind::transport_peer_drop ||
-                    code == kind::provider_sandbox_lost)
-            << after << ": " << next.error().what();
-        EXPECT_NE(next.error().http_status(), std::optional(401)) << after;
-    };
-    const auto killed = new_sandbox();
-    EXPECT_EQ(sandboxes.exec(killed, {.command = "echo before"}).stdout_text, "before\n");  // endpoint cached
-    server.inject(fault::exec(action::oom_kill));
-    EXPECT_EQ(sandboxes.try_exec(killed, {.command = "grow"}).error().code(), kind::provider_command_terminated)
-        << "Kubernetes names the OOM kill only in a message, which is never evidence";
-    never_credentials(killed, "after the OOM kill");
-
-    const auto expiring = sandboxes.create({.timeout_s = 1}).id;
-    EXPECT_EQ(sandboxes.exec(expiring, {.command = "echo before"}).stdout_text, "before\n");
-    std::this_thread::sleep_for(1100ms);
-    never_credentials(expiring, "after the expiry");
+    kill_then_expire(server, sandboxes);
 }
 
 // The same without an API key, where the lifecycle API answered the dead address's request
 // with 404 "no such route" (a rejected request, to the client).
-TEST_P(operations, without_an_api_key_an_oom_killed_sandbox_is_never_a_rejected_request) {
+TEST_P(operations, without_an_api_key_an_oom_kill_or_an_expiry_is_never_a_rejected_request) {
     embedded_server keyless(ngfail_test::serving(GetParam(), {}));
     client c(ngfail_test::reaching(GetParam(), keyless.port(), {.timeout = 5s}));
-    const auto id = c.create({}).id;
-    EXPECT_EQ(c.exec(id, {.command = "echo before"}).stdout_text, "before\n");
-    keyless.inject(fault::exec(action::oom_kill));
-    (void)c.try_exec(id, {.command = "grow"});
-    const auto next = c.try_exec(id, {.command = "echo again"});
-    ASSERT_FALSE(next);
-    const auto code = next.error().code();
-    EXPECT_TRUE(code == kind::transport_unreachable || code == kind::transport_peer_drop ||
-                code == kind::provider_sandbox_lost)
-        << next.error().what();
-    EXPECT_NE(next.error().http_status(), std::optional(404));
+    kill_then_expire(keyless, c);
 }
 
 TEST_P(operations, a_background_command_its_logs_from_a_cursor_and_its_interrupt) {

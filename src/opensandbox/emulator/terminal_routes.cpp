@@ -270,8 +270,8 @@ void let_go(context& c, const holding& h) {
     });
 }
 
-// A fault's misbehaviour, once the peer's first input has had its output: a close with the
-// code a takeover or a proxy's policy sends, or half a frame and the connection's end.
+// A fault's misbehaviour, once the peer's first input is taken and the output so far sent: a
+// close with the code a takeover or a proxy's policy sends, or half a frame and the connection's end.
 template <class Socket>
 awaitable<void> misbehave(Socket& ws, fault::action what) {
     if (what == fault::action::drop_mid_frame) {
@@ -350,11 +350,13 @@ awaitable<void> hold(context& c, exchange& x, Socket& ws, holding& h, bool pipe,
             const std::string frame = binary_frame(next.piece.channel, next.piece.bytes);
             if (auto [ec, n] = co_await ws.async_write(asio::buffer(frame), ws_done); ec) break;
             sent = next.piece.offset + static_cast<std::int64_t>(next.piece.bytes.size());
-            if (fault && h.input_seen) {
-                co_await misbehave(ws, *fault);
-                break;
-            }
             continue;
+        }
+        // Only once the output so far is sent: the input's echo may have been sent before the
+        // reader marked the input seen (it types on a worker), and no more output may come.
+        if (fault && h.input_seen) {
+            co_await misbehave(ws, *fault);
+            break;
         }
         if (next.what == next_step::exited) {
             ws.text(true);
