@@ -3,6 +3,8 @@
 // details struct without its row fails the first test; with its row, the others cover it.
 #include "wire/details_schema.hpp"
 
+#include "support/member_count.hpp"
+
 #include <ngfail/failure_header.hpp>
 #include <ngfail/json.hpp>
 #include <ngfail/report.hpp>
@@ -14,24 +16,9 @@
 
 namespace ngfail {
 
-// Converts to anything; only named in unevaluated operands, so never defined (and outside
-// the unnamed namespace, where a declared-only function would draw a warning).
-struct any_member {
-    template <class T>
-    operator T() const;
-};
-
 namespace {
 
-// Counts an aggregate's members: how many `any_member`s it can be brace-initialised from.
-template <class T, class... Members>
-constexpr std::size_t member_count() {
-    if constexpr (requires { T{Members{}..., any_member{}}; }) {
-        return member_count<T, Members..., any_member>();
-    } else {
-        return sizeof...(Members);
-    }
-}
+using ngfail_test::member_count;
 
 template <class Details>
 constexpr std::size_t row_count = std::tuple_size_v<decltype(detail::details_schema<Details>::fields)>;

@@ -1,10 +1,12 @@
-// The asynchronous face's borrowed requests (<ngfail/opensandbox/borrowed.hpp>): what they
+// The borrowed requests every face takes (<ngfail/opensandbox/borrowed.hpp>): what they
 // copy, and the natural `co_await` form they make safe. Built with AddressSanitizer by every
 // compiler (tests/CMakeLists.txt), g++ 12 included, whose double destruction of an owning
 // aggregate made inside a `co_await` expression is the bug this guards against.
 #include <ngfail/opensandbox/borrowed.hpp>
 #include <ngfail/opensandbox/client.hpp>
 #include <ngfail/opensandbox/testing/embedded_server.hpp>
+
+#include "support/member_count.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -19,6 +21,16 @@ namespace {
 
 namespace asio = boost::asio;
 using namespace ngfail::opensandbox;
+using ngfail_test::member_count;
+
+// Each owning request and its view have the same members (their conversions name each one,
+// so a member renamed or moved in one of them fails to compile there).
+static_assert(member_count<create_request>() == member_count<create_request_ref>());
+static_assert(member_count<command>() == member_count<command_ref>());
+static_assert(member_count<code_run>() == member_count<code_run_ref>());
+static_assert(member_count<list_request>() == member_count<list_request_ref>());
+static_assert(member_count<snapshot_list_request>() == member_count<snapshot_list_request_ref>());
+static_assert(member_count<terminal_request>() == member_count<terminal_request_ref>());
 
 TEST(callback_ref, copies_the_callable_it_refers_to) {
     std::string seen;
@@ -65,6 +77,29 @@ TEST(borrowed_requests, have_the_owning_requests_defaults_and_convert_from_them)
     EXPECT_EQ(filter_back.states, filter.states);
     EXPECT_EQ(filter_back.metadata, filter.metadata);
     EXPECT_EQ(filter_back.page, 2);
+    const snapshot_list_request snapshots{.sandbox_id = "sbx-1", .states = {"Ready"}, .page_size = 5};
+    const snapshot_list_request snapshots_back = snapshot_list_request_ref(snapshots).copy();
+    EXPECT_EQ(snapshots_back.sandbox_id, "sbx-1");
+    EXPECT_EQ(snapshots_back.states, snapshots.states);
+    EXPECT_EQ(snapshots_back.page_size, 5);
+    const terminal_request terminal{.cwd = "/work"};
+    const terminal_request terminal_back = terminal_request_ref(terminal).copy();
+    EXPECT_EQ(terminal_back.cwd, "/work");
+    EXPECT_EQ(terminal_back.command, std::nullopt);
+}
+
+// A blocking call takes the same borrowed request, braced lists inside it included.
+TEST(borrowed_requests, written_inline_in_a_blocking_call_with_braced_lists) {
+    embedded_server server;
+    client c({.port = server.port()});
+    const std::string word = "a word long enough to be allocated on the heap";
+    const std::string team = "team-a-long-enough-for-the-heap";
+    const auto box = c.create({.entrypoint = {"tail", "-f", "/dev/null"}, .metadata = {{"team", team}}});
+    EXPECT_EQ(c.get(box.id).metadata.at("team"), team);
+    const auto ran = c.exec(box.id, {.command = "echo $A $B", .envs = {{"A", word}, {"B", "b"}}});
+    EXPECT_EQ(ran.stdout_text, word + " b\n");
+    const std::string terminal = c.create_terminal(box.id, {.cwd = "/tmp/" + word.substr(0, 6)});
+    EXPECT_FALSE(c.terminal_status(box.id, terminal).running);
 }
 
 // The natural form, every request braced inside its co_await, with values long enough to
@@ -78,7 +113,8 @@ TEST(borrowed_requests, written_inline_inside_co_await_are_safe) {
     const std::map<std::string, std::string> env{{"GREETING_WITH_A_LONG_NAME", "hello from a long environment value"}};
     const std::vector<std::string> states{"Running", "Pending"};
     const std::map<std::string, std::string> team{{"team", "a-team-name-long-enough-for-the-heap"}};
-    std::string streamed, listed, in_session, later;
+    std::string streamed, listed, in_session, later, made_terminal;
+    std::size_t snapshots_listed = 99;
     asio::co_spawn(io, [&]() -> asio::awaitable<void> {
         const auto box = co_await c.async_create({.image = "registry.example.com/python:3.12-long-tag", .metadata = team});
         if (!box) co_return;
@@ -100,6 +136,11 @@ TEST(borrowed_requests, written_inline_inside_co_await_are_safe) {
         // the operation holds its own copy.
         auto stored = c.async_exec(id, {.command = "echo " + word, .on_stdout = [&later](std::string_view s) { later += s; }});
         (void)co_await std::move(stored);
+        // The terminal's and the snapshots' requests, owning strings until they were borrowed.
+        const auto terminal = co_await c.async_create_terminal(id, {.cwd = "/tmp/" + word.substr(0, 6)});
+        if (terminal) made_terminal = terminal.value();
+        const auto snapshots = co_await c.async_list_snapshots({.sandbox_id = id + ""});
+        if (snapshots) snapshots_listed = snapshots.value().size();
     }, asio::detached);
     io.run();
     const std::string expected = word + " hello from a long environment value\n";
@@ -107,6 +148,8 @@ TEST(borrowed_requests, written_inline_inside_co_await_are_safe) {
     EXPECT_EQ(listed, "1");
     EXPECT_EQ(in_session, expected + word + "\n");
     EXPECT_EQ(later, word + "\n");
+    EXPECT_FALSE(made_terminal.empty());
+    EXPECT_EQ(snapshots_listed, 0u);
 }
 
 }  // namespace

@@ -1,9 +1,9 @@
-// <ngfail/opensandbox/borrowed.hpp> — values the asynchronous face borrows instead of owning.
+// <ngfail/opensandbox/borrowed.hpp> — values the client's faces borrow instead of owning.
 //
 // `co_await sandboxes.async_exec(id, {.command = "make", .envs = env})` makes its argument
 // inside the `co_await` expression, and g++ 12 destroys every owning member of an aggregate
-// made there twice (a `std::string`, a `std::map`, a lambda's captured copies). The
-// asynchronous operations therefore take requests whose members own nothing: string views,
+// made there twice (a `std::string`, a `std::map`, a lambda's captured copies). Every face
+// (throwing, `try_*`, `async_*`) therefore takes requests whose members own nothing: string views,
 // and the three types below, each trivially destructible. The operation copies what they
 // refer to when it is made, so the awaitable may still be stored and awaited later.
 //
@@ -11,14 +11,17 @@
 //   strings_ref     a list of strings: a std::vector<std::string>, or static string views
 //   string_map_ref  string pairs: a std::map<std::string, std::string>, or static pairs
 //
-// Each refers to its source; the source must live until the asynchronous call returns its
-// awaitable, which a temporary in the same expression does.
+// Each refers to its source; the source must live until the call returns (the asynchronous
+// face: until it returns its awaitable), which a temporary in the same expression does. A
+// braced list inside a request (`.envs = {{"A", "1"}}`) works in a blocking call; g++ 12
+// refuses one inside a `co_await` ("array used as initializer"): name it first there.
 #pragma once
 
 #include <ngfail/detail/cplusplus.hpp>
 
 #include <cstddef>
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <span>
@@ -61,6 +64,9 @@ class strings_ref {
 public:
     constexpr strings_ref() noexcept = default;
     constexpr strings_ref(std::span<const std::string_view> items) noexcept : items_(items) {}  // NOLINT
+    // A braced list in a call's argument: `{.entrypoint = {"python3", "-c", code}}`.
+    constexpr strings_ref(std::initializer_list<std::string_view> items) noexcept  // NOLINT
+        : items_(items.begin(), items.size()) {}
     strings_ref(const std::vector<std::string>& items) noexcept : vector_(&items) {}           // NOLINT
 
     [[nodiscard]] std::vector<std::string> copy() const {
@@ -79,6 +85,10 @@ class string_map_ref {
 public:
     constexpr string_map_ref() noexcept = default;
     constexpr string_map_ref(std::span<const string_pair> pairs) noexcept : pairs_(pairs) {}  // NOLINT
+    // A braced list in a call's argument: `{.envs = {{"A", "1"}}}` (of equal keys the first is
+    // kept, as a std::map made from the list keeps it).
+    constexpr string_map_ref(std::initializer_list<string_pair> pairs) noexcept  // NOLINT
+        : pairs_(pairs.begin(), pairs.size()) {}
     string_map_ref(const std::map<std::string, std::string>& map) noexcept : map_(&map) {}    // NOLINT
 
     [[nodiscard]] std::map<std::string, std::string> copy() const {

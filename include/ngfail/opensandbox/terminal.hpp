@@ -11,9 +11,10 @@
 //   }
 //
 // Detaching leaves the shell running; a later attach with `since = term.offset()` replays
-// what was missed. Three faces, as the client's: throwing, `noexcept` `try_*`, and
-// `async_*` with an Asio completion token (`use_awaitable` by default, a callback taking
-// `result<T>`, `deferred`, `use_future`).
+// what was missed. Three faces, as the client's, each operation declared once
+// (<ngfail/opensandbox/detail/faces.hpp>): throwing, `noexcept` `try_*`, and `async_*` with
+// an Asio completion token (`use_awaitable` by default, a callback taking `result<T>`,
+// `deferred`, `use_future`).
 //
 // A session's failures are classified as the client's are, operation `attach_terminal`:
 // taken over by another client (WebSocket close 4001) is `provider_state_conflict`, a
@@ -28,12 +29,22 @@
 // Destroying it closes its connection; the shell runs on.
 #pragma once
 
-#include <ngfail/opensandbox/client.hpp>
+#include <ngfail/opensandbox/completion.hpp>
+#include <ngfail/opensandbox/detail/faces.hpp>
+#include <ngfail/opensandbox/terminal_types.hpp>
+#include <ngfail/result.hpp>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/use_awaitable.hpp>
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <utility>
 
 namespace ngfail::opensandbox {
 
@@ -53,62 +64,44 @@ public:
     // The offset after the last output read: `attach_options::since` for a re-attach.
     [[nodiscard]] std::int64_t offset() const noexcept;
 
-    // Input as typed ("\r" is Enter on a terminal, "\x03" Ctrl-C).
-    void write(std::string_view input);
-    // The terminal's size, in characters.
-    void resize(int cols, int rows);
-    // A signal to the shell's process group: SIGINT, SIGTERM, SIGKILL, SIGQUIT, SIGHUP.
-    void signal(std::string_view name);
-    // The next output (replayed output first, at its offset) or the shell's exit.
-    terminal_event read();
-    // Closes the session normally; the shell runs on.
-    void detach();
-
-    result<void> try_write(std::string_view input) noexcept;
-    result<void> try_resize(int cols, int rows) noexcept;
-    result<void> try_signal(std::string_view name) noexcept;
-    result<terminal_event> try_read() noexcept;
-    result<void> try_detach() noexcept;
-
     template <class T>
     using awaitable = boost::asio::awaitable<result<T>>;
     using default_completion_token = boost::asio::use_awaitable_t<>;
-    // `input` is copied when the operation is made.
-    template <class CompletionToken = default_completion_token>
-    auto async_write(std::string_view input, CompletionToken&& token = {}) {
-        return complete(make_write(input), std::forward<CompletionToken>(token));
-    }
-    template <class CompletionToken = default_completion_token>
-    auto async_resize(int cols, int rows, CompletionToken&& token = {}) {
-        return complete(make_resize(cols, rows), std::forward<CompletionToken>(token));
-    }
-    template <class CompletionToken = default_completion_token>
-    auto async_signal(std::string_view name, CompletionToken&& token = {}) {
-        return complete(make_signal(name), std::forward<CompletionToken>(token));
-    }
-    template <class CompletionToken = default_completion_token>
-    auto async_read(CompletionToken&& token = {}) {
-        return complete(make_read(), std::forward<CompletionToken>(token));
-    }
-    template <class CompletionToken = default_completion_token>
-    auto async_detach(CompletionToken&& token = {}) {
-        return complete(make_detach(), std::forward<CompletionToken>(token));
-    }
+
+    // Input as typed ("\r" is Enter on a terminal, "\x03" Ctrl-C), copied when the operation is made.
+    NGFAIL_OPENSANDBOX_FACES(write, (std::string_view input), (input), void)
+    // The terminal's size, in characters.
+    NGFAIL_OPENSANDBOX_FACES(resize, (int cols, int rows), (cols, rows), void)
+    // A signal to the shell's process group: SIGINT, SIGTERM, SIGKILL, SIGQUIT, SIGHUP.
+    NGFAIL_OPENSANDBOX_FACES(signal, (std::string_view name), (name), void)
+    // The next output (replayed output first, at its offset) or the shell's exit.
+    NGFAIL_OPENSANDBOX_FACES(read, (), (), terminal_event)
+    // Closes the session normally; the shell runs on.
+    NGFAIL_OPENSANDBOX_FACES(detach, (), (), void)
 
     explicit terminal_session(std::shared_ptr<detail::terminal_link> link) noexcept;  // by the client
 
 private:
-    awaitable<void> make_write(std::string_view input);
-    awaitable<void> make_resize(int cols, int rows);
-    awaitable<void> make_signal(std::string_view name);
-    awaitable<terminal_event> make_read();
-    awaitable<void> make_detach();
     [[nodiscard]] boost::asio::any_io_executor executor() const noexcept;
 
     template <class T, class CompletionToken>
     auto complete(awaitable<T> operation, CompletionToken&& token) {
         return detail::complete_on(executor(), std::move(operation), std::forward<CompletionToken>(token));
     }
+    // Runs the operation `make` makes on the client's executor and waits for it: a session's
+    // operations run on its strand there anyway (from a blocking call's own context they
+    // would cross threads twice). Must not be called from a thread running that executor.
+    template <class Make, class T = typename std::invoke_result_t<Make&>::value_type::value_type>
+    result<T> run_blocking(Make make) noexcept {
+        std::optional<result<T>> out;
+        try {
+            drive(detail::into(make(), out));
+        } catch (...) {
+        }
+        if (out) return std::move(*out);
+        return failure(kind::transport_local_resource);
+    }
+    void drive(boost::asio::awaitable<void> work);
 
     std::shared_ptr<detail::terminal_link> link_;
 };

@@ -323,7 +323,6 @@ bool may_retry(const failure& f, operation op) noexcept {
     return replay_allowed(traits(op).replay, d) && (d == delivery::not_sent || curable);
 }
 
-
 // What is wrong with the caller's arguments, said without repeating them (one may be a
 // secret); nothing when they can be sent.
 std::optional<std::string> refused_argument(const client_state& client, std::initializer_list<argument> arguments) {

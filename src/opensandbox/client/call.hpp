@@ -235,56 +235,19 @@ inline result<void> done(result<bool> r) noexcept {
 }
 inline awaitable<result<void>> done(awaitable<result<bool>> r) { co_return done(co_await std::move(r)); }
 
-// Runs the operation `make` makes to its end on the calling thread: the blocking faces.
-// The call gets an I/O context of its own for the time it runs, so that its replies wake
-// this thread directly instead of the client's I/O thread, which would then have to wake
-// this one (two hand-offs a call); the connections it opens stay with that context for the
-// blocking calls after it. Work it hands to the client's executor (a terminal's session)
-// runs there. Must not be called from a thread running the client's executor.
-template <class Make, class T = typename std::invoke_result_t<Make>::value_type::value_type>
-result<T> run_blocking(client_state& client, Make make) noexcept {
-    try {
-        auto operation = make();
-        std::optional<result<T>> out;
-        struct loan {
-            client_state& client;
-            asio::io_context& io = client.borrow_driver();
-            asio::io_context* outer = std::exchange(client_state::driving, &io);  // a callback may call again
-            ~loan() {
-                client_state::driving = outer;
-                client.return_driver(io);
-            }
-        } driver{client};
-        asio::co_spawn(
-            driver.io, [&]() -> awaitable<void> { out.emplace(co_await std::move(operation)); },
-            [](const std::exception_ptr&) {});
-        driver.io.restart();
-        driver.io.run();  // until the call and what it left (a cancelled timer's completion) are done
-        if (out) return std::move(*out);
-    } catch (...) {
-    }
-    return failure(kind::transport_local_resource);  // the operation could not be started
-}
+// Runs `work` to its end on the calling thread: the blocking faces. The call gets an I/O
+// context of its own for the time it runs, so that its replies wake this thread directly
+// instead of the client's I/O thread, which would then have to wake this one (two hand-offs
+// a call); the connections it opens stay with that context for the blocking calls after it.
+// Work it hands to the client's executor (a terminal's session) runs there. Must not be
+// called from a thread running the client's executor. Throws only when it cannot start.
+void drive_here(client_state& client, awaitable<void> work);
 
-// Runs the operation `make` makes on the client's executor and waits for it: the blocking
-// faces of a terminal's session, whose operations run on the session's strand there anyway
-// (from a blocking call's own context they would cross threads twice). Must not be called
-// from a thread running the client's executor.
-template <class Make, class T = typename std::invoke_result_t<Make>::value_type::value_type>
-result<T> run_on_executor(client_state& client, Make make) noexcept {
-    try {
-        auto operation = make();
-        std::optional<result<T>> out;
-        std::promise<void> finished;
-        asio::co_spawn(
-            client.executor, [&]() -> awaitable<void> { out.emplace(co_await std::move(operation)); },
-            [&](const std::exception_ptr&) { finished.set_value(); });
-        finished.get_future().wait();
-        if (out) return std::move(*out);
-    } catch (...) {
-    }
-    return failure(kind::transport_local_resource);  // the operation could not be started
-}
+// Runs `work` on the client's executor and waits for it: the blocking faces of what lives
+// there (an attach, whose session stays on that executor; a session's own operations, which
+// run on its strand there anyway: from a blocking call's own context they would cross
+// threads twice). Must not be called from a thread running the client's executor.
+void drive_on_executor(client_state& client, awaitable<void> work);
 
 // An execd request to `where`, carrying the endpoint's headers (its access token included).
 inline request execd_request(beast_http::verb verb, const target& where, const endpoint_info& endpoint,

@@ -111,28 +111,11 @@ client::awaitable<code_context_info> client::make_create_code_context(std::strin
     return detail::create_code_context_operation(*state_, std::string(sandbox_id), std::string(language), std::move(cwd),
                                          options);
 }
-result<code_context_info> client::try_create_code_context(std::string_view sandbox_id, std::string_view language,
-                                                          std::optional<std::string> cwd,
-                                                          const call_options& options) noexcept {
-    return detail::run_blocking(*state_, [&] { return make_create_code_context(sandbox_id, language, cwd, options); });
-}
-code_context_info client::create_code_context(std::string_view sandbox_id, std::string_view language,
-                                               std::optional<std::string> cwd, const call_options& options) {
-    return try_create_code_context(sandbox_id, language, std::move(cwd), options).value();
-}
 
 client::awaitable<code_context_info> client::make_get_code_context(std::string_view sandbox_id,
                                                                     std::string_view context_id,
                                                                     const call_options& options) {
     return detail::get_code_context_operation(*state_, std::string(sandbox_id), std::string(context_id), options);
-}
-result<code_context_info> client::try_get_code_context(std::string_view sandbox_id, std::string_view context_id,
-                                                       const call_options& options) noexcept {
-    return detail::run_blocking(*state_, [&] { return make_get_code_context(sandbox_id, context_id, options); });
-}
-code_context_info client::get_code_context(std::string_view sandbox_id, std::string_view context_id,
-                                            const call_options& options) {
-    return try_get_code_context(sandbox_id, context_id, options).value();
 }
 
 client::awaitable<std::vector<code_context_info>> client::make_list_code_contexts(std::string_view sandbox_id,
@@ -140,52 +123,20 @@ client::awaitable<std::vector<code_context_info>> client::make_list_code_context
                                                                                    const call_options& options) {
     return detail::list_code_contexts_operation(*state_, std::string(sandbox_id), std::string(language), options);
 }
-result<std::vector<code_context_info>> client::try_list_code_contexts(std::string_view sandbox_id,
-                                                                      std::string_view language,
-                                                                      const call_options& options) noexcept {
-    return detail::run_blocking(*state_, [&] { return make_list_code_contexts(sandbox_id, language, options); });
-}
-std::vector<code_context_info> client::list_code_contexts(std::string_view sandbox_id, std::string_view language,
-                                                          const call_options& options) {
-    return try_list_code_contexts(sandbox_id, language, options).value();
-}
 
 client::awaitable<void> client::make_delete_code_context(std::string_view sandbox_id, std::string_view context_id,
                                                           const call_options& options) {
     return detail::delete_code_context_operation(*state_, std::string(sandbox_id), std::string(context_id), options);
-}
-result<void> client::try_delete_code_context(std::string_view sandbox_id, std::string_view context_id,
-                                             const call_options& options) noexcept {
-    return detail::run_blocking(*state_, [&] { return make_delete_code_context(sandbox_id, context_id, options); });
-}
-void client::delete_code_context(std::string_view sandbox_id, std::string_view context_id,
-                                 const call_options& options) {
-    try_delete_code_context(sandbox_id, context_id, options).value();
 }
 
 client::awaitable<void> client::make_delete_code_contexts(std::string_view sandbox_id, std::string_view language,
                                                            const call_options& options) {
     return detail::delete_code_contexts_operation(*state_, std::string(sandbox_id), std::string(language), options);
 }
-result<void> client::try_delete_code_contexts(std::string_view sandbox_id, std::string_view language,
-                                              const call_options& options) noexcept {
-    return detail::run_blocking(*state_, [&] { return make_delete_code_contexts(sandbox_id, language, options); });
-}
-void client::delete_code_contexts(std::string_view sandbox_id, std::string_view language,
-                                  const call_options& options) {
-    try_delete_code_contexts(sandbox_id, language, options).value();
-}
 
 client::awaitable<void> client::make_interrupt_code(std::string_view sandbox_id, std::string_view context_id,
                                                      const call_options& options) {
     return detail::interrupt_code_operation(*state_, std::string(sandbox_id), std::string(context_id), options);
-}
-result<void> client::try_interrupt_code(std::string_view sandbox_id, std::string_view context_id,
-                                        const call_options& options) noexcept {
-    return detail::run_blocking(*state_, [&] { return make_interrupt_code(sandbox_id, context_id, options); });
-}
-void client::interrupt_code(std::string_view sandbox_id, std::string_view context_id, const call_options& options) {
-    try_interrupt_code(sandbox_id, context_id, options).value();
 }
 
 }  // namespace ngfail::opensandbox

@@ -334,70 +334,29 @@ client::awaitable<exec_result> client::make_exec(std::string_view sandbox_id, co
                                                   const call_options& options) {
     return detail::exec_operation(*state_, std::string(sandbox_id), cmd.copy(), options);
 }
-result<exec_result> client::try_exec(std::string_view sandbox_id, const command& cmd,
-                                     const call_options& options) noexcept {
-    return detail::run_blocking(*state_, [&] { return make_exec(sandbox_id, cmd, options); });
-}
-exec_result client::exec(std::string_view sandbox_id, const command& cmd, const call_options& options) {
-    return try_exec(sandbox_id, cmd, options).value();
-}
 
 client::awaitable<command_status> client::make_exec_status(std::string_view sandbox_id, std::string_view execution_id,
                                                             const call_options& options) {
     return detail::exec_status_operation(*state_, std::string(sandbox_id), std::string(execution_id), options);
 }
-result<command_status> client::try_exec_status(std::string_view sandbox_id, std::string_view execution_id,
-                                               const call_options& options) noexcept {
-    return detail::run_blocking(*state_, [&] { return make_exec_status(sandbox_id, execution_id, options); });
-}
-command_status client::exec_status(std::string_view sandbox_id, std::string_view execution_id,
-                                   const call_options& options) {
-    return try_exec_status(sandbox_id, execution_id, options).value();
-}
 
 client::awaitable<void> client::make_ping(std::string_view sandbox_id, const call_options& options) {
     return detail::ping_operation(*state_, std::string(sandbox_id), options);
 }
-result<void> client::try_ping(std::string_view sandbox_id, const call_options& options) noexcept {
-    return detail::run_blocking(*state_, [&] { return make_ping(sandbox_id, options); });
-}
-void client::ping(std::string_view sandbox_id, const call_options& options) { try_ping(sandbox_id, options).value(); }
 
 client::awaitable<command_logs> client::make_exec_logs(std::string_view sandbox_id, std::string_view execution_id,
                                                         std::size_t cursor, const call_options& options) {
     return detail::exec_logs_operation(*state_, std::string(sandbox_id), std::string(execution_id), cursor, options);
-}
-result<command_logs> client::try_exec_logs(std::string_view sandbox_id, std::string_view execution_id,
-                                           std::size_t cursor, const call_options& options) noexcept {
-    return detail::run_blocking(*state_, [&] { return make_exec_logs(sandbox_id, execution_id, cursor, options); });
-}
-command_logs client::exec_logs(std::string_view sandbox_id, std::string_view execution_id, std::size_t cursor,
-                               const call_options& options) {
-    return try_exec_logs(sandbox_id, execution_id, cursor, options).value();
 }
 
 client::awaitable<void> client::make_interrupt(std::string_view sandbox_id, std::string_view execution_id,
                                                 const call_options& options) {
     return detail::interrupt_operation(*state_, std::string(sandbox_id), std::string(execution_id), options);
 }
-result<void> client::try_interrupt(std::string_view sandbox_id, std::string_view execution_id,
-                                   const call_options& options) noexcept {
-    return detail::run_blocking(*state_, [&] { return make_interrupt(sandbox_id, execution_id, options); });
-}
-void client::interrupt(std::string_view sandbox_id, std::string_view execution_id, const call_options& options) {
-    try_interrupt(sandbox_id, execution_id, options).value();
-}
 
 client::awaitable<code_result> client::make_run_code(std::string_view sandbox_id, const code_run_ref& run,
                                                       const call_options& options) {
     return detail::run_code_operation(*state_, std::string(sandbox_id), run.copy(), options);
-}
-result<code_result> client::try_run_code(std::string_view sandbox_id, const code_run& run,
-                                         const call_options& options) noexcept {
-    return detail::run_blocking(*state_, [&] { return make_run_code(sandbox_id, run, options); });
-}
-code_result client::run_code(std::string_view sandbox_id, const code_run& run, const call_options& options) {
-    return try_run_code(sandbox_id, run, options).value();
 }
 
 client::awaitable<std::string> client::make_create_session(std::string_view sandbox_id,
@@ -405,38 +364,15 @@ client::awaitable<std::string> client::make_create_session(std::string_view sand
                                                             const call_options& options) {
     return detail::create_session_operation(*state_, std::string(sandbox_id), std::move(cwd), options);
 }
-result<std::string> client::try_create_session(std::string_view sandbox_id, std::optional<std::string> cwd,
-                                               const call_options& options) noexcept {
-    return detail::run_blocking(*state_, [&] { return make_create_session(sandbox_id, cwd, options); });
-}
-std::string client::create_session(std::string_view sandbox_id, std::optional<std::string> cwd,
-                                   const call_options& options) {
-    return try_create_session(sandbox_id, std::move(cwd), options).value();
-}
 
 client::awaitable<exec_result> client::make_run_in_session(std::string_view sandbox_id, std::string_view session_id,
                                                             const command_ref& cmd, const call_options& options) {
     return detail::run_in_session_operation(*state_, std::string(sandbox_id), std::string(session_id), cmd.copy(), options);
 }
-result<exec_result> client::try_run_in_session(std::string_view sandbox_id, std::string_view session_id,
-                                               const command& cmd, const call_options& options) noexcept {
-    return detail::run_blocking(*state_, [&] { return make_run_in_session(sandbox_id, session_id, cmd, options); });
-}
-exec_result client::run_in_session(std::string_view sandbox_id, std::string_view session_id, const command& cmd,
-                                   const call_options& options) {
-    return try_run_in_session(sandbox_id, session_id, cmd, options).value();
-}
 
 client::awaitable<void> client::make_delete_session(std::string_view sandbox_id, std::string_view session_id,
                                                      const call_options& options) {
     return detail::delete_session_operation(*state_, std::string(sandbox_id), std::string(session_id), options);
-}
-result<void> client::try_delete_session(std::string_view sandbox_id, std::string_view session_id,
-                                        const call_options& options) noexcept {
-    return detail::run_blocking(*state_, [&] { return make_delete_session(sandbox_id, session_id, options); });
-}
-void client::delete_session(std::string_view sandbox_id, std::string_view session_id, const call_options& options) {
-    try_delete_session(sandbox_id, session_id, options).value();
 }
 
 }  // namespace ngfail::opensandbox

@@ -366,25 +366,10 @@ client::awaitable<void> client::make_upload(std::string_view sandbox_id, std::st
                                              const call_options& options) {
     return detail::upload_operation(*state_, std::string(sandbox_id), std::string(path), std::string(content), options);
 }
-result<void> client::try_upload(std::string_view sandbox_id, std::string_view path, std::string_view content,
-                                const call_options& options) noexcept {
-    return detail::run_blocking(*state_, [&] { return make_upload(sandbox_id, path, content, options); });
-}
-void client::upload(std::string_view sandbox_id, std::string_view path, std::string_view content,
-                    const call_options& options) {
-    try_upload(sandbox_id, path, content, options).value();
-}
 
 client::awaitable<std::string> client::make_download(std::string_view sandbox_id, std::string_view path,
                                                       const call_options& options) {
     return detail::download_operation(*state_, std::string(sandbox_id), std::string(path), options);
-}
-result<std::string> client::try_download(std::string_view sandbox_id, std::string_view path,
-                                         const call_options& options) noexcept {
-    return detail::run_blocking(*state_, [&] { return make_download(sandbox_id, path, options); });
-}
-std::string client::download(std::string_view sandbox_id, std::string_view path, const call_options& options) {
-    return try_download(sandbox_id, path, options).value();
 }
 
 client::awaitable<std::string> client::make_download_range(std::string_view sandbox_id, std::string_view path,
@@ -392,28 +377,11 @@ client::awaitable<std::string> client::make_download_range(std::string_view sand
                                                             const call_options& options) {
     return detail::download_range_operation(*state_, std::string(sandbox_id), std::string(path), first, last, options);
 }
-result<std::string> client::try_download_range(std::string_view sandbox_id, std::string_view path, std::uint64_t first,
-                                               std::optional<std::uint64_t> last,
-                                               const call_options& options) noexcept {
-    return detail::run_blocking(*state_, [&] { return make_download_range(sandbox_id, path, first, last, options); });
-}
-std::string client::download_range(std::string_view sandbox_id, std::string_view path, std::uint64_t first,
-                                   std::optional<std::uint64_t> last, const call_options& options) {
-    return try_download_range(sandbox_id, path, first, last, options).value();
-}
 
 client::awaitable<std::string> client::make_read_lines(std::string_view sandbox_id, std::string_view path,
                                                         std::int64_t first_line, std::optional<std::int64_t> max_lines,
                                                         const call_options& options) {
     return detail::read_lines_operation(*state_, std::string(sandbox_id), std::string(path), first_line, max_lines, options);
-}
-result<std::string> client::try_read_lines(std::string_view sandbox_id, std::string_view path, std::int64_t first_line,
-                                           std::optional<std::int64_t> max_lines, const call_options& options) noexcept {
-    return detail::run_blocking(*state_, [&] { return make_read_lines(sandbox_id, path, first_line, max_lines, options); });
-}
-std::string client::read_lines(std::string_view sandbox_id, std::string_view path, std::int64_t first_line,
-                               std::optional<std::int64_t> max_lines, const call_options& options) {
-    return try_read_lines(sandbox_id, path, first_line, max_lines, options).value();
 }
 
 client::awaitable<std::map<std::string, entry_info>> client::make_file_info(std::string_view sandbox_id,
@@ -421,40 +389,15 @@ client::awaitable<std::map<std::string, entry_info>> client::make_file_info(std:
                                                                              const call_options& options) {
     return detail::file_info_operation(*state_, std::string(sandbox_id), paths, options);
 }
-result<std::map<std::string, entry_info>> client::try_file_info(std::string_view sandbox_id,
-                                                                const std::vector<std::string>& paths,
-                                                                const call_options& options) noexcept {
-    return detail::run_blocking(*state_, [&] { return make_file_info(sandbox_id, paths, options); });
-}
-std::map<std::string, entry_info> client::file_info(std::string_view sandbox_id, const std::vector<std::string>& paths,
-                                                    const call_options& options) {
-    return try_file_info(sandbox_id, paths, options).value();
-}
 
 client::awaitable<void> client::make_delete_files(std::string_view sandbox_id, const std::vector<std::string>& paths,
                                                    const call_options& options) {
     return detail::delete_files_operation(*state_, std::string(sandbox_id), paths, options);
 }
-result<void> client::try_delete_files(std::string_view sandbox_id, const std::vector<std::string>& paths,
-                                      const call_options& options) noexcept {
-    return detail::run_blocking(*state_, [&] { return make_delete_files(sandbox_id, paths, options); });
-}
-void client::delete_files(std::string_view sandbox_id, const std::vector<std::string>& paths,
-                          const call_options& options) {
-    try_delete_files(sandbox_id, paths, options).value();
-}
 
 client::awaitable<std::vector<entry_info>> client::make_list_directory(std::string_view sandbox_id, std::string_view path,
                                                                         int depth, const call_options& options) {
     return detail::list_directory_operation(*state_, std::string(sandbox_id), std::string(path), depth, options);
-}
-result<std::vector<entry_info>> client::try_list_directory(std::string_view sandbox_id, std::string_view path, int depth,
-                                                           const call_options& options) noexcept {
-    return detail::run_blocking(*state_, [&] { return make_list_directory(sandbox_id, path, depth, options); });
-}
-std::vector<entry_info> client::list_directory(std::string_view sandbox_id, std::string_view path, int depth,
-                                               const call_options& options) {
-    return try_list_directory(sandbox_id, path, depth, options).value();
 }
 
 client::awaitable<void> client::make_create_directories(std::string_view sandbox_id,
@@ -462,39 +405,16 @@ client::awaitable<void> client::make_create_directories(std::string_view sandbox
                                                          const call_options& options) {
     return detail::create_directories_operation(*state_, std::string(sandbox_id), paths, mode, options);
 }
-result<void> client::try_create_directories(std::string_view sandbox_id, const std::vector<std::string>& paths,
-                                            int mode, const call_options& options) noexcept {
-    return detail::run_blocking(*state_, [&] { return make_create_directories(sandbox_id, paths, mode, options); });
-}
-void client::create_directories(std::string_view sandbox_id, const std::vector<std::string>& paths, int mode,
-                                const call_options& options) {
-    try_create_directories(sandbox_id, paths, mode, options).value();
-}
 
 client::awaitable<void> client::make_delete_directories(std::string_view sandbox_id,
                                                          const std::vector<std::string>& paths,
                                                          const call_options& options) {
     return detail::delete_directories_operation(*state_, std::string(sandbox_id), paths, options);
 }
-result<void> client::try_delete_directories(std::string_view sandbox_id, const std::vector<std::string>& paths,
-                                            const call_options& options) noexcept {
-    return detail::run_blocking(*state_, [&] { return make_delete_directories(sandbox_id, paths, options); });
-}
-void client::delete_directories(std::string_view sandbox_id, const std::vector<std::string>& paths,
-                                const call_options& options) {
-    try_delete_directories(sandbox_id, paths, options).value();
-}
 
 client::awaitable<void> client::make_move_files(std::string_view sandbox_id, const std::vector<file_move>& moves,
                                                  const call_options& options) {
     return detail::move_files_operation(*state_, std::string(sandbox_id), moves, options);
-}
-result<void> client::try_move_files(std::string_view sandbox_id, const std::vector<file_move>& moves,
-                                    const call_options& options) noexcept {
-    return detail::run_blocking(*state_, [&] { return make_move_files(sandbox_id, moves, options); });
-}
-void client::move_files(std::string_view sandbox_id, const std::vector<file_move>& moves, const call_options& options) {
-    try_move_files(sandbox_id, moves, options).value();
 }
 
 client::awaitable<void> client::make_set_permissions(std::string_view sandbox_id,
@@ -502,45 +422,17 @@ client::awaitable<void> client::make_set_permissions(std::string_view sandbox_id
                                                       const call_options& options) {
     return detail::set_permissions_operation(*state_, std::string(sandbox_id), permissions, options);
 }
-result<void> client::try_set_permissions(std::string_view sandbox_id,
-                                         const std::map<std::string, file_permissions>& permissions,
-                                         const call_options& options) noexcept {
-    return detail::run_blocking(*state_, [&] { return make_set_permissions(sandbox_id, permissions, options); });
-}
-void client::set_permissions(std::string_view sandbox_id, const std::map<std::string, file_permissions>& permissions,
-                             const call_options& options) {
-    try_set_permissions(sandbox_id, permissions, options).value();
-}
 
 client::awaitable<std::vector<entry_info>> client::make_search_files(std::string_view sandbox_id, std::string_view path,
                                                                       std::string_view pattern,
                                                                       const call_options& options) {
     return detail::search_files_operation(*state_, std::string(sandbox_id), std::string(path), std::string(pattern), options);
 }
-result<std::vector<entry_info>> client::try_search_files(std::string_view sandbox_id, std::string_view path,
-                                                         std::string_view pattern,
-                                                         const call_options& options) noexcept {
-    return detail::run_blocking(*state_, [&] { return make_search_files(sandbox_id, path, pattern, options); });
-}
-std::vector<entry_info> client::search_files(std::string_view sandbox_id, std::string_view path,
-                                             std::string_view pattern, const call_options& options) {
-    return try_search_files(sandbox_id, path, pattern, options).value();
-}
 
 client::awaitable<std::map<std::string, std::int64_t>> client::make_replace_contents(
     std::string_view sandbox_id, const std::map<std::string, content_replacement>& replacements,
     const call_options& options) {
     return detail::replace_contents_operation(*state_, std::string(sandbox_id), replacements, options);
-}
-result<std::map<std::string, std::int64_t>> client::try_replace_contents(
-    std::string_view sandbox_id, const std::map<std::string, content_replacement>& replacements,
-    const call_options& options) noexcept {
-    return detail::run_blocking(*state_, [&] { return make_replace_contents(sandbox_id, replacements, options); });
-}
-std::map<std::string, std::int64_t> client::replace_contents(std::string_view sandbox_id,
-                                                            const std::map<std::string, content_replacement>& replacements,
-                                                            const call_options& options) {
-    return try_replace_contents(sandbox_id, replacements, options).value();
 }
 
 }  // namespace ngfail::opensandbox

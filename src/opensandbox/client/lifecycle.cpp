@@ -163,91 +163,40 @@ namespace ngfail::opensandbox {
 client::awaitable<sandbox_info> client::make_create(const create_request_ref& request, const call_options& options) {
     return detail::create_operation(*state_, request.copy(), options);
 }
-result<sandbox_info> client::try_create(const create_request& request, const call_options& options) noexcept {
-    return detail::run_blocking(*state_, [&] { return make_create(request, options); });
-}
-sandbox_info client::create(const create_request& request, const call_options& options) {
-    return try_create(request, options).value();
-}
 
 client::awaitable<sandbox_info> client::make_get(std::string_view sandbox_id, const call_options& options) {
     return detail::get_operation(*state_, std::string(sandbox_id), options);
-}
-result<sandbox_info> client::try_get(std::string_view sandbox_id, const call_options& options) noexcept {
-    return detail::run_blocking(*state_, [&] { return make_get(sandbox_id, options); });
-}
-sandbox_info client::get(std::string_view sandbox_id, const call_options& options) {
-    return try_get(sandbox_id, options).value();
 }
 
 client::awaitable<void> client::make_kill(std::string_view sandbox_id, const call_options& options) {
     return detail::kill_operation(*state_, std::string(sandbox_id), options);
 }
-result<void> client::try_kill(std::string_view sandbox_id, const call_options& options) noexcept {
-    return detail::run_blocking(*state_, [&] { return make_kill(sandbox_id, options); });
-}
-void client::kill(std::string_view sandbox_id, const call_options& options) { try_kill(sandbox_id, options).value(); }
 
 client::awaitable<std::string> client::make_renew(std::string_view sandbox_id, std::string_view expires_at,
                                                    const call_options& options) {
     return detail::renew_operation(*state_, std::string(sandbox_id), std::string(expires_at), options);
 }
-result<std::string> client::try_renew(std::string_view sandbox_id, std::string_view expires_at,
-                                      const call_options& options) noexcept {
-    return detail::run_blocking(*state_, [&] { return make_renew(sandbox_id, expires_at, options); });
-}
-std::string client::renew(std::string_view sandbox_id, std::string_view expires_at, const call_options& options) {
-    return try_renew(sandbox_id, expires_at, options).value();
-}
 
 client::awaitable<endpoint_info> client::make_endpoint(std::string_view sandbox_id, int port, const call_options& options) {
     return detail::endpoint_operation(*state_, std::string(sandbox_id), port, options);
-}
-result<endpoint_info> client::try_endpoint(std::string_view sandbox_id, int port, const call_options& options) noexcept {
-    return detail::run_blocking(*state_, [&] { return make_endpoint(sandbox_id, port, options); });
-}
-endpoint_info client::endpoint(std::string_view sandbox_id, int port, const call_options& options) {
-    return try_endpoint(sandbox_id, port, options).value();
 }
 
 client::awaitable<std::vector<sandbox_info>> client::make_list(const list_request_ref& request,
                                                                 const call_options& options) {
     return detail::list_operation(*state_, request.copy(), options);
 }
-result<std::vector<sandbox_info>> client::try_list(const list_request& request, const call_options& options) noexcept {
-    return detail::run_blocking(*state_, [&] { return make_list(request, options); });
-}
-std::vector<sandbox_info> client::list(const list_request& request, const call_options& options) {
-    return try_list(request, options).value();
-}
 
 client::awaitable<void> client::make_pause(std::string_view sandbox_id, const call_options& options) {
     return detail::pause_operation(*state_, std::string(sandbox_id), options);
 }
-result<void> client::try_pause(std::string_view sandbox_id, const call_options& options) noexcept {
-    return detail::run_blocking(*state_, [&] { return make_pause(sandbox_id, options); });
-}
-void client::pause(std::string_view sandbox_id, const call_options& options) { try_pause(sandbox_id, options).value(); }
 
 client::awaitable<void> client::make_resume(std::string_view sandbox_id, const call_options& options) {
     return detail::resume_operation(*state_, std::string(sandbox_id), options);
 }
-result<void> client::try_resume(std::string_view sandbox_id, const call_options& options) noexcept {
-    return detail::run_blocking(*state_, [&] { return make_resume(sandbox_id, options); });
-}
-void client::resume(std::string_view sandbox_id, const call_options& options) { try_resume(sandbox_id, options).value(); }
 
 client::awaitable<sandbox_info> client::make_patch_metadata(std::string_view sandbox_id, const metadata_patch& patch,
                                                              const call_options& options) {
     return detail::patch_metadata_operation(*state_, std::string(sandbox_id), patch, options);
-}
-result<sandbox_info> client::try_patch_metadata(std::string_view sandbox_id, const metadata_patch& patch,
-                                                const call_options& options) noexcept {
-    return detail::run_blocking(*state_, [&] { return make_patch_metadata(sandbox_id, patch, options); });
-}
-sandbox_info client::patch_metadata(std::string_view sandbox_id, const metadata_patch& patch,
-                                    const call_options& options) {
-    return try_patch_metadata(sandbox_id, patch, options).value();
 }
 
 }  // namespace ngfail::opensandbox

@@ -144,24 +144,10 @@ namespace ngfail::opensandbox {
 client::awaitable<metrics_sample> client::make_get_metrics(std::string_view sandbox_id, const call_options& options) {
     return detail::get_metrics_operation(*state_, std::string(sandbox_id), options);
 }
-result<metrics_sample> client::try_get_metrics(std::string_view sandbox_id, const call_options& options) noexcept {
-    return detail::run_blocking(*state_, [&] { return make_get_metrics(sandbox_id, options); });
-}
-metrics_sample client::get_metrics(std::string_view sandbox_id, const call_options& options) {
-    return try_get_metrics(sandbox_id, options).value();
-}
 
 client::awaitable<std::size_t> client::make_watch_metrics(std::string_view sandbox_id, const metrics_callback& on_sample,
                                                            const call_options& options) {
     return detail::watch_metrics_operation(*state_, std::string(sandbox_id), on_sample, options);
-}
-result<std::size_t> client::try_watch_metrics(std::string_view sandbox_id, const metrics_callback& on_sample,
-                                              const call_options& options) noexcept {
-    return detail::run_blocking(*state_, [&] { return make_watch_metrics(sandbox_id, on_sample, options); });
-}
-std::size_t client::watch_metrics(std::string_view sandbox_id, const metrics_callback& on_sample,
-                                  const call_options& options) {
-    return try_watch_metrics(sandbox_id, on_sample, options).value();
 }
 
 }  // namespace ngfail::opensandbox

@@ -155,5 +155,4 @@ sandbox_info sandbox_of(const json::value& v) {
     return info;
 }
 
-
 }  // namespace ngfail::opensandbox::detail

@@ -101,45 +101,18 @@ client::awaitable<snapshot_info> client::make_create_snapshot(std::string_view s
                                                                const call_options& options) {
     return detail::create_snapshot_operation(*state_, std::string(sandbox_id), std::move(name), options);
 }
-result<snapshot_info> client::try_create_snapshot(std::string_view sandbox_id, std::optional<std::string> name,
-                                                  const call_options& options) noexcept {
-    return detail::run_blocking(*state_, [&] { return make_create_snapshot(sandbox_id, name, options); });
-}
-snapshot_info client::create_snapshot(std::string_view sandbox_id, std::optional<std::string> name,
-                                      const call_options& options) {
-    return try_create_snapshot(sandbox_id, std::move(name), options).value();
-}
 
 client::awaitable<snapshot_info> client::make_get_snapshot(std::string_view snapshot_id, const call_options& options) {
     return detail::get_snapshot_operation(*state_, std::string(snapshot_id), options);
 }
-result<snapshot_info> client::try_get_snapshot(std::string_view snapshot_id, const call_options& options) noexcept {
-    return detail::run_blocking(*state_, [&] { return make_get_snapshot(snapshot_id, options); });
-}
-snapshot_info client::get_snapshot(std::string_view snapshot_id, const call_options& options) {
-    return try_get_snapshot(snapshot_id, options).value();
-}
 
-client::awaitable<std::vector<snapshot_info>> client::make_list_snapshots(const snapshot_list_request& request,
+client::awaitable<std::vector<snapshot_info>> client::make_list_snapshots(const snapshot_list_request_ref& request,
                                                                            const call_options& options) {
-    return detail::list_snapshots_operation(*state_, request, options);
-}
-result<std::vector<snapshot_info>> client::try_list_snapshots(const snapshot_list_request& request,
-                                                              const call_options& options) noexcept {
-    return detail::run_blocking(*state_, [&] { return make_list_snapshots(request, options); });
-}
-std::vector<snapshot_info> client::list_snapshots(const snapshot_list_request& request, const call_options& options) {
-    return try_list_snapshots(request, options).value();
+    return detail::list_snapshots_operation(*state_, request.copy(), options);
 }
 
 client::awaitable<void> client::make_delete_snapshot(std::string_view snapshot_id, const call_options& options) {
     return detail::delete_snapshot_operation(*state_, std::string(snapshot_id), options);
-}
-result<void> client::try_delete_snapshot(std::string_view snapshot_id, const call_options& options) noexcept {
-    return detail::run_blocking(*state_, [&] { return make_delete_snapshot(snapshot_id, options); });
-}
-void client::delete_snapshot(std::string_view snapshot_id, const call_options& options) {
-    try_delete_snapshot(snapshot_id, options).value();
 }
 
 }  // namespace ngfail::opensandbox

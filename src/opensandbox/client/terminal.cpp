@@ -401,17 +401,9 @@ namespace ngfail::opensandbox {
 // ---- the client's faces ------------------------------------------------------------------------
 
 client::awaitable<std::string> client::make_create_terminal(std::string_view sandbox_id,
-                                                            const terminal_request& request,
+                                                            const terminal_request_ref& request,
                                                             const call_options& options) {
-    return detail::create_terminal_operation(*state_, std::string(sandbox_id), request, options);
-}
-result<std::string> client::try_create_terminal(std::string_view sandbox_id, const terminal_request& request,
-                                                const call_options& options) noexcept {
-    return detail::run_blocking(*state_, [&] { return make_create_terminal(sandbox_id, request, options); });
-}
-std::string client::create_terminal(std::string_view sandbox_id, const terminal_request& request,
-                                    const call_options& options) {
-    return try_create_terminal(sandbox_id, request, options).value();
+    return detail::create_terminal_operation(*state_, std::string(sandbox_id), request.copy(), options);
 }
 
 client::awaitable<terminal_info> client::make_terminal_status(std::string_view sandbox_id,
@@ -419,25 +411,10 @@ client::awaitable<terminal_info> client::make_terminal_status(std::string_view s
                                                               const call_options& options) {
     return detail::terminal_status_operation(*state_, std::string(sandbox_id), std::string(terminal_id), options);
 }
-result<terminal_info> client::try_terminal_status(std::string_view sandbox_id, std::string_view terminal_id,
-                                                  const call_options& options) noexcept {
-    return detail::run_blocking(*state_, [&] { return make_terminal_status(sandbox_id, terminal_id, options); });
-}
-terminal_info client::terminal_status(std::string_view sandbox_id, std::string_view terminal_id,
-                                      const call_options& options) {
-    return try_terminal_status(sandbox_id, terminal_id, options).value();
-}
 
 client::awaitable<void> client::make_delete_terminal(std::string_view sandbox_id, std::string_view terminal_id,
                                                      const call_options& options) {
     return detail::delete_terminal_operation(*state_, std::string(sandbox_id), std::string(terminal_id), options);
-}
-result<void> client::try_delete_terminal(std::string_view sandbox_id, std::string_view terminal_id,
-                                         const call_options& options) noexcept {
-    return detail::run_blocking(*state_, [&] { return make_delete_terminal(sandbox_id, terminal_id, options); });
-}
-void client::delete_terminal(std::string_view sandbox_id, std::string_view terminal_id, const call_options& options) {
-    try_delete_terminal(sandbox_id, terminal_id, options).value();
 }
 
 client::awaitable<terminal_session> client::make_attach_terminal(std::string_view sandbox_id,
@@ -446,16 +423,6 @@ client::awaitable<terminal_session> client::make_attach_terminal(std::string_vie
                                                                  const call_options& options) {
     return detail::attach_terminal_operation(*state_, std::string(sandbox_id), std::string(terminal_id), attach,
                                              options);
-}
-result<terminal_session> client::try_attach_terminal(std::string_view sandbox_id, std::string_view terminal_id,
-                                                     const attach_options& attach,
-                                                     const call_options& options) noexcept {
-    return detail::run_on_executor(*state_,
-                                   [&] { return make_attach_terminal(sandbox_id, terminal_id, attach, options); });
-}
-terminal_session client::attach_terminal(std::string_view sandbox_id, std::string_view terminal_id,
-                                         const attach_options& attach, const call_options& options) {
-    return try_attach_terminal(sandbox_id, terminal_id, attach, options).value();
 }
 
 // ---- the session's faces -----------------------------------------------------------------------
@@ -474,6 +441,9 @@ const std::string& terminal_session::terminal_id() const noexcept { return link_
 const std::string& terminal_session::mode() const noexcept { return link_->mode; }
 std::int64_t terminal_session::offset() const noexcept { return link_->offset; }
 boost::asio::any_io_executor terminal_session::executor() const noexcept { return link_->shared.executor; }
+void terminal_session::drive(boost::asio::awaitable<void> work) {
+    detail::drive_on_executor(link_->shared, std::move(work));
+}
 
 terminal_session::awaitable<void> terminal_session::make_write(std::string_view input) {
     return detail::on_the_strand(link_, detail::send_frame(link_, detail::stdin_frame(input), true, true));
@@ -490,27 +460,5 @@ terminal_session::awaitable<terminal_event> terminal_session::make_read() {
 terminal_session::awaitable<void> terminal_session::make_detach() {
     return detail::on_the_strand(link_, detail::detach_session(link_));
 }
-
-result<void> terminal_session::try_write(std::string_view input) noexcept {
-    return detail::run_on_executor(link_->shared, [&] { return make_write(input); });
-}
-result<void> terminal_session::try_resize(int cols, int rows) noexcept {
-    return detail::run_on_executor(link_->shared, [&] { return make_resize(cols, rows); });
-}
-result<void> terminal_session::try_signal(std::string_view name) noexcept {
-    return detail::run_on_executor(link_->shared, [&] { return make_signal(name); });
-}
-result<terminal_event> terminal_session::try_read() noexcept {
-    return detail::run_on_executor(link_->shared, [&] { return make_read(); });
-}
-result<void> terminal_session::try_detach() noexcept {
-    return detail::run_on_executor(link_->shared, [&] { return make_detach(); });
-}
-
-void terminal_session::write(std::string_view input) { try_write(input).value(); }
-void terminal_session::resize(int cols, int rows) { try_resize(cols, rows).value(); }
-void terminal_session::signal(std::string_view name) { try_signal(name).value(); }
-terminal_event terminal_session::read() { return try_read().value(); }
-void terminal_session::detach() { try_detach().value(); }
 
 }  // namespace ngfail::opensandbox

@@ -1,0 +1,71 @@
+// <ngfail/opensandbox/client_options.hpp> — how a client reaches its server (`client_options`)
+// and what one call may change (`call_options`) (target ngfail::opensandbox_client).
+#pragma once
+
+#include <ngfail/policy/retry_allowance.hpp>
+#include <ngfail/transport.hpp>  // the log in call_options; and what code written against it used
+
+#include <chrono>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ngfail::opensandbox {
+
+// The client's own retry budget for each call, unless `call_options::allowance` brings the
+// caller's. Waits are full jitter: uniform in [0, min(max_backoff, backoff · 2^retries)], or
+// what the server's Retry-After asks (capped at max_backoff).
+struct retry_policy {
+    int max_attempts = 1;                          // 1: no retries
+    std::chrono::milliseconds backoff{50};         // the first wait's ceiling; doubles with each retry
+    // The longest wait between attempts: jitter is capped here, and a server's Retry-After
+    // longer than this ends the call unsent instead of being cut short.
+    std::chrono::milliseconds max_backoff{2000};
+};
+
+struct tls_options {
+    bool verify_peer = true;  // false: any machine on the path can read the API key
+    std::string ca_file{};    // PEM certificates to trust instead of the system store
+};
+
+struct client_options {
+    std::string host = "127.0.0.1";
+    unsigned short port = 8080;
+    // The server as the official SDKs take it: `https://api.example.com/prefix`,
+    // `http://localhost:8080`, or `host[:port][/prefix]` (http). When set it replaces host
+    // and port; a trailing `/v1` is dropped, as `/v1` is added to every lifecycle path. A
+    // base URL that cannot be parsed fails every call as `provider_request_rejected`.
+    std::string base_url{};
+    std::string api_key{};
+    std::chrono::milliseconds timeout{30000};  // per call, unless call_options says otherwise
+    retry_policy retries{};
+    std::size_t max_body_bytes = 8 << 20;      // a reply body, or an exec stream's output
+    // Reach execd through the lifecycle server's proxy instead of the sandbox's direct
+    // endpoint (the `use_server_proxy` query parameter; off by default, as in the SDKs).
+    bool use_server_proxy = false;
+    // Endpoint headers whose values are credentials: scrubbed, like the API key, from every
+    // failure the client records (X-EXECD-ACCESS-TOKEN always is).
+    std::vector<std::string> secret_headers{};
+    tls_options tls{};
+    std::size_t max_idle_connections = 64;        // kept alive per server for reuse
+    std::size_t max_kept_connections = 256;       // kept alive in all (each direct endpoint is a server)
+    // An idle connection older is closed, whichever server it belongs to (at the client's
+    // next request at the latest: the client runs no timer of its own on your executor).
+    std::chrono::milliseconds max_idle_time{15000};
+    std::size_t endpoint_cache_size = 1024;       // execd endpoints remembered (0: none)
+    std::chrono::milliseconds endpoint_cache_ttl{600000};
+};
+
+struct call_options {
+    std::optional<std::chrono::milliseconds> timeout{};
+    request_failure_log* log = nullptr;  // receives every failed attempt that was retried
+    // The caller's budget for this logical request, shared with the caller's own retry loop
+    // (<ngfail/policy/retry_allowance.hpp>): the client's retries spend it instead of
+    // `client_options::retries`, record each failed attempt in it, and a Retry-After longer
+    // than what it has left ends the call now. Whatever it allows, the client repeats only
+    // what the operation's replay policy and the failure's delivery make safe.
+    policy::retry_allowance* allowance = nullptr;
+};
+
+}  // namespace ngfail::opensandbox
