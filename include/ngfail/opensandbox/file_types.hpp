@@ -2,6 +2,8 @@
 // them: an entry, a move, permissions, a replacement (target ngfail::opensandbox_client).
 #pragma once
 
+#include <ngfail/detail/cplusplus.hpp>
+
 #include <cstdint>
 #include <string>
 

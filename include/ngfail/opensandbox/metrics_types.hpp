@@ -2,6 +2,8 @@
 // `watch_metrics` give it (target ngfail::opensandbox_client; no Asio).
 #pragma once
 
+#include <ngfail/detail/cplusplus.hpp>
+
 #include <cstdint>
 #include <functional>
 #include <optional>

@@ -3,6 +3,8 @@
 // session reads (<ngfail/opensandbox/terminal.hpp>) (target ngfail::opensandbox_client).
 #pragma once
 
+#include <ngfail/detail/cplusplus.hpp>
+
 #include <chrono>
 #include <cstdint>
 #include <optional>

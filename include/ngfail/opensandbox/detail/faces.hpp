@@ -16,6 +16,8 @@
 // `T` comes last, so that a type with commas needs no parentheses.
 #pragma once
 
+#include <ngfail/detail/cplusplus.hpp>
+
 #include <utility>
 
 #define NGFAIL_DETAIL_UNPAREN(...) __VA_ARGS__
