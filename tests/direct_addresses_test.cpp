@@ -12,7 +12,7 @@
 
 namespace {
 
-using ngfail::opensandbox::emulator::direct_addresses;
+using ngfail::opensandbox::testing::detail::direct_addresses;
 
 struct ports {
     std::set<unsigned short> listening;

@@ -30,9 +30,10 @@ namespace {
 namespace http = boost::beast::http;
 namespace json = boost::json;
 using namespace std::chrono_literals;
-using ngfail::opensandbox::backend;
-using ngfail::opensandbox::embedded_server;
-using ngfail::opensandbox::fault;
+using ngfail::opensandbox::testing::backend;
+using ngfail::opensandbox::testing::embedded_server;
+using ngfail::opensandbox::testing::fault;
+using ngfail::opensandbox::testing::parse_fault;
 using action = fault::action;
 using testing::HasSubstr;
 
@@ -336,7 +337,7 @@ struct profile_case {
     std::string oom_message;  // a part of it
     unsigned image_pull_status;
     std::string image_pull_code;
-    friend void PrintTo(const profile_case& c, std::ostream* os) { *os << ngfail::opensandbox::name(c.b); }
+    friend void PrintTo(const profile_case& c, std::ostream* os) { *os << ngfail::opensandbox::testing::name(c.b); }
 };
 
 class profiles : public testing::TestWithParam<profile_case> {};
@@ -393,23 +394,23 @@ INSTANTIATE_TEST_SUITE_P(
                                  504, "POD_READY_TIMEOUT"},
                     profile_case{backend::docker, "DOCKER::", "CONTAINER_RUNNING", "CONTAINER_EXITED_ERROR",
                                  "exited with code 137", 500, "SANDBOX_IMAGE_PULL_FAILED"}),
-    [](const auto& info) { return std::string(ngfail::opensandbox::name(info.param.b)); });
+    [](const auto& info) { return std::string(ngfail::opensandbox::testing::name(info.param.b)); });
 
 // ---- faults as JSON ----------------------------------------------------------------------------
 
 TEST(parse_fault, reads_every_field_and_rejects_what_it_does_not_know) {
-    const auto f = ngfail::opensandbox::parse_fault(
+    const auto f = parse_fault(
         R"({"operation":"create","action":"http_error","status":502,"code":"BACKEND_CONNECTION_FAILED",)"
         R"("message":"m","retry_after_s":7,"times":2})");
     ASSERT_TRUE(f) << f.error().reason();
     EXPECT_EQ(f.value().status, 502);
     EXPECT_EQ(f.value().retry_after_s, 7);
     EXPECT_EQ(f.value().times, 2);
-    EXPECT_EQ(ngfail::opensandbox::parse_fault(R"({"operation":"exec","action":"stall","stall_ms":250})").value().stall_for,
+    EXPECT_EQ(parse_fault(R"({"operation":"exec","action":"stall","stall_ms":250})").value().stall_for,
               250ms);
     for (const char* bad : {R"({"action":"http_error"})", R"({"operation":"exec","action":"teleport"})",
                             R"({"operation":"exec","status":99})", R"({"operation":"exec","times":0})", "[1]", "{"}) {
-        const auto r = ngfail::opensandbox::parse_fault(bad);
+        const auto r = parse_fault(bad);
         EXPECT_FALSE(r) << bad;
         if (!r) {
             EXPECT_EQ(r.error().code(), ngfail::kind::provider_request_rejected) << bad;
@@ -420,7 +421,7 @@ TEST(parse_fault, reads_every_field_and_rejects_what_it_does_not_know) {
 // A typo must not turn a chaos test into one that passes without its fault.
 TEST(parse_fault, a_misspelt_operation_or_field_is_refused_by_name) {
     const auto refused = [](std::string_view text) {
-        const auto r = ngfail::opensandbox::parse_fault(text);
+        const auto r = parse_fault(text);
         return r ? std::string("accepted") : std::string(r.error().reason());
     };
     EXPECT_THAT(refused(R"({"operation":"crate","action":"http_error","status":502})"),
@@ -450,14 +451,14 @@ TEST(embedded_server, refuses_to_inject_a_fault_for_no_operation) {
 }
 
 TEST(parse_fault, its_json_echoes_what_was_understood) {
-    const auto f = ngfail::opensandbox::parse_fault(
+    const auto f = parse_fault(
         R"({"operation":"create","status":429,"code":"Q","message":"m","retry_after_s":7,"times":2})");
     ASSERT_TRUE(f);
-    EXPECT_EQ(json::parse(ngfail::opensandbox::to_json(f.value())),
+    EXPECT_EQ(json::parse(ngfail::opensandbox::testing::to_json(f.value())),
               json::parse(R"({"operation":"create","action":"http_error","times":2,"status":429,"code":"Q",)"
                           R"("message":"m","retry_after_s":7})"));
-    const auto stall = ngfail::opensandbox::parse_fault(R"({"operation":"exec","action":"stall","stall_ms":250})");
-    EXPECT_EQ(json::parse(ngfail::opensandbox::to_json(stall.value())),
+    const auto stall = parse_fault(R"({"operation":"exec","action":"stall","stall_ms":250})");
+    EXPECT_EQ(json::parse(ngfail::opensandbox::testing::to_json(stall.value())),
               json::parse(R"({"operation":"exec","action":"stall","times":1,"stall_ms":250})"));
 }
 

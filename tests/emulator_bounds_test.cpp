@@ -25,7 +25,7 @@ namespace {
 namespace http = boost::beast::http;
 namespace json = boost::json;
 using namespace std::chrono_literals;
-using ngfail::opensandbox::embedded_server;
+using ngfail::opensandbox::testing::embedded_server;
 using ngfail_test::call;
 using ngfail_test::create;
 using ngfail_test::latency_probe;

@@ -8,9 +8,9 @@
 
 namespace {
 
-using ngfail::opensandbox::emulator::entry_info;
-using ngfail::opensandbox::emulator::file_tree;
-using ngfail::opensandbox::emulator::fs_error;
+using ngfail::opensandbox::testing::detail::entry_info;
+using ngfail::opensandbox::testing::detail::file_tree;
+using ngfail::opensandbox::testing::detail::fs_error;
 
 std::vector<std::string> paths_of(const std::vector<entry_info>& entries) {
     std::vector<std::string> out;

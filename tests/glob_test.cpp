@@ -9,9 +9,9 @@
 
 namespace {
 
-using ngfail::opensandbox::emulator::glob;
-using ngfail::opensandbox::emulator::glob_error;
-using ngfail::opensandbox::emulator::glob_match;
+using ngfail::opensandbox::testing::detail::glob;
+using ngfail::opensandbox::testing::detail::glob_error;
+using ngfail::opensandbox::testing::detail::glob_match;
 
 std::string repeated(std::string_view piece, int times) {
     std::string out;

@@ -180,7 +180,7 @@ TEST(reply_limits, exec_output_is_cut_at_the_limit_and_says_so) {
 
 namespace {
 
-using ngfail::opensandbox::embedded_server;
+using ngfail::opensandbox::testing::embedded_server;
 
 std::size_t thread_count() {
     std::size_t n = 0;

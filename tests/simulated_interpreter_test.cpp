@@ -23,12 +23,13 @@ void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 
 namespace {
 
-using ngfail::opensandbox::emulator::has_kernel;
-using ngfail::opensandbox::emulator::interpret;
-using ngfail::opensandbox::emulator::kernel_state;
-using ngfail::opensandbox::emulator::max_kernel_bytes;
+namespace emulator = ngfail::opensandbox::testing::detail;
+using emulator::has_kernel;
+using emulator::interpret;
+using emulator::kernel_state;
+using emulator::max_kernel_bytes;
 
-const ngfail::opensandbox::emulator::file_reader no_files{};
+const emulator::file_reader no_files{};
 
 TEST(simulated_interpreter, names_persist_between_runs_and_the_last_expression_is_the_result) {
     kernel_state kernel{.language = "python"};
@@ -90,7 +91,7 @@ TEST(simulated_interpreter, what_a_run_prints_is_bounded_and_long_code_costs_no_
     const auto loud = interpret(code, kernel, no_files);
     ASSERT_TRUE(loud.raised);
     EXPECT_EQ(loud.raised->name, "MemoryError");
-    EXPECT_LE(loud.stdout_text.size(), ngfail::opensandbox::emulator::max_kernel_output);
+    EXPECT_LE(loud.stdout_text.size(), emulator::max_kernel_output);
     const std::string many(1 << 20, ';');  // a million empty statements, then one
     EXPECT_EQ(interpret(many + "1 + 1", kernel, no_files).result_text, "2");
     std::string terms = "0";
@@ -136,7 +137,7 @@ TEST(simulated_interpreter, the_sleeps_of_a_run_saturate_instead_of_wrapping) {
     kernel_state kernel{.language = "python"};
     std::string code;
     for (int i = 0; i < 110'000; ++i) code += "time.sleep(86400)\n";
-    EXPECT_EQ(interpret(code, kernel, no_files).runs_for, ngfail::opensandbox::emulator::longest_wait);
+    EXPECT_EQ(interpret(code, kernel, no_files).runs_for, emulator::longest_wait);
 }
 
 TEST(simulated_interpreter, a_bash_kernels_variables_are_bounded_as_the_docs_say) {

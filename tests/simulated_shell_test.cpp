@@ -9,12 +9,13 @@
 
 namespace {
 
-using ngfail::opensandbox::emulator::shell_state;
-using ngfail::opensandbox::emulator::simulate;
+namespace emulator = ngfail::opensandbox::testing::detail;
+using emulator::shell_state;
+using emulator::simulate;
 
-const ngfail::opensandbox::emulator::file_reader no_files{};
+const emulator::file_reader no_files{};
 // Where every path is a directory: for rules about the working directory, not the tree.
-const ngfail::opensandbox::emulator::file_reader every_directory{.is_directory = [](const std::string&) { return true; }};
+const emulator::file_reader every_directory{.is_directory = [](const std::string&) { return true; }};
 
 TEST(simulated_shell, cd_and_export_change_the_session_and_later_commands_see_it) {
     shell_state shell;
@@ -49,7 +50,7 @@ TEST(simulated_shell, cat_reads_relative_paths_from_the_working_directory) {
     shell_state shell;
     shell.cwd = "/w";
     std::string asked;
-    const ngfail::opensandbox::emulator::file_reader reader{.read_file = [&](const std::string& path) {
+    const emulator::file_reader reader{.read_file = [&](const std::string& path) {
         asked = path;
         return std::make_shared<const std::string>("content");
     }};
@@ -78,7 +79,7 @@ TEST(simulated_shell, cd_into_a_missing_directory_fails_and_stays) {
 }
 
 TEST(simulated_shell, cd_into_a_file_is_not_a_directory) {
-    const ngfail::opensandbox::emulator::file_reader one_file{.read_file = [](const std::string& path) {
+    const emulator::file_reader one_file{.read_file = [](const std::string& path) {
         return path == "/tmp/f" ? std::make_shared<const std::string>("x") : nullptr;
     }};
     shell_state shell;
@@ -89,7 +90,7 @@ TEST(simulated_shell, cd_into_a_file_is_not_a_directory) {
 }
 
 TEST(simulated_shell, cd_enters_the_trees_directories_and_an_images_usual_ones) {
-    const ngfail::opensandbox::emulator::file_reader tree{
+    const emulator::file_reader tree{
         .is_directory = [](const std::string& path) { return path == "/w" || path == "/w/sub"; }};
     shell_state shell;
     EXPECT_EQ(simulate("cd /w/sub/ && pwd && cd .. && pwd", tree, &shell).stdout_text, "/w/sub\n/w\n")
@@ -169,7 +170,7 @@ TEST(simulated_shell, a_doubling_variable_stops_at_64_kib_and_the_line_goes_on) 
     shell_state shell;
     // 2^40 bytes, unbounded: the server's memory limit within 30 doublings.
     const auto ran = simulate("export A=x" + repeated("; export A=$A$A", 40) + "; echo done", no_files, &shell);
-    EXPECT_LE(shell.env().at("A").size(), ngfail::opensandbox::emulator::max_shell_variable_bytes);
+    EXPECT_LE(shell.env().at("A").size(), emulator::max_shell_variable_bytes);
     EXPECT_GE(shell.env().at("A").size(), 16u * 1024) << "it doubled until the bound";
     EXPECT_NE(ran.stderr_text.find("at most 64 KiB of variables"), std::string::npos);
     EXPECT_EQ(ran.stdout_text, "done\n");
@@ -186,9 +187,9 @@ TEST(simulated_shell, a_line_of_a_million_commands_is_split_in_one_pass) {
 }
 
 TEST(simulated_shell, a_run_prints_at_most_16_mib_then_stops) {
-    using ngfail::opensandbox::emulator::max_run_output;
+    using emulator::max_run_output;
     const auto megabyte = std::make_shared<const std::string>(std::size_t{1} << 20, 'm');
-    const ngfail::opensandbox::emulator::file_reader one_file{
+    const emulator::file_reader one_file{
         .read_file = [&](const std::string& path) { return path == "/f" ? megabyte : nullptr; }};
     const auto ran = simulate(repeated("cat /f; ", 40) + "echo after", one_file);
     EXPECT_EQ(ran.stdout_text.size(), max_run_output);
@@ -207,7 +208,7 @@ TEST(simulated_shell, a_run_prints_at_most_16_mib_then_stops) {
 TEST(simulated_shell, a_working_directory_is_at_most_path_max_long) {
     shell_state shell;
     const auto ran = simulate(repeated("cd aaaaaaaa; ", 2000), every_directory, &shell);
-    EXPECT_LE(shell.cwd.size(), ngfail::opensandbox::emulator::max_path_bytes);
+    EXPECT_LE(shell.cwd.size(), emulator::max_path_bytes);
     EXPECT_NE(ran.stderr_text.find("File name too long"), std::string::npos);
 }
 
@@ -215,7 +216,7 @@ TEST(simulated_shell, the_sleeps_of_a_run_saturate_instead_of_wrapping) {
     // 110,000 days in milliseconds is past what a steady_clock deadline can hold in
     // nanoseconds: the sum wrapped and the run ended at once.
     const auto ran = simulate(repeated("sleep 86400; ", 110'000), no_files);
-    EXPECT_EQ(ran.runs_for, ngfail::opensandbox::emulator::longest_wait);
+    EXPECT_EQ(ran.runs_for, emulator::longest_wait);
 }
 
 TEST(simulated_shell, substitutions_nest_at_most_32_deep) {

@@ -27,8 +27,8 @@ namespace {
 namespace asio = boost::asio;
 namespace websocket = boost::beast::websocket;
 using namespace std::chrono_literals;
-using ngfail::opensandbox::fault;
-using ngfail::opensandbox::server_options;
+using ngfail::opensandbox::testing::fault;
+using ngfail::opensandbox::testing::server_options;
 using ngfail_test::call;
 using ngfail_test::create;
 using ngfail_test::embedded_server;

@@ -7,7 +7,7 @@
 
 namespace {
 
-using namespace ngfail::opensandbox::emulator;
+using namespace ngfail::opensandbox::testing::detail;
 using namespace std::chrono_literals;
 using testing::HasSubstr;
 

@@ -1,5 +1,6 @@
-// <ngfail/ngfail.hpp> — every public header (link ngfail::ngfail). For the core alone,
-// include the module headers you use and link ngfail::core.
+// <ngfail/ngfail.hpp> — every public header but the test tools' (link ngfail::ngfail). For
+// the core alone, include the module headers you use and link ngfail::core; for the embedded
+// OpenSandbox, <ngfail/opensandbox/testing/embedded_server.hpp> and ngfail::opensandbox_emulator.
 #pragma once
 
 #include <ngfail/details.hpp>

@@ -4,6 +4,7 @@
 
 #include <ngfail/json.hpp>
 #include <ngfail/opensandbox.hpp>
+#include <ngfail/opensandbox/testing/embedded_server.hpp>
 
 #include <boost/json.hpp>
 
@@ -17,9 +18,9 @@ namespace {
 
 using namespace std::chrono_literals;
 using opensandbox::client;
-using opensandbox::embedded_server;
-using opensandbox::fault;
-using action = opensandbox::fault::action;
+using opensandbox::testing::embedded_server;
+using opensandbox::testing::fault;
+using action = opensandbox::testing::fault::action;
 
 constexpr std::string_view demo_key = "sk-demo-0000";  // the embedded server's key; never printed
 constexpr std::size_t header_preview = 150;

@@ -34,8 +34,8 @@ void block_stop_signals() {
     ::pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 }
 
-std::optional<opensandbox::server_options> options_of(const parsed_args& a, const streams& io) {
-    opensandbox::server_options options{.host = a.value("host").value_or("127.0.0.1")};
+std::optional<opensandbox::testing::server_options> options_of(const parsed_args& a, const streams& io) {
+    opensandbox::testing::server_options options{.host = a.value("host").value_or("127.0.0.1")};
     const auto complain = [&](std::string_view what) {
         io.err << "ngfail serve: " << what << '\n';
         return std::nullopt;
@@ -46,7 +46,7 @@ std::optional<opensandbox::server_options> options_of(const parsed_args& a, cons
         options.port = static_cast<unsigned short>(*n);
     }
     if (const auto backend = a.value("backend")) {
-        const auto b = opensandbox::parse_backend(*backend);
+        const auto b = opensandbox::testing::parse_backend(*backend);
         if (!b) return complain("--backend takes kubernetes or docker");
         options.backend = *b;
     }
@@ -78,9 +78,9 @@ int run_serve(arguments args, const streams& io) {
     if (!parsed) return exit_bad_input;
     auto options = options_of(*parsed, io);
     if (!options) return exit_bad_input;
-    std::vector<opensandbox::fault> faults;
+    std::vector<opensandbox::testing::fault> faults;
     for (const std::string& text : parsed->all("fault")) {
-        auto f = opensandbox::parse_fault(text);
+        auto f = opensandbox::testing::parse_fault(text);
         if (!f) {
             io.err << "ngfail serve: --fault: " << f.error().reason() << '\n';
             return exit_bad_input;
@@ -89,16 +89,16 @@ int run_serve(arguments args, const streams& io) {
     }
     block_stop_signals();  // before the server's threads start, so they inherit the mask
     const std::string scheme = options->tls_certificate_file.empty() ? "http://" : "https://";
-    std::optional<opensandbox::embedded_server> started;
+    std::optional<opensandbox::testing::embedded_server> started;
     try {
         started.emplace(std::move(*options));
     } catch (const std::exception& e) {
         io.err << "ngfail serve: cannot serve: " << e.what() << '\n';
         return exit_bad_input;
     }
-    opensandbox::embedded_server& server = *started;
+    opensandbox::testing::embedded_server& server = *started;
     for (auto& f : faults) {
-        io.err << "ngfail serve: fault queued: " << opensandbox::to_json(f) << '\n';
+        io.err << "ngfail serve: fault queued: " << opensandbox::testing::to_json(f) << '\n';
         server.inject(std::move(f));
     }
     const std::string& host = parsed->value("host").value_or("127.0.0.1");

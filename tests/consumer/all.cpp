@@ -1,4 +1,7 @@
-// Uses the umbrella header and a piece of every library through ngfail::ngfail.
+// Uses the umbrella header and a piece of every library, as code written before #42 did: the
+// emulator under its old name (ngfail::opensandbox::embedded_server), found through
+// <ngfail/ngfail.hpp> because the program links ngfail::opensandbox_emulator beside
+// ngfail::ngfail, the one line such a program's build adds.
 #include <ngfail/ngfail.hpp>
 
 #include <cstdio>

@@ -14,17 +14,30 @@ cmake -S "$here" -B "$work/cmake-build" -G Ninja \
     -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_BUILD_TYPE=Debug >/dev/null
 cmake --build "$work/cmake-build" >/dev/null
 "$work/cmake-build/consumer"
-for program in wire_only http_only classifier_only client_only emulator_only policy_only; do
+for program in wire_only http_only classifier_only client_only emulator_only policy_only umbrella_only; do
     "$work/cmake-build/consumer_$program"
 done
 "$work/cmake-build/consumer_all"
-# A program that links only the client holds nothing of the emulator.
-if nm -C "$work/cmake-build/consumer_client_only" | grep -E 'opensandbox::(emulator|embedded_server)'; then
-    echo "the client alone links emulator symbols (above)" >&2
+# A program that links only the client, or the umbrella target, holds nothing of the emulator
+# (ngfail::opensandbox::testing, and its names before #42); consumer_all, which links it, shows
+# that the check sees the emulator where it is.
+emulator_symbols() {
+    nm -C "$1" | grep -E 'opensandbox::(testing|emulator)::|opensandbox::(embedded_server|server_options|fault)\b'
+}
+no_emulator() {
+    if emulator_symbols "$1"; then
+        echo "$1 links emulator symbols (above)" >&2
+        exit 1
+    fi
+}
+if ! emulator_symbols "$work/cmake-build/consumer_all" >/dev/null; then
+    echo "no emulator symbols found in consumer_all: the check looks for the wrong names" >&2
     exit 1
 fi
+no_emulator "$work/cmake-build/consumer_client_only"
+no_emulator "$work/cmake-build/consumer_umbrella_only"
 
-# Nor does it link yaml-cpp, which only policy files need.
+# Nor does the client alone link yaml-cpp, which only policy files need.
 if grep -A3 'build consumer_client_only' "$work/cmake-build/build.ninja" | grep -i yaml; then
     echo "the client alone links yaml-cpp (above)" >&2
     exit 1
@@ -55,6 +68,15 @@ fi
 # shellcheck disable=SC2046
 "$cxx" $flags "$here/policy_only.cpp" -o "$work/pkg-config-policy" $(pc --cflags --libs --static ngfail-policy)
 "$work/pkg-config-policy"
+# ngfail.pc is the umbrella without the emulator: neither its flag nor its library.
+if pc --cflags --libs --static ngfail | grep -qE -- '-lngfail_opensandbox_emulator|-DNGFAIL_WITH_OPENSANDBOX_EMULATOR'; then
+    echo "ngfail.pc brings the emulator: $(pc --cflags --libs --static ngfail)" >&2
+    exit 1
+fi
 # shellcheck disable=SC2046
-"$cxx" $flags "$here/all.cpp" -o "$work/pkg-config-all" $(pc --cflags --libs --static ngfail)
+"$cxx" $flags "$here/umbrella_only.cpp" -o "$work/pkg-config-umbrella" $(pc --cflags --libs --static ngfail)
+"$work/pkg-config-umbrella"
+no_emulator "$work/pkg-config-umbrella"
+# shellcheck disable=SC2046
+"$cxx" $flags "$here/all.cpp" -o "$work/pkg-config-all" $(pc --cflags --libs --static ngfail ngfail-opensandbox-emulator)
 "$work/pkg-config-all"

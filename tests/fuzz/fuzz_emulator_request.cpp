@@ -37,7 +37,7 @@ std::string request(std::string_view method, const std::string& target, std::str
 }
 
 struct emulator {
-    ngfail::opensandbox::embedded_server server{{.ping_every = 10ms, .read_timeout = 200ms}};
+    ngfail::opensandbox::testing::embedded_server server{{.ping_every = 10ms, .read_timeout = 200ms}};
     std::string sandbox_id = make_sandbox().value_or("none");
     int served = 0;
 

@@ -23,7 +23,7 @@ namespace ngfail_test {
 
 namespace http = boost::beast::http;
 namespace json = boost::json;
-using ngfail::opensandbox::embedded_server;
+using ngfail::opensandbox::testing::embedded_server;
 
 struct reply {
     unsigned status = 0;

@@ -20,7 +20,8 @@ struct transport {
 };
 
 // The server for `t`: HTTPS with the tests' CA's certificate when it asks for TLS.
-inline ngfail::opensandbox::server_options serving(const transport& t, ngfail::opensandbox::server_options o) {
+inline ngfail::opensandbox::testing::server_options serving(const transport& t,
+                                                           ngfail::opensandbox::testing::server_options o) {
     if (t.tls) {
         o.tls_certificate_file = ca().file("server.pem");
         o.tls_key_file = ca().file("server.key");

@@ -2,7 +2,7 @@
 
 #include <array>
 
-namespace ngfail::opensandbox::emulator {
+namespace ngfail::opensandbox::testing::detail {
 
 // What each backend really reports (OpenSandbox's server and controller, see
 // docs/opensandbox.md): Kubernetes puts the pod's reason only inside `message`; Docker
@@ -62,22 +62,22 @@ std::string with_id(std::string_view text, std::string_view id) {
     return out;
 }
 
-}  // namespace ngfail::opensandbox::emulator
+}  // namespace ngfail::opensandbox::testing::detail
 
-namespace ngfail::opensandbox {
+namespace ngfail::opensandbox::testing {
 
 std::string_view name(backend b) noexcept {
-    for (const auto& p : emulator::profiles) {
+    for (const auto& p : detail::profiles) {
         if (p.kind == b) return p.name;
     }
     return {};
 }
 
 std::optional<backend> parse_backend(std::string_view text) noexcept {
-    for (const auto& p : emulator::profiles) {
+    for (const auto& p : detail::profiles) {
         if (p.name == text) return p.kind;
     }
     return std::nullopt;
 }
 
-}  // namespace ngfail::opensandbox
+}  // namespace ngfail::opensandbox::testing

@@ -8,7 +8,7 @@
 #include <optional>
 #include <string_view>
 
-namespace ngfail::opensandbox::emulator {
+namespace ngfail::opensandbox::testing::detail {
 
 // A sandbox's status as the lifecycle API reports it.
 struct status_shape {
@@ -25,7 +25,7 @@ struct error_shape {
 };
 
 struct backend_profile {
-    ngfail::opensandbox::backend kind;
+    ngfail::opensandbox::testing::backend kind;
     std::string_view name;                // as `ngfail serve --backend` takes it
     std::string_view code_prefix;         // "KUBERNETES::", "DOCKER::"
     std::string_view not_found_message;   // "{id}" is replaced
@@ -51,7 +51,7 @@ struct backend_profile {
     std::string_view snapshot_image;
 };
 
-[[nodiscard]] const backend_profile& profile_of(ngfail::opensandbox::backend b) noexcept;
+[[nodiscard]] const backend_profile& profile_of(ngfail::opensandbox::testing::backend b) noexcept;
 
 // `text` with each "{id}" replaced by `id`.
 [[nodiscard]] std::string with_id(std::string_view text, std::string_view id);
@@ -60,4 +60,4 @@ struct backend_profile {
     return with_id(shape.message, sandbox_id);
 }
 
-}  // namespace ngfail::opensandbox::emulator
+}  // namespace ngfail::opensandbox::testing::detail

@@ -13,7 +13,7 @@
 #include <algorithm>
 #include <array>
 
-namespace ngfail::opensandbox::emulator {
+namespace ngfail::opensandbox::testing::detail {
 namespace {
 
 namespace json = boost::json;
@@ -330,4 +330,4 @@ constexpr std::array code_table{
 
 std::span<const route> code_routes() noexcept { return code_table; }
 
-}  // namespace ngfail::opensandbox::emulator
+}  // namespace ngfail::opensandbox::testing::detail

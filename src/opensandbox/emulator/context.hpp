@@ -24,7 +24,7 @@
 #include <string>
 #include <string_view>
 
-namespace ngfail::opensandbox::emulator {
+namespace ngfail::opensandbox::testing::detail {
 
 struct context {
     context(server_options o)
@@ -134,4 +134,4 @@ boost::asio::awaitable<void> dispatch(context& c, exchange& x);
                                                                       std::int64_t lo, std::int64_t hi);
 
 
-}  // namespace ngfail::opensandbox::emulator
+}  // namespace ngfail::opensandbox::testing::detail

@@ -3,7 +3,7 @@
 #include <exception>
 #include <vector>
 
-namespace ngfail::opensandbox::emulator {
+namespace ngfail::opensandbox::testing::detail {
 
 void direct_addresses::attach(opener open, closer close) {
     const std::lock_guard lock(mutex_);
@@ -71,4 +71,4 @@ std::optional<std::string> direct_addresses::sandbox_at(unsigned short port) con
     return it == by_port_.end() ? std::nullopt : std::optional(it->second);
 }
 
-}  // namespace ngfail::opensandbox::emulator
+}  // namespace ngfail::opensandbox::testing::detail

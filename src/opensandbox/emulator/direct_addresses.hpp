@@ -13,7 +13,7 @@
 #include <optional>
 #include <string>
 
-namespace ngfail::opensandbox::emulator {
+namespace ngfail::opensandbox::testing::detail {
 
 class direct_addresses {
 public:
@@ -54,4 +54,4 @@ private:
     closer close_;
 };
 
-}  // namespace ngfail::opensandbox::emulator
+}  // namespace ngfail::opensandbox::testing::detail

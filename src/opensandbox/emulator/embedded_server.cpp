@@ -8,13 +8,13 @@
 
 #include <stdexcept>
 
-namespace ngfail::opensandbox {
+namespace ngfail::opensandbox::testing {
 
 struct embedded_server::impl {
     explicit impl(server_options options)
-        : world(std::move(options)), server([this](emulator::exchange& x) { return emulator::dispatch(world, x); },
+        : world(std::move(options)), server([this](detail::exchange& x) { return detail::dispatch(world, x); },
                                             world.options.threads,
-                                            emulator::server_limits{.read_timeout = world.options.read_timeout,
+                                            detail::server_limits{.read_timeout = world.options.read_timeout,
                                                                     .max_connections = world.options.max_connections}) {
         world.lifecycle_port = server.listen(world.options.host, world.options.port);
         world.direct_port = server.listen(world.options.host, 0);
@@ -26,8 +26,8 @@ struct embedded_server::impl {
         server.start();
     }
 
-    emulator::context world;
-    emulator::http_server server;
+    detail::context world;
+    detail::http_server server;
 };
 
 embedded_server::embedded_server(server_options options) : impl_(std::make_unique<impl>(std::move(options))) {}
@@ -39,12 +39,12 @@ unsigned short embedded_server::port() const noexcept { return impl_->world.life
 unsigned short embedded_server::direct_port() const noexcept { return impl_->world.direct_port; }
 
 void embedded_server::inject(fault f) {
-    if (auto why = emulator::never_acts(f)) throw std::invalid_argument("embedded_server::inject: " + *why);
+    if (auto why = detail::never_acts(f)) throw std::invalid_argument("embedded_server::inject: " + *why);
     impl_->world.faults.push(std::move(f));
 }
 
 void embedded_server::set_sandbox_status(std::string_view sandbox_id, std::string state, std::string reason) {
-    impl_->world.sandboxes.update(std::string(sandbox_id), [&](emulator::sandbox_record& s) {
+    impl_->world.sandboxes.update(std::string(sandbox_id), [&](detail::sandbox_record& s) {
         s.state = std::move(state);
         s.reason = std::move(reason);
     });
@@ -60,4 +60,4 @@ void embedded_server::stop() {
     impl_->world.workers.join();
 }
 
-}  // namespace ngfail::opensandbox
+}  // namespace ngfail::opensandbox::testing

@@ -22,7 +22,7 @@
 #include <charconv>
 #include <limits>
 
-namespace ngfail::opensandbox::emulator {
+namespace ngfail::opensandbox::testing::detail {
 namespace {
 
 namespace json = boost::json;
@@ -281,4 +281,4 @@ constexpr std::array execd_table{
 
 std::span<const route> execd_routes() noexcept { return execd_table; }
 
-}  // namespace ngfail::opensandbox::emulator
+}  // namespace ngfail::opensandbox::testing::detail

@@ -10,7 +10,7 @@
 #include <array>
 #include <limits>
 
-namespace ngfail::opensandbox {
+namespace ngfail::opensandbox::testing {
 namespace {
 
 using action = fault::action;
@@ -160,13 +160,13 @@ result<fault> parse_fault(std::string_view text) {
     if (!int_field("times", [&](std::int64_t v) { f.times = static_cast<int>(v); }, 1, int_max)) {
         return bad_fault("\"times\" must be at least 1");
     }
-    if (auto why = emulator::never_acts(f)) return bad_fault(std::move(*why));
+    if (auto why = detail::never_acts(f)) return bad_fault(std::move(*why));
     return f;
 }
 
-}  // namespace ngfail::opensandbox
+}  // namespace ngfail::opensandbox::testing
 
-namespace ngfail::opensandbox::emulator {
+namespace ngfail::opensandbox::testing::detail {
 
 bool streams_a_run(std::string_view operation) noexcept {
     return acts_on(runs, operation);
@@ -202,4 +202,4 @@ std::optional<fault> fault_queue::take(std::string_view operation) {
     return std::nullopt;
 }
 
-}  // namespace ngfail::opensandbox::emulator
+}  // namespace ngfail::opensandbox::testing::detail

@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-namespace ngfail::opensandbox::emulator {
+namespace ngfail::opensandbox::testing::detail {
 
 // Why `f` would never act: an operation no route has, or an action that does nothing to
 // its operation; none when it acts. A fault that would silently never fire is refused.
@@ -30,4 +30,4 @@ private:
     std::deque<fault> faults_;
 };
 
-}  // namespace ngfail::opensandbox::emulator
+}  // namespace ngfail::opensandbox::testing::detail

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace ngfail::opensandbox::emulator {
+namespace ngfail::opensandbox::testing::detail {
 namespace {
 
 using wall_clock = std::chrono::system_clock;
@@ -297,4 +297,4 @@ fs_result<std::size_t> file_tree::replace(std::string_view raw, std::string_view
     return {count};
 }
 
-}  // namespace ngfail::opensandbox::emulator
+}  // namespace ngfail::opensandbox::testing::detail

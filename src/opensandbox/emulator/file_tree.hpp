@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-namespace ngfail::opensandbox::emulator {
+namespace ngfail::opensandbox::testing::detail {
 
 struct file_entry {
     std::shared_ptr<const std::string> content{};
@@ -151,4 +151,4 @@ private:
     std::size_t room_ = static_cast<std::size_t>(-1);
 };
 
-}  // namespace ngfail::opensandbox::emulator
+}  // namespace ngfail::opensandbox::testing::detail

@@ -12,7 +12,7 @@
 #include <charconv>
 #include <limits>
 
-namespace ngfail::opensandbox::emulator {
+namespace ngfail::opensandbox::testing::detail {
 namespace {
 
 namespace json = boost::json;
@@ -742,4 +742,4 @@ constexpr std::array filesystem_table{
 
 std::span<const route> filesystem_routes() noexcept { return filesystem_table; }
 
-}  // namespace ngfail::opensandbox::emulator
+}  // namespace ngfail::opensandbox::testing::detail

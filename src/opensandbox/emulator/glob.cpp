@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-namespace ngfail::opensandbox::emulator {
+namespace ngfail::opensandbox::testing::detail {
 namespace {
 
 constexpr std::size_t npos = std::string_view::npos;
@@ -187,4 +187,4 @@ std::optional<bool> glob_match(std::string_view pattern, std::string_view name) 
     return g ? g->matches(name, steps) : std::nullopt;
 }
 
-}  // namespace ngfail::opensandbox::emulator
+}  // namespace ngfail::opensandbox::testing::detail

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-namespace ngfail::opensandbox::emulator {
+namespace ngfail::opensandbox::testing::detail {
 
 // Why a pattern is not compiled.
 enum class glob_error {
@@ -47,4 +47,4 @@ private:
 // match would take more than `glob::max_steps`.
 [[nodiscard]] std::optional<bool> glob_match(std::string_view pattern, std::string_view name);
 
-}  // namespace ngfail::opensandbox::emulator
+}  // namespace ngfail::opensandbox::testing::detail

@@ -26,7 +26,7 @@
 #include <cstdint>
 #include <optional>
 
-namespace ngfail::opensandbox::emulator {
+namespace ngfail::opensandbox::testing::detail {
 namespace {
 
 namespace asio = boost::asio;
@@ -472,4 +472,4 @@ void http_server::stop() {
     threads_.clear();
 }
 
-}  // namespace ngfail::opensandbox::emulator
+}  // namespace ngfail::opensandbox::testing::detail

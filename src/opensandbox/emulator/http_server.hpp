@@ -28,7 +28,7 @@
 #include <thread>
 #include <vector>
 
-namespace ngfail::opensandbox::emulator {
+namespace ngfail::opensandbox::testing::detail {
 
 namespace http = boost::beast::http;
 using request = http::request<http::string_body>;
@@ -239,4 +239,4 @@ private:
     std::map<tcp::socket*, connection> sockets_;
 };
 
-}  // namespace ngfail::opensandbox::emulator
+}  // namespace ngfail::opensandbox::testing::detail

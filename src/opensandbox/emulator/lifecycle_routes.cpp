@@ -10,7 +10,7 @@
 #include <charconv>
 #include <limits>
 
-namespace ngfail::opensandbox::emulator {
+namespace ngfail::opensandbox::testing::detail {
 namespace {
 
 namespace json = boost::json;
@@ -532,4 +532,4 @@ constexpr std::array lifecycle_table{
 
 std::span<const route> lifecycle_routes() noexcept { return lifecycle_table; }
 
-}  // namespace ngfail::opensandbox::emulator
+}  // namespace ngfail::opensandbox::testing::detail

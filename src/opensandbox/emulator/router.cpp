@@ -14,7 +14,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-namespace ngfail::opensandbox::emulator {
+namespace ngfail::opensandbox::testing::detail {
 namespace {
 
 namespace json = boost::json;
@@ -363,4 +363,4 @@ awaitable<void> dispatch(context& c, exchange& x) {
     c.reconcile_addresses();  // a read may have seen time pass (Resuming → Running, an expiry)
 }
 
-}  // namespace ngfail::opensandbox::emulator
+}  // namespace ngfail::opensandbox::testing::detail

@@ -11,7 +11,7 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
-namespace ngfail::opensandbox::emulator {
+namespace ngfail::opensandbox::testing::detail {
 
 namespace json = boost::json;
 namespace asio = boost::asio;
@@ -306,4 +306,4 @@ awaitable<std::optional<command_run>> start_run(context& c, exchange& x, const c
     co_return std::get<command_run>(std::move(started));
 }
 
-}  // namespace ngfail::opensandbox::emulator
+}  // namespace ngfail::opensandbox::testing::detail

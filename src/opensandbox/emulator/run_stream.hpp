@@ -18,7 +18,7 @@
 #include <string>
 #include <string_view>
 
-namespace ngfail::opensandbox::emulator {
+namespace ngfail::opensandbox::testing::detail {
 
 [[nodiscard]] std::int64_t now_ms();
 
@@ -50,4 +50,4 @@ boost::asio::awaitable<void> stream_run(context& c, exchange& x, call& k, const 
                                         std::string_view init_text, const std::function<simulated_run()>& plan_run,
                                         bool background, std::optional<std::chrono::milliseconds> timeout);
 
-}  // namespace ngfail::opensandbox::emulator
+}  // namespace ngfail::opensandbox::testing::detail

@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <ctime>
 
-namespace ngfail::opensandbox::emulator {
+namespace ngfail::opensandbox::testing::detail {
 namespace {
 
 void apply(sandbox_record& s, const status_shape& shape) {
@@ -388,4 +388,4 @@ command_fate sandbox_store::fate(const std::string& sandbox_id, const std::strin
     return c->interrupted ? command_fate::interrupted : command_fate::run_on;
 }
 
-}  // namespace ngfail::opensandbox::emulator
+}  // namespace ngfail::opensandbox::testing::detail

@@ -29,7 +29,7 @@
 #include <variant>
 #include <vector>
 
-namespace ngfail::opensandbox::emulator {
+namespace ngfail::opensandbox::testing::detail {
 
 using wall_clock = std::chrono::system_clock;
 using mono_clock = std::chrono::steady_clock;
@@ -346,4 +346,4 @@ private:
     void forget_sandbox(std::map<std::string, std::shared_ptr<held_sandbox>>::iterator it);  // under the store's lock
 };
 
-}  // namespace ngfail::opensandbox::emulator
+}  // namespace ngfail::opensandbox::testing::detail

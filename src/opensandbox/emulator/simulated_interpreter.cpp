@@ -7,7 +7,7 @@
 #include <cmath>
 #include <optional>
 
-namespace ngfail::opensandbox::emulator {
+namespace ngfail::opensandbox::testing::detail {
 namespace {
 
 constexpr std::array kernel_languages{std::string_view("python"), std::string_view("bash"),
@@ -252,4 +252,4 @@ simulated_run interpret(std::string_view code, kernel_state& kernel, const file_
     return run;
 }
 
-}  // namespace ngfail::opensandbox::emulator
+}  // namespace ngfail::opensandbox::testing::detail

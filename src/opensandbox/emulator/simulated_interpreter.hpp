@@ -18,7 +18,7 @@
 #include <cstddef>
 #include <string_view>
 
-namespace ngfail::opensandbox::emulator {
+namespace ngfail::opensandbox::testing::detail {
 
 // What one kernel may hold in names, all values together: past it a run raises MemoryError
 // and binds nothing.
@@ -33,4 +33,4 @@ inline constexpr std::size_t max_kernel_output = 1 << 20;
 // yields and raises (`simulated_run::in_kernel` set).
 [[nodiscard]] simulated_run interpret(std::string_view code, kernel_state& kernel, const file_reader& files);
 
-}  // namespace ngfail::opensandbox::emulator
+}  // namespace ngfail::opensandbox::testing::detail

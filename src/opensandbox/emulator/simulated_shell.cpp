@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <span>
 
-namespace ngfail::opensandbox::emulator {
+namespace ngfail::opensandbox::testing::detail {
 namespace {
 
 // How deep `$(...)` nests. Each level parses its text again, so a line costs at most this
@@ -480,4 +480,4 @@ simulated_run simulate(std::string_view command, const file_reader& files, shell
     return all;
 }
 
-}  // namespace ngfail::opensandbox::emulator
+}  // namespace ngfail::opensandbox::testing::detail

@@ -24,7 +24,7 @@
 #include <string_view>
 #include <vector>
 
-namespace ngfail::opensandbox::emulator {
+namespace ngfail::opensandbox::testing::detail {
 
 // What a kernel reports when code raises (execd's `error` event: ename, evalue, traceback).
 struct raised_error {
@@ -71,4 +71,4 @@ struct file_reader {
 [[nodiscard]] simulated_run simulate(std::string_view command, const file_reader& files,
                                      shell_state* shell = nullptr);
 
-}  // namespace ngfail::opensandbox::emulator
+}  // namespace ngfail::opensandbox::testing::detail

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <charconv>
 
-namespace ngfail::opensandbox::emulator {
+namespace ngfail::opensandbox::testing::detail {
 
 // ---- output_history ---------------------------------------------------------------------------
 
@@ -261,4 +261,4 @@ void simulated_terminal::advance(mono_clock::time_point now, const file_tree& fi
     }
 }
 
-}  // namespace ngfail::opensandbox::emulator
+}  // namespace ngfail::opensandbox::testing::detail

@@ -16,7 +16,7 @@
 #include <string>
 #include <string_view>
 
-namespace ngfail::opensandbox::emulator {
+namespace ngfail::opensandbox::testing::detail {
 
 // execd's binary frame types: the first byte of every binary WebSocket message.
 enum class terminal_channel : std::uint8_t { stdin_bytes = 0x00, stdout_bytes = 0x01, stderr_bytes = 0x02, replay = 0x03 };
@@ -132,4 +132,4 @@ private:
     std::optional<line_run> busy_{};
 };
 
-}  // namespace ngfail::opensandbox::emulator
+}  // namespace ngfail::opensandbox::testing::detail

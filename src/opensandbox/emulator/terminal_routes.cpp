@@ -29,7 +29,7 @@
 #include <deque>
 #include <memory>
 
-namespace ngfail::opensandbox::emulator {
+namespace ngfail::opensandbox::testing::detail {
 namespace {
 
 namespace json = boost::json;
@@ -461,4 +461,4 @@ constexpr std::array terminal_table{
 
 std::span<const route> terminal_routes() noexcept { return terminal_table; }
 
-}  // namespace ngfail::opensandbox::emulator
+}  // namespace ngfail::opensandbox::testing::detail

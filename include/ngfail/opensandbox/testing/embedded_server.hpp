@@ -1,11 +1,12 @@
 // <ngfail/opensandbox/testing/embedded_server.hpp> — a local OpenSandbox: the lifecycle API and
-// execd, with the faults real deployments show. A test tool with a target of its own,
-// ngfail::opensandbox_emulator, which no production program needs to link: it is what
-// `ngfail serve` runs, and what the official SDKs, `curl` or any client can be tested
-// against:
+// execd, with the faults real deployments show. A test tool, in ngfail::opensandbox::testing
+// and a target of its own, ngfail::opensandbox_emulator, which no production program needs to
+// link (nor ngfail::ngfail, nor <ngfail/opensandbox.hpp>, brings it): it is what `ngfail serve`
+// runs, and what the official SDKs, `curl` or any client can be tested against:
 //
-//   ngfail::opensandbox::embedded_server server({.api_key = "sk-test"});
-//   server.inject({.operation = "exec", .what = ngfail::opensandbox::fault::action::oom_kill});
+//   namespace sandbox_testing = ngfail::opensandbox::testing;
+//   sandbox_testing::embedded_server server({.api_key = "sk-test"});
+//   server.inject({.operation = "exec", .what = sandbox_testing::fault::action::oom_kill});
 //   ngfail::opensandbox::client c({.port = server.port(), .api_key = "sk-test"});
 //
 // It speaks the lifecycle API (`/v1/sandboxes…`, API key in `OPEN-SANDBOX-API-KEY`) and
@@ -15,6 +16,9 @@
 // default). A new sandbox is `Pending` for `pending_for`, then `Running`. Commands are
 // simulated: `echo TEXT`, `exit N`, `sleep SECONDS`, `cat FILE`, anything else prints what it
 // would have run. Connections run on `threads` threads; none outlives its connection.
+//
+// Its names were ngfail::opensandbox's until #42; they stay there as aliases for one release
+// (the last block of this header).
 #pragma once
 
 #include <ngfail/result.hpp>
@@ -26,7 +30,7 @@
 #include <string>
 #include <string_view>
 
-namespace ngfail::opensandbox {
+namespace ngfail::opensandbox::testing {
 
 // Which real backend the emulator shows faults as (what each really reports, see
 // docs/opensandbox.md): a Kubernetes cluster or a Docker host.
@@ -98,7 +102,7 @@ struct server_options {
     std::string host = "127.0.0.1";
     unsigned short port = 0;          // 0: an ephemeral port
     std::string api_key{};            // required on lifecycle routes when not empty
-    ngfail::opensandbox::backend backend = backend::kubernetes;
+    ngfail::opensandbox::testing::backend backend = backend::kubernetes;
     std::chrono::milliseconds pending_for{0};  // a new sandbox is Pending this long
     // A pause or a resume takes this long on a backend that shows it happening (Kubernetes:
     // Pausing, then Paused; Resuming, then Running, execd unreachable until then).
@@ -168,4 +172,19 @@ private:
     std::unique_ptr<impl> impl_;
 };
 
+}  // namespace ngfail::opensandbox::testing
+
+// The names before #42, when the emulator was declared in ngfail::opensandbox: kept for one
+// release so that code written with them compiles unchanged, removed in the release after
+// (spell them ngfail::opensandbox::testing::…). Not [[deprecated]]: code built with -Werror,
+// the examples among it, would stop compiling.
+namespace ngfail::opensandbox {
+using testing::backend;
+using testing::embedded_server;
+using testing::fault;
+using testing::name;
+using testing::parse_backend;
+using testing::parse_fault;
+using testing::server_options;
+using testing::to_json;
 }  // namespace ngfail::opensandbox
