@@ -7,6 +7,7 @@
 #include <thread>
 
 #include <sys/types.h>
+#include <unistd.h>
 
 namespace ngfail::opensandbox::emulator {
 
@@ -69,11 +70,20 @@ fs::path under_own(std::string_view hierarchy, std::string_view controller, std:
 
 cgroup::support cgroup::detect() {
     std::error_code ec;
+    const auto writable = [](const fs::path& dir) { return ::access(dir.parent_path().c_str(), W_OK) == 0; };
     if (fs::exists(root / "cgroup.controllers", ec) &&
         read_file(root / "cgroup.controllers").find("memory") != std::string::npos) {
+        if (!writable(under_own("", "", "x"))) {
+            return {.v2 = true, .missing = "the server's cgroup is not writable (run as root, or delegate it)"};
+        }
         return {.v2 = true};
     }
-    if (fs::exists(root / "memory" / "memory.limit_in_bytes", ec) && fs::exists(root / "pids", ec)) return {};
+    if (fs::exists(root / "memory" / "memory.limit_in_bytes", ec) && fs::exists(root / "pids", ec)) {
+        if (!writable(under_own("memory", "memory", "x")) || !writable(under_own("pids", "pids", "x"))) {
+            return {.missing = "the server's memory and pids cgroups are not writable (run as root)"};
+        }
+        return {};
+    }
     return {.missing = "the cgroup memory and pids controllers (cgroup v2 with memory enabled, or v1's "
                        "/sys/fs/cgroup/memory and /sys/fs/cgroup/pids) are not mounted"};
 }
