@@ -6,14 +6,41 @@
 
 #include <csignal>
 #include <filesystem>
+#include <array>
 #include <fstream>
+#include <system_error>
 #include <string>
 
+#include <poll.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 namespace {
 
 using ngfail::opensandbox::emulator::process_sandbox;
+using ngfail::opensandbox::emulator::process_streams;
+
+void write_all(int fd, std::string_view bytes) {
+    while (!bytes.empty()) {
+        const ssize_t n = ::write(fd, bytes.data(), bytes.size());
+        ASSERT_GT(n, 0);
+        bytes.remove_prefix(static_cast<std::size_t>(n));
+    }
+}
+
+// What `fd` gives until `marker` has come (or 10 s have passed, or it ended).
+std::string read_until(int fd, std::string_view marker) {
+    std::string seen;
+    std::array<char, 4096> chunk{};
+    while (seen.find(marker) == std::string::npos) {
+        pollfd p{.fd = fd, .events = POLLIN, .revents = 0};
+        if (::poll(&p, 1, 10000) <= 0) break;
+        const ssize_t n = ::read(fd, chunk.data(), chunk.size());
+        if (n <= 0) break;
+        seen.append(chunk.data(), static_cast<std::size_t>(n));
+    }
+    return seen;
+}
 namespace fs = std::filesystem;
 
 class process_sandboxes : public testing::Test {
@@ -58,6 +85,65 @@ TEST_F(process_sandboxes, files_written_inside_are_in_the_sandboxs_tree_and_nowh
     const auto host = box.run({.command = "ls / ; cat /etc/shadow"});
     EXPECT_EQ(host.stdout_text.find("work\n"), std::string::npos) << "the host's folders are not there";
     EXPECT_NE(host.exit_code, 0) << "no host secret is readable";
+}
+
+TEST_F(process_sandboxes, files_by_their_paths_inside_never_reach_the_host) {
+    process_sandbox box("sbx-paths", {.state_root = root});
+    box.write_file("/workspace/deep/er/uploaded.txt", "from the server\n");
+    const auto read = box.run({.command = "cat /workspace/deep/er/uploaded.txt && echo made > /tmp/out.txt"});
+    EXPECT_EQ(read.stdout_text, "from the server\n") << read.stderr_text;
+    EXPECT_EQ(box.read_file("/tmp/out.txt"), "made\n");
+    // Escapes a command can plant, and ones a path can spell: each stays inside the tree.
+    EXPECT_EQ(box.run({.command = "ln -s /etc/hostname /workspace/abs; ln -s ../../../../../../etc/hostname "
+                                  "/workspace/rel; ln -s /proc/self/root /workspace/proc"})
+                  .exit_code,
+              0);
+    for (const char* path : {"/workspace/abs", "/workspace/rel", "/workspace/proc/etc/hostname",
+                             "/../../../../etc/hostname", "/proc/self/root/etc/hostname", "/usr/bin/bash"}) {
+        try {
+            const std::string got = box.read_file(path);
+            ADD_FAILURE() << path << " read " << got.size() << " bytes from outside the sandbox's tree";
+        } catch (const std::system_error& e) {
+            EXPECT_EQ(e.code(), std::errc::no_such_file_or_directory) << path << ": " << e.what();
+        }
+    }
+    EXPECT_THROW(box.write_file("/workspace/abs", "x"), std::system_error) << "its target is not in the tree";
+    EXPECT_FALSE(fs::exists(root / "etc")) << "nothing written beside the tree";
+}
+
+TEST_F(process_sandboxes, a_bash_fed_on_stdin_keeps_its_directory_and_exports) {
+    process_sandbox box("sbx-session", {.state_root = root});
+    const auto shell = box.start({.command = "exec bash --noprofile --norc", .streams = process_streams::with_stdin});
+    write_all(shell.stdin_fd, "cd /tmp && export GREETING=hello\n");
+    write_all(shell.stdin_fd, "echo \"$(pwd) $GREETING\"; echo __end__\n");
+    EXPECT_EQ(read_until(shell.stdout_fd, "__end__\n"), "/tmp hello\n__end__\n");
+    ::close(shell.stdin_fd);
+    EXPECT_EQ(box.wait(shell.id), 0) << "bash ends with its input";
+    ::close(shell.stdout_fd);
+    ::close(shell.stderr_fd);
+}
+
+TEST_F(process_sandboxes, a_terminal_is_a_real_pty_that_resizes_and_interrupts) {
+    process_sandbox box("sbx-pty", {.state_root = root});
+    const auto term = box.start({.command = "exec bash --noprofile --norc -i", .streams = process_streams::terminal});
+    ASSERT_GE(term.terminal_fd, 0);
+    winsize size{.ws_row = 30, .ws_col = 100, .ws_xpixel = 0, .ws_ypixel = 0};
+    ASSERT_EQ(::ioctl(term.terminal_fd, TIOCSWINSZ, &size), 0);
+    // Each marker is written so that the terminal's echo of the line does not contain it.
+    write_all(term.terminal_fd, "tty; stty size; echo __do\"\"ne__\r");
+    const std::string seen = read_until(term.terminal_fd, "__done__\r\n");
+    EXPECT_NE(seen.find("/dev/pts/"), std::string::npos) << seen;
+    EXPECT_NE(seen.find("30 100"), std::string::npos) << seen;
+    write_all(term.terminal_fd, "echo sleep\"\"ing; sleep 30; echo after\r");
+    read_until(term.terminal_fd, "sleeping\r\n");
+    write_all(term.terminal_fd, "\x03");  // Ctrl-C: the line discipline's SIGINT to the sleep
+    write_all(term.terminal_fd, "echo interrupted $?\r");
+    const std::string after = read_until(term.terminal_fd, "interrupted 130");
+    EXPECT_NE(after.find("interrupted 130"), std::string::npos) << after;
+    EXPECT_EQ(after.find("after\r\n"), std::string::npos) << "the line was interrupted, not finished";
+    write_all(term.terminal_fd, "exit 4\r");
+    EXPECT_EQ(box.wait(term.id), 4);
+    ::close(term.terminal_fd);
 }
 
 TEST_F(process_sandboxes, no_network_but_loopback_by_default) {

@@ -2,6 +2,7 @@
 
 #include "opensandbox/emulator/process/supervisor.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <csignal>
@@ -10,9 +11,12 @@
 #include <system_error>
 
 #include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/syscall.h>
 #include <grp.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -49,9 +53,12 @@ void write_text(const fs::path& path, std::string_view text) {
     out << text;
 }
 
-// The sandbox's own tree, owned by the user it runs as.
-fs::path make_tree(const fs::path& dir, bool chown_to_sandbox) {
-    for (const char* sub : {"home/sandbox", "root", "tmp", "workspace", "etc"}) fs::create_directories(dir / sub);
+// The sandbox's folder: its tree (what its paths resolve in) and its own /etc beside it,
+// owned by the user it runs as.
+fs::path make_folder(const fs::path& dir, bool chown_to_sandbox) {
+    for (const char* sub : {"tree/home/sandbox", "tree/root", "tree/tmp", "tree/workspace", "etc"}) {
+        fs::create_directories(dir / sub);
+    }
     write_text(dir / "etc/passwd", "root:x:0:0:root:/root:/bin/bash\nsandbox:x:1000:1000::/home/sandbox:/bin/bash\n");
     write_text(dir / "etc/group", "root:x:0:\nsandbox:x:1000:\n");
     write_text(dir / "etc/hostname", "sandbox\n");
@@ -65,7 +72,21 @@ fs::path make_tree(const fs::path& dir, bool chown_to_sandbox) {
     return dir;
 }
 
-std::vector<std::string> bwrap_arguments(const fs::path& tree, const std::string& self, bool network) {
+// A path inside the sandbox, opened within its tree.
+int open_inside(int tree, std::string_view path, std::uint64_t flags, std::uint64_t mode = 0) {
+    std::string relative(path);
+    while (!relative.empty() && relative.front() == '/') relative.erase(0, 1);
+    if (relative.empty()) relative = ".";
+    open_how how{.flags = flags | O_CLOEXEC, .mode = mode, .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
+    for (;;) {
+        const long fd = ::syscall(SYS_openat2, tree, relative.c_str(), &how, sizeof how);
+        if (fd >= 0) return static_cast<int>(fd);
+        if (errno != EINTR && errno != EAGAIN) return -1;
+    }
+}
+
+std::vector<std::string> bwrap_arguments(const fs::path& folder, const std::string& self, bool network) {
+    const fs::path tree = folder / "tree";
     std::vector<std::string> a{"bwrap", "--unshare-all", "--die-with-parent", "--new-session",
                                "--uid", "1000", "--gid", "1000", "--hostname", "sandbox",
                                "--ro-bind", "/usr", "/usr",
@@ -77,7 +98,7 @@ std::vector<std::string> bwrap_arguments(const fs::path& tree, const std::string
         a.insert(a.end(), {"--bind", (tree / sub).string(), std::string("/") + sub});
     }
     for (const char* file : {"passwd", "group", "hostname", "hosts"}) {
-        a.insert(a.end(), {"--ro-bind", (tree / "etc" / file).string(), std::string("/etc/") + file});
+        a.insert(a.end(), {"--ro-bind", (folder / "etc" / file).string(), std::string("/etc/") + file});
     }
     for (const char* file : host_etc) {
         if (::access(file, F_OK) == 0) a.insert(a.end(), {"--ro-bind", file, file});
@@ -102,14 +123,17 @@ std::string process_sandbox::unavailable() {
 
 process_sandbox::process_sandbox(std::string id, const process_sandbox_options& options)
     : id_(std::move(id)),
-      files_(make_tree(options.state_root / id_, ::geteuid() == 0)),
+      state_(make_folder(options.state_root / id_, ::geteuid() == 0)),
+      files_(state_ / "tree"),
+      tree_(::open(files_.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC)),
       group_("ngfail-" + std::to_string(::getpid()) + "-" + id_, options.limits) {
+    if (tree_ < 0) fail("opening " + files_.string());
     std::array<int, 2> pair{};
     if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair.data()) != 0) fail("socketpair");
     std::array<int, 2> go{};  // the child waits until it is in the control group
     if (::pipe2(go.data(), O_CLOEXEC) != 0) fail("pipe");
     const std::string self = fs::read_symlink("/proc/self/exe").string();
-    const auto args = bwrap_arguments(files_, self, options.network);
+    const auto args = bwrap_arguments(state_, self, options.network);
     std::vector<char*> argv;
     for (const auto& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
     argv.push_back(nullptr);
@@ -157,17 +181,71 @@ process_sandbox::~process_sandbox() {
     ::waitpid(bwrap_pid_, nullptr, 0);
     std::lock_guard lock(mutex_);
     for (auto& [id, run] : started_) {
-        ::close(run.stdout_fd);
-        ::close(run.stderr_fd);
+        for (const int fd : {run.stdout_fd, run.stderr_fd, run.stdin_fd, run.terminal_fd}) {
+            if (fd >= 0) ::close(fd);
+        }
     }
+    ::close(tree_);
     std::error_code ignored;
-    fs::remove_all(files_, ignored);
+    fs::remove_all(state_, ignored);
+}
+
+std::string process_sandbox::read_file(std::string_view path) const {
+    const int fd = open_inside(tree_, path, O_RDONLY);
+    if (fd < 0) fail(std::string(path));
+    std::string bytes;
+    std::array<char, 1 << 16> chunk{};
+    for (;;) {
+        const ssize_t n = ::read(fd, chunk.data(), chunk.size());
+        if (n > 0) {
+            bytes.append(chunk.data(), static_cast<std::size_t>(n));
+        } else if (n == 0 || errno != EINTR) {
+            const int error = n == 0 ? 0 : errno;
+            ::close(fd);
+            if (error != 0) fail(std::string(path), error);
+            return bytes;
+        }
+    }
+}
+
+void process_sandbox::write_file(std::string_view path, std::string_view bytes) const {
+    const bool root = ::geteuid() == 0;
+    // The parents first, one component at a time, each resolved within the tree.
+    const fs::path inside = fs::path(std::string(path)).lexically_normal();
+    fs::path made;
+    for (const auto& part : inside.parent_path().relative_path()) {
+        const int parent = open_inside(tree_, made.string(), O_PATH | O_DIRECTORY);
+        if (parent < 0) fail(std::string(path));
+        const bool created = ::mkdirat(parent, part.c_str(), 0755) == 0;
+        if (!created && errno != EEXIST) {
+            const int error = errno;
+            ::close(parent);
+            fail(std::string(path), error);
+        }
+        if (created && root) (void)::fchownat(parent, part.c_str(), host_user, host_group, AT_SYMLINK_NOFOLLOW);
+        ::close(parent);
+        made /= part;
+    }
+    const int fd = open_inside(tree_, inside.string(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0) fail(std::string(path));
+    if (root) (void)::fchown(fd, host_user, host_group);
+    for (std::size_t done = 0; done < bytes.size();) {
+        const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) {
+            const int error = errno;
+            ::close(fd);
+            fail(std::string(path), error);
+        }
+        done += static_cast<std::size_t>(n);
+    }
+    ::close(fd);
 }
 
 void process_sandbox::receive() {
     std::array<char, 256> buffer{};
     for (;;) {
-        alignas(cmsghdr) std::array<char, CMSG_SPACE(sizeof(int) * 2)> space{};
+        alignas(cmsghdr) std::array<char, CMSG_SPACE(sizeof(int) * 3)> space{};
         iovec io{.iov_base = buffer.data(), .iov_len = buffer.size()};
         msghdr m{};
         m.msg_iov = &io;
@@ -182,21 +260,22 @@ void process_sandbox::receive() {
             changed_.notify_all();
             return;
         }
-        std::array<int, 2> fds{-1, -1};
-        if (const cmsghdr* c = CMSG_FIRSTHDR(&m); c && c->cmsg_type == SCM_RIGHTS &&
-                                                  c->cmsg_len == CMSG_LEN(sizeof(int) * 2)) {
-            std::memcpy(fds.data(), CMSG_DATA(c), sizeof fds);
+        std::array<int, 3> fds{-1, -1, -1};
+        std::size_t passed = 0;
+        if (const cmsghdr* c = CMSG_FIRSTHDR(&m); c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+            passed = std::min<std::size_t>((c->cmsg_len - CMSG_LEN(0)) / sizeof(int), fds.size());
+            std::memcpy(fds.data(), CMSG_DATA(c), passed * sizeof(int));
         }
         const auto f = supervisor::fields(std::string_view(buffer.data(), static_cast<std::size_t>(n)));
-        if (f.size() != 3) continue;
-        const int id = std::atoi(std::string(f[1]).c_str());
-        const int value = std::atoi(std::string(f[2]).c_str());
-        if (f[0] == "started") {
-            started_[id] = {.id = id, .stdout_fd = fds[0], .stderr_fd = fds[1]};
-        } else if (f[0] == "exit") {
-            exits_[id] = value;
-        } else if (f[0] == "failed") {
-            failed_[id] = value;
+        const int id = f.size() == 3 ? std::atoi(std::string(f[1]).c_str()) : 0;
+        const int value = f.size() == 3 ? std::atoi(std::string(f[2]).c_str()) : 0;
+        if (f.size() == 3 && f[0] == "started") {
+            started_[id] = passed == 1 ? started{.id = id, .terminal_fd = fds[0]}
+                                       : started{.id = id, .stdout_fd = fds[0], .stderr_fd = fds[1], .stdin_fd = fds[2]};
+        } else {
+            for (std::size_t i = 0; i < passed; ++i) ::close(fds[i]);
+            if (f.size() == 3 && f[0] == "exit") exits_[id] = value;
+            if (f.size() == 3 && f[0] == "failed") failed_[id] = value;
         }
         changed_.notify_all();
     }
@@ -206,7 +285,9 @@ process_sandbox::started process_sandbox::start(const process_command& command) 
     std::unique_lock lock(mutex_);
     const int id = next_id_++;
     const std::string number = std::to_string(id);
-    std::vector<std::string_view> fields{"exec", number, command.cwd, command.command};
+    static constexpr std::array<std::string_view, 3> modes{"pipes", "stdin", "pty"};
+    std::vector<std::string_view> fields{"exec", number, modes.at(static_cast<std::size_t>(command.streams)),
+                                         command.cwd, command.command};
     for (const auto& env : command.envs) fields.emplace_back(env);
     const std::string bytes = supervisor::message(fields);
     if (::send(control_, bytes.data(), bytes.size(), MSG_NOSIGNAL) < 0) fail("the sandbox's supervisor is gone");
@@ -239,7 +320,9 @@ void process_sandbox::signal(int id, int signal_number) {
 }
 
 process_sandbox::finished process_sandbox::run(const process_command& command) {
-    const started s = start(command);
+    process_command piped = command;
+    piped.streams = process_streams::pipes;
+    const started s = start(piped);
     finished out;
     std::array<pollfd, 2> pipes{pollfd{.fd = s.stdout_fd, .events = POLLIN, .revents = 0},
                                 pollfd{.fd = s.stderr_fd, .events = POLLIN, .revents = 0}};

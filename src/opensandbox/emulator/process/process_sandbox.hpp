@@ -19,6 +19,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -30,10 +31,15 @@ struct process_sandbox_options {
     bool network = false;  // off: its own network namespace, with loopback only
 };
 
+// How a command's standard streams reach the server: pipes for stdout and stderr (stdin
+// empty), the same with a stdin pipe, or a terminal (a PTY whose master the server holds).
+enum class process_streams { pipes, with_stdin, terminal };
+
 struct process_command {
     std::string command{};  // run by bash -c
     std::string cwd{};      // empty: the user's home
     std::vector<std::string> envs{};  // NAME=value
+    process_streams streams = process_streams::pipes;
 };
 
 class process_sandbox {
@@ -49,11 +55,13 @@ public:
     // Kills every process of the sandbox and removes its files and its control group.
     ~process_sandbox();
 
-    // A command started: its output's pipes (the caller owns and closes them).
+    // A command started: the server's ends of its streams (the caller owns and closes them).
     struct started {
         int id = 0;
-        int stdout_fd = -1;
-        int stderr_fd = -1;
+        int stdout_fd = -1;    // pipes, with_stdin
+        int stderr_fd = -1;    // pipes, with_stdin
+        int stdin_fd = -1;     // with_stdin
+        int terminal_fd = -1;  // terminal: the PTY's master, read for output, written for input
     };
     [[nodiscard]] started start(const process_command& command);
     // Waits for the command's end: its exit code as bash gives it (128 + a signal's number).
@@ -67,19 +75,28 @@ public:
     // The host folder that holds the sandbox's writable tree (home, root, tmp, workspace).
     [[nodiscard]] const std::filesystem::path& files() const noexcept { return files_; }
 
+    // The sandbox's files by their paths inside it (/workspace/a.txt), resolved within its
+    // tree by the kernel (openat2 RESOLVE_IN_ROOT): `..`, an absolute symlink or a /proc path
+    // cannot leave it. Failures are std::system_error with the errno (ENOENT, EISDIR, …).
+    [[nodiscard]] std::string read_file(std::string_view path) const;
+    // Writes the file, making its parent directories (as mkdir -p).
+    void write_file(std::string_view path, std::string_view bytes) const;
+
     // Runs a command to its end and keeps its output: for tests and short probes.
     struct finished {
         int exit_code = -1;
         std::string stdout_text{};
         std::string stderr_text{};
     };
-    finished run(const process_command& command);
+    finished run(const process_command& command);  // pipes, whatever `command.streams` says
 
 private:
     void receive();  // the dispatcher: the supervisor's replies
 
     std::string id_;
+    std::filesystem::path state_;  // the sandbox's folder: its tree (`files_`) and its own /etc
     std::filesystem::path files_;
+    int tree_ = -1;                // files_, opened: the root its paths resolve in
     cgroup group_;
     int control_ = -1;
     int bwrap_pid_ = -1;

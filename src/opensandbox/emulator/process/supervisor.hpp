@@ -8,10 +8,13 @@
 // linking `embedded_server` need no helper binary of their own.
 //
 // Messages are fields separated by NUL, the first naming what it is:
-//   server → supervisor   exec <run> <cwd> <command> <NAME=value>...   (bash -c, in its own
-//                         process group; stdout and stderr are pipes, stdin /dev/null)
+//   server → supervisor   exec <run> <mode> <cwd> <command> <NAME=value>...   (bash -c, in its
+//                         own process group) where <mode> is `pipes` (stdout and stderr
+//                         pipes, stdin /dev/null), `stdin` (a stdin pipe too) or `pty` (a
+//                         terminal, in a session of its own)
 //                         signal <run> <signal number>                  (to its process group)
-//   supervisor → server   started <run> <pid>   with the pipes' read ends (SCM_RIGHTS)
+//   supervisor → server   started <run> <pid>   with the server's ends (SCM_RIGHTS): stdout
+//                         and stderr's, then stdin's; or the terminal's master
 //                         failed <run> <errno>  (the fork or the pipes)
 //                         exit <run> <wait status>
 // When the server's end closes, every command's process group is killed and it exits.
