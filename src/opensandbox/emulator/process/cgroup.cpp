@@ -1,0 +1,148 @@
+#include "opensandbox/emulator/process/cgroup.hpp"
+
+#include <csignal>
+#include <fstream>
+#include <sstream>
+#include <system_error>
+#include <thread>
+
+#include <sys/types.h>
+#include <unistd.h>
+
+namespace ngfail::opensandbox::emulator {
+
+namespace {
+
+namespace fs = std::filesystem;
+const fs::path root = "/sys/fs/cgroup";
+
+// The server's own group in a hierarchy, from /proc/self/cgroup: "0::/path" for v2,
+// "N:memory:/path" (or "N:cpu,cpuacct:/path") for a v1 controller.
+std::optional<std::string> own_group(std::string_view controller) {
+    std::ifstream in("/proc/self/cgroup");
+    for (std::string line; std::getline(in, line);) {
+        const auto first = line.find(':');
+        const auto second = line.find(':', first + 1);
+        if (first == std::string::npos || second == std::string::npos) continue;
+        const std::string controllers = line.substr(first + 1, second - first - 1);
+        std::stringstream list(controllers);
+        for (std::string c; std::getline(list, c, ',');) {
+            if (c == controller) return line.substr(second + 1);
+        }
+        if (controller.empty() && controllers.empty()) return line.substr(second + 1);
+    }
+    return std::nullopt;
+}
+
+std::string read_file(const fs::path& path) {
+    std::ifstream in(path);
+    std::stringstream all;
+    all << in.rdbuf();
+    return all.str();
+}
+
+void write_file(const fs::path& path, std::string_view value) {
+    std::ofstream out(path);
+    out << value;
+    out.flush();
+    if (!out) throw std::system_error(errno ? errno : EIO, std::generic_category(), "cannot write " + path.string());
+}
+
+// The value after `key ` in a flat keyed file (memory.events, memory.oom_control).
+std::int64_t keyed_value(const fs::path& path, std::string_view key) {
+    std::istringstream in(read_file(path));
+    std::string name;
+    std::int64_t value = 0;
+    while (in >> name >> value) {
+        if (name == key) return value;
+    }
+    return 0;
+}
+
+fs::path under_own(std::string_view hierarchy, std::string_view controller, std::string_view name) {
+    const auto own = own_group(controller);
+    fs::path dir = hierarchy.empty() ? root : root / hierarchy;
+    if (own && *own != "/") dir /= fs::path(*own).relative_path();
+    return dir / name;
+}
+
+}  // namespace
+
+cgroup::support cgroup::detect() {
+    std::error_code ec;
+    const auto writable = [](const fs::path& dir) { return ::access(dir.parent_path().c_str(), W_OK) == 0; };
+    if (fs::exists(root / "cgroup.controllers", ec) &&
+        read_file(root / "cgroup.controllers").find("memory") != std::string::npos) {
+        if (!writable(under_own("", "", "x"))) {
+            return {.v2 = true, .missing = "the server's cgroup is not writable (run as root, or delegate it)"};
+        }
+        return {.v2 = true};
+    }
+    if (fs::exists(root / "memory" / "memory.limit_in_bytes", ec) && fs::exists(root / "pids", ec)) {
+        if (!writable(under_own("memory", "memory", "x")) || !writable(under_own("pids", "pids", "x"))) {
+            return {.missing = "the server's memory and pids cgroups are not writable (run as root)"};
+        }
+        return {};
+    }
+    return {.missing = "the cgroup memory and pids controllers (cgroup v2 with memory enabled, or v1's "
+                       "/sys/fs/cgroup/memory and /sys/fs/cgroup/pids) are not mounted"};
+}
+
+cgroup::cgroup(std::string_view name, const cgroup_limits& limits) : v2_(detect().v2) {
+    const auto make = [&](fs::path dir) {
+        fs::create_directories(dir);
+        dirs_.push_back(std::move(dir));
+    };
+    if (v2_) {
+        make(under_own("", "", name));
+        if (limits.memory_bytes) write_file(dirs_[0] / "memory.max", std::to_string(*limits.memory_bytes));
+        if (limits.memory_bytes) write_file(dirs_[0] / "memory.swap.max", "0");
+        if (limits.max_pids) write_file(dirs_[0] / "pids.max", std::to_string(*limits.max_pids));
+        return;
+    }
+    make(under_own("memory", "memory", name));
+    make(under_own("pids", "pids", name));
+    if (limits.memory_bytes) write_file(dirs_[0] / "memory.limit_in_bytes", std::to_string(*limits.memory_bytes));
+    if (limits.max_pids) write_file(dirs_[1] / "pids.max", std::to_string(*limits.max_pids));
+}
+
+cgroup::~cgroup() {
+    for (int tries = 0; tries < 200; ++tries) {
+        if (kill_all() == 0) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    for (const auto& dir : dirs_) {
+        std::error_code ignored;
+        fs::remove(dir, ignored);  // rmdir: a group's files are the kernel's
+    }
+}
+
+void cgroup::add(int pid) const {
+    for (const auto& dir : dirs_) write_file(dir / "cgroup.procs", std::to_string(pid));
+}
+
+std::int64_t cgroup::oom_kills() const {
+    return v2_ ? keyed_value(dirs_[0] / "memory.events", "oom_kill") : keyed_value(dirs_[0] / "memory.oom_control", "oom_kill");
+}
+
+std::int64_t cgroup::memory_used() const {
+    const std::string used = read_file(dirs_[0] / (v2_ ? "memory.current" : "memory.usage_in_bytes"));
+    try {
+        return std::stoll(used);
+    } catch (...) {
+        return 0;
+    }
+}
+
+std::size_t cgroup::kill_all() const {
+    std::size_t killed = 0;
+    for (const auto& dir : dirs_) {
+        std::istringstream procs(read_file(dir / "cgroup.procs"));
+        for (pid_t pid = 0; procs >> pid;) {
+            if (::kill(pid, SIGKILL) == 0) ++killed;
+        }
+    }
+    return killed;
+}
+
+}  // namespace ngfail::opensandbox::emulator

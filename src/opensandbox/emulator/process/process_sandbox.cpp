@@ -1,0 +1,349 @@
+#include "opensandbox/emulator/process/process_sandbox.hpp"
+
+#include "opensandbox/emulator/process/supervisor.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <fstream>
+#include <system_error>
+
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/syscall.h>
+#include <grp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace ngfail::opensandbox::emulator {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// The host's unprivileged user that a root server runs sandboxes as (nobody): inside, the
+// sandbox's user 1000 is this user outside, so a host file is only what `nobody` may read.
+constexpr uid_t host_user = 65534;
+constexpr gid_t host_group = 65534;
+
+[[noreturn]] void fail(const std::string& what, int error = errno) {
+    throw std::system_error(error, std::generic_category(), what);
+}
+
+std::string which(const char* program) {
+    for (const char* dir : {"/usr/bin", "/bin", "/usr/local/bin"}) {
+        const std::string path = std::string(dir) + "/" + program;
+        if (::access(path.c_str(), X_OK) == 0) return path;
+    }
+    return {};
+}
+
+// The host files a dynamically linked program needs to start, bound read-only when present.
+constexpr std::array<const char*, 8> host_etc{"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d",
+                                               "/etc/alternatives", "/etc/localtime", "/etc/nsswitch.conf",
+                                               "/etc/ssl", "/etc/mime.types"};
+
+void write_text(const fs::path& path, std::string_view text) {
+    std::ofstream out(path);
+    out << text;
+}
+
+// The sandbox's folder: its tree (what its paths resolve in) and its own /etc beside it,
+// owned by the user it runs as.
+fs::path make_folder(const fs::path& dir, bool chown_to_sandbox) {
+    for (const char* sub : {"tree/home/sandbox", "tree/root", "tree/tmp", "tree/workspace", "etc"}) {
+        fs::create_directories(dir / sub);
+    }
+    write_text(dir / "etc/passwd", "root:x:0:0:root:/root:/bin/bash\nsandbox:x:1000:1000::/home/sandbox:/bin/bash\n");
+    write_text(dir / "etc/group", "root:x:0:\nsandbox:x:1000:\n");
+    write_text(dir / "etc/hostname", "sandbox\n");
+    write_text(dir / "etc/hosts", "127.0.0.1 localhost sandbox\n");
+    if (chown_to_sandbox) {
+        for (const auto& entry : fs::recursive_directory_iterator(dir)) {
+            (void)::lchown(entry.path().c_str(), host_user, host_group);
+        }
+        (void)::lchown(dir.c_str(), host_user, host_group);
+    }
+    return dir;
+}
+
+// A path inside the sandbox, opened within its tree.
+int open_inside(int tree, std::string_view path, std::uint64_t flags, std::uint64_t mode = 0) {
+    std::string relative(path);
+    while (!relative.empty() && relative.front() == '/') relative.erase(0, 1);
+    if (relative.empty()) relative = ".";
+    open_how how{.flags = flags | O_CLOEXEC, .mode = mode, .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
+    for (;;) {
+        const long fd = ::syscall(SYS_openat2, tree, relative.c_str(), &how, sizeof how);
+        if (fd >= 0) return static_cast<int>(fd);
+        if (errno != EINTR && errno != EAGAIN) return -1;
+    }
+}
+
+std::vector<std::string> bwrap_arguments(const fs::path& folder, const std::string& self, bool network) {
+    const fs::path tree = folder / "tree";
+    std::vector<std::string> a{"bwrap", "--unshare-all", "--die-with-parent", "--new-session",
+                               "--uid", "1000", "--gid", "1000", "--hostname", "sandbox",
+                               "--ro-bind", "/usr", "/usr",
+                               "--symlink", "usr/bin", "/bin", "--symlink", "usr/sbin", "/sbin",
+                               "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64",
+                               "--proc", "/proc", "--dev", "/dev"};
+    if (network) a.push_back("--share-net");
+    for (const char* sub : {"home", "root", "tmp", "workspace"}) {
+        a.insert(a.end(), {"--bind", (tree / sub).string(), std::string("/") + sub});
+    }
+    for (const char* file : {"passwd", "group", "hostname", "hosts"}) {
+        a.insert(a.end(), {"--ro-bind", (folder / "etc" / file).string(), std::string("/etc/") + file});
+    }
+    for (const char* file : host_etc) {
+        if (::access(file, F_OK) == 0) a.insert(a.end(), {"--ro-bind", file, file});
+    }
+    a.insert(a.end(), {"--ro-bind", self, supervisor::program_inside, "--chdir", "/home/sandbox", "--clearenv",
+                       "--setenv", supervisor::fd_variable, "3", "--", supervisor::program_inside});
+    return a;
+}
+
+}  // namespace
+
+std::string process_sandbox::unavailable() {
+    if (which("bwrap").empty()) return "bubblewrap is not installed (apt-get install bubblewrap)";
+    if (std::ifstream limit("/proc/sys/user/max_user_namespaces"); limit) {
+        long n = 0;
+        if (limit >> n && n == 0) return "user namespaces are disabled (sysctl user.max_user_namespaces is 0)";
+    }
+    if (const auto groups = cgroup::detect(); !groups.missing.empty()) return groups.missing;
+    if (which("bash").empty()) return "bash is not installed";
+    return {};
+}
+
+process_sandbox::process_sandbox(std::string id, const process_sandbox_options& options)
+    : id_(std::move(id)),
+      state_(make_folder(options.state_root / id_, ::geteuid() == 0)),
+      files_(state_ / "tree"),
+      tree_(::open(files_.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC)),
+      group_("ngfail-" + std::to_string(::getpid()) + "-" + id_, options.limits) {
+    if (tree_ < 0) fail("opening " + files_.string());
+    std::array<int, 2> pair{};
+    if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair.data()) != 0) fail("socketpair");
+    std::array<int, 2> go{};  // the child waits until it is in the control group
+    if (::pipe2(go.data(), O_CLOEXEC) != 0) fail("pipe");
+    const std::string self = fs::read_symlink("/proc/self/exe").string();
+    const auto args = bwrap_arguments(state_, self, options.network);
+    std::vector<char*> argv;
+    for (const auto& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
+    argv.push_back(nullptr);
+    const std::string bwrap = which("bwrap");
+    const bool root = ::geteuid() == 0;
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        char ready = 0;
+        (void)!::read(go[0], &ready, 1);
+        ::dup2(pair[1], 3);  // without close-on-exec: the supervisor's end
+        if (root && (::setgroups(0, nullptr) != 0 || ::setgid(host_group) != 0 || ::setuid(host_user) != 0)) {
+            ::_exit(126);
+        }
+        ::execv(bwrap.c_str(), argv.data());
+        ::_exit(127);
+    }
+    ::close(pair[1]);
+    ::close(go[0]);
+    if (pid < 0) {
+        ::close(pair[0]);
+        ::close(go[1]);
+        fail("fork");
+    }
+    bwrap_pid_ = pid;
+    control_ = pair[0];
+    try {
+        group_.add(pid);
+    } catch (...) {
+        ::kill(pid, SIGKILL);
+        ::waitpid(pid, nullptr, 0);
+        ::close(go[1]);
+        ::close(control_);
+        throw;
+    }
+    (void)!::write(go[1], "g", 1);
+    ::close(go[1]);
+    receiver_ = std::thread([this] { receive(); });
+}
+
+process_sandbox::~process_sandbox() {
+    ::shutdown(control_, SHUT_RDWR);  // the supervisor kills its commands and exits
+    if (receiver_.joinable()) receiver_.join();
+    ::close(control_);
+    group_.kill_all();
+    ::waitpid(bwrap_pid_, nullptr, 0);
+    std::lock_guard lock(mutex_);
+    for (auto& [id, run] : started_) {
+        for (const int fd : {run.stdout_fd, run.stderr_fd, run.stdin_fd, run.terminal_fd}) {
+            if (fd >= 0) ::close(fd);
+        }
+    }
+    ::close(tree_);
+    std::error_code ignored;
+    fs::remove_all(state_, ignored);
+}
+
+std::string process_sandbox::read_file(std::string_view path) const {
+    const int fd = open_inside(tree_, path, O_RDONLY);
+    if (fd < 0) fail(std::string(path));
+    std::string bytes;
+    std::array<char, 1 << 16> chunk{};
+    for (;;) {
+        const ssize_t n = ::read(fd, chunk.data(), chunk.size());
+        if (n > 0) {
+            bytes.append(chunk.data(), static_cast<std::size_t>(n));
+        } else if (n == 0 || errno != EINTR) {
+            const int error = n == 0 ? 0 : errno;
+            ::close(fd);
+            if (error != 0) fail(std::string(path), error);
+            return bytes;
+        }
+    }
+}
+
+void process_sandbox::write_file(std::string_view path, std::string_view bytes) const {
+    const bool root = ::geteuid() == 0;
+    // The parents first, one component at a time, each resolved within the tree.
+    const fs::path inside = fs::path(std::string(path)).lexically_normal();
+    fs::path made;
+    for (const auto& part : inside.parent_path().relative_path()) {
+        const int parent = open_inside(tree_, made.string(), O_PATH | O_DIRECTORY);
+        if (parent < 0) fail(std::string(path));
+        const bool created = ::mkdirat(parent, part.c_str(), 0755) == 0;
+        if (!created && errno != EEXIST) {
+            const int error = errno;
+            ::close(parent);
+            fail(std::string(path), error);
+        }
+        if (created && root) (void)::fchownat(parent, part.c_str(), host_user, host_group, AT_SYMLINK_NOFOLLOW);
+        ::close(parent);
+        made /= part;
+    }
+    const int fd = open_inside(tree_, inside.string(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0) fail(std::string(path));
+    if (root) (void)::fchown(fd, host_user, host_group);
+    for (std::size_t done = 0; done < bytes.size();) {
+        const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) {
+            const int error = errno;
+            ::close(fd);
+            fail(std::string(path), error);
+        }
+        done += static_cast<std::size_t>(n);
+    }
+    ::close(fd);
+}
+
+void process_sandbox::receive() {
+    std::array<char, 256> buffer{};
+    for (;;) {
+        alignas(cmsghdr) std::array<char, CMSG_SPACE(sizeof(int) * 3)> space{};
+        iovec io{.iov_base = buffer.data(), .iov_len = buffer.size()};
+        msghdr m{};
+        m.msg_iov = &io;
+        m.msg_iovlen = 1;
+        m.msg_control = space.data();
+        m.msg_controllen = space.size();
+        const ssize_t n = ::recvmsg(control_, &m, MSG_CMSG_CLOEXEC);
+        if (n < 0 && errno == EINTR) continue;
+        std::lock_guard lock(mutex_);
+        if (n <= 0) {
+            gone_ = true;
+            changed_.notify_all();
+            return;
+        }
+        std::array<int, 3> fds{-1, -1, -1};
+        std::size_t passed = 0;
+        if (const cmsghdr* c = CMSG_FIRSTHDR(&m); c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+            passed = std::min<std::size_t>((c->cmsg_len - CMSG_LEN(0)) / sizeof(int), fds.size());
+            std::memcpy(fds.data(), CMSG_DATA(c), passed * sizeof(int));
+        }
+        const auto f = supervisor::fields(std::string_view(buffer.data(), static_cast<std::size_t>(n)));
+        const int id = f.size() == 3 ? std::atoi(std::string(f[1]).c_str()) : 0;
+        const int value = f.size() == 3 ? std::atoi(std::string(f[2]).c_str()) : 0;
+        if (f.size() == 3 && f[0] == "started") {
+            started_[id] = passed == 1 ? started{.id = id, .terminal_fd = fds[0]}
+                                       : started{.id = id, .stdout_fd = fds[0], .stderr_fd = fds[1], .stdin_fd = fds[2]};
+        } else {
+            for (std::size_t i = 0; i < passed; ++i) ::close(fds[i]);
+            if (f.size() == 3 && f[0] == "exit") exits_[id] = value;
+            if (f.size() == 3 && f[0] == "failed") failed_[id] = value;
+        }
+        changed_.notify_all();
+    }
+}
+
+process_sandbox::started process_sandbox::start(const process_command& command) {
+    std::unique_lock lock(mutex_);
+    const int id = next_id_++;
+    const std::string number = std::to_string(id);
+    static constexpr std::array<std::string_view, 3> modes{"pipes", "stdin", "pty"};
+    std::vector<std::string_view> fields{"exec", number, modes.at(static_cast<std::size_t>(command.streams)),
+                                         command.cwd, command.command};
+    for (const auto& env : command.envs) fields.emplace_back(env);
+    const std::string bytes = supervisor::message(fields);
+    if (::send(control_, bytes.data(), bytes.size(), MSG_NOSIGNAL) < 0) fail("the sandbox's supervisor is gone");
+    changed_.wait(lock, [&] { return gone_ || started_.contains(id) || failed_.contains(id); });
+    if (const auto it = failed_.find(id); it != failed_.end()) fail("starting a command", it->second);
+    const auto it = started_.find(id);
+    if (it == started_.end()) fail("the sandbox's supervisor is gone", EPIPE);
+    const started out = it->second;
+    started_.erase(it);
+    return out;
+}
+
+int process_sandbox::wait(int id) {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return gone_ || exits_.contains(id); });
+    const auto it = exits_.find(id);
+    if (it == exits_.end()) return 128 + SIGKILL;  // the sandbox went with it
+    const int status = it->second;
+    exits_.erase(it);
+    if (WIFEXITED(status)) return WEXITSTATUS(status);
+    if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+    return -1;
+}
+
+void process_sandbox::signal(int id, int signal_number) {
+    const std::string number = std::to_string(id), sig = std::to_string(signal_number);
+    const std::array<std::string_view, 3> fields{"signal", number, sig};
+    const std::string bytes = supervisor::message(fields);
+    (void)::send(control_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+}
+
+process_sandbox::finished process_sandbox::run(const process_command& command) {
+    process_command piped = command;
+    piped.streams = process_streams::pipes;
+    const started s = start(piped);
+    finished out;
+    std::array<pollfd, 2> pipes{pollfd{.fd = s.stdout_fd, .events = POLLIN, .revents = 0},
+                                pollfd{.fd = s.stderr_fd, .events = POLLIN, .revents = 0}};
+    std::array<std::string*, 2> into{&out.stdout_text, &out.stderr_text};
+    std::array<char, 4096> chunk{};
+    for (int open = 2; open > 0;) {
+        if (::poll(pipes.data(), pipes.size(), -1) < 0 && errno != EINTR) break;
+        for (std::size_t i = 0; i < pipes.size(); ++i) {
+            if (pipes[i].fd < 0 || !(pipes[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+            const ssize_t n = ::read(pipes[i].fd, chunk.data(), chunk.size());
+            if (n > 0) {
+                into[i]->append(chunk.data(), static_cast<std::size_t>(n));
+            } else if (n == 0 || errno != EINTR) {
+                ::close(pipes[i].fd);
+                pipes[i].fd = -1;
+                --open;
+            }
+        }
+    }
+    out.exit_code = wait(s.id);
+    return out;
+}
+
+}  // namespace ngfail::opensandbox::emulator

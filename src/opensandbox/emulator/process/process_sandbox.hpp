@@ -1,0 +1,113 @@
+// A real sandbox on this machine: its own mount, PID, IPC, UTS, user and network namespaces
+// (bubblewrap), the host's /usr read-only, a private writable /home, /root, /tmp and
+// /workspace under the server's state folder, a non-root user inside, its memory and
+// processes bounded by its own control group, and one long-lived supervisor inside that
+// starts its commands (supervisor.hpp).
+//
+//   process_sandbox box("sbx-1", {.state_root = dir, .limits = {.memory_bytes = 64 << 20}});
+//   auto run = box.start({.command = "python3 -c 'print(6*7)'"});
+//   … read run.stdout_fd and run.stderr_fd to their end …
+//   int exit_code = box.wait(run.id);   // 137 after the kernel's OOM kill; box.oom_kills() says so
+#pragma once
+
+#include "opensandbox/emulator/process/cgroup.hpp"
+
+#include <condition_variable>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+namespace ngfail::opensandbox::emulator {
+
+struct process_sandbox_options {
+    std::filesystem::path state_root{};  // the sandbox's files go in a folder of its own under it
+    cgroup_limits limits{};
+    bool network = false;  // off: its own network namespace, with loopback only
+};
+
+// How a command's standard streams reach the server: pipes for stdout and stderr (stdin
+// empty), the same with a stdin pipe, or a terminal (a PTY whose master the server holds).
+enum class process_streams { pipes, with_stdin, terminal };
+
+struct process_command {
+    std::string command{};  // run by bash -c
+    std::string cwd{};      // empty: the user's home
+    std::vector<std::string> envs{};  // NAME=value
+    process_streams streams = process_streams::pipes;
+};
+
+class process_sandbox {
+public:
+    // Empty when this host can run process sandboxes; else one line saying what is missing
+    // and what to install or enable.
+    [[nodiscard]] static std::string unavailable();
+
+    // Starts the sandbox's supervisor; throws std::system_error with what failed.
+    process_sandbox(std::string id, const process_sandbox_options& options);
+    process_sandbox(const process_sandbox&) = delete;
+    process_sandbox& operator=(const process_sandbox&) = delete;
+    // Kills every process of the sandbox and removes its files and its control group.
+    ~process_sandbox();
+
+    // A command started: the server's ends of its streams (the caller owns and closes them).
+    struct started {
+        int id = 0;
+        int stdout_fd = -1;    // pipes, with_stdin
+        int stderr_fd = -1;    // pipes, with_stdin
+        int stdin_fd = -1;     // with_stdin
+        int terminal_fd = -1;  // terminal: the PTY's master, read for output, written for input
+    };
+    [[nodiscard]] started start(const process_command& command);
+    // Waits for the command's end: its exit code as bash gives it (128 + a signal's number).
+    int wait(int id);
+    // A signal to the command's process group.
+    void signal(int id, int signal_number);
+
+    // The kernel's count of OOM kills in the sandbox.
+    [[nodiscard]] std::int64_t oom_kills() const { return group_.oom_kills(); }
+    [[nodiscard]] std::int64_t memory_used() const { return group_.memory_used(); }
+    // The host folder that holds the sandbox's writable tree (home, root, tmp, workspace).
+    [[nodiscard]] const std::filesystem::path& files() const noexcept { return files_; }
+
+    // The sandbox's files by their paths inside it (/workspace/a.txt), resolved within its
+    // tree by the kernel (openat2 RESOLVE_IN_ROOT): `..`, an absolute symlink or a /proc path
+    // cannot leave it. Failures are std::system_error with the errno (ENOENT, EISDIR, …).
+    [[nodiscard]] std::string read_file(std::string_view path) const;
+    // Writes the file, making its parent directories (as mkdir -p).
+    void write_file(std::string_view path, std::string_view bytes) const;
+
+    // Runs a command to its end and keeps its output: for tests and short probes.
+    struct finished {
+        int exit_code = -1;
+        std::string stdout_text{};
+        std::string stderr_text{};
+    };
+    finished run(const process_command& command);  // pipes, whatever `command.streams` says
+
+private:
+    void receive();  // the dispatcher: the supervisor's replies
+
+    std::string id_;
+    std::filesystem::path state_;  // the sandbox's folder: its tree (`files_`) and its own /etc
+    std::filesystem::path files_;
+    int tree_ = -1;                // files_, opened: the root its paths resolve in
+    cgroup group_;
+    int control_ = -1;
+    int bwrap_pid_ = -1;
+    std::mutex mutex_;
+    std::condition_variable changed_;
+    int next_id_ = 1;
+    std::map<int, started> started_;
+    std::map<int, int> exits_;  // id → wait status
+    std::map<int, int> failed_;  // id → errno
+    bool gone_ = false;          // the supervisor's end closed
+    std::thread receiver_;
+};
+
+}  // namespace ngfail::opensandbox::emulator
