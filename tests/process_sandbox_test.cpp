@@ -17,8 +17,8 @@
 
 namespace {
 
-using ngfail::opensandbox::emulator::process_sandbox;
-using ngfail::opensandbox::emulator::process_streams;
+using ngfail::opensandbox::testing::detail::process_sandbox;
+using ngfail::opensandbox::testing::detail::process_streams;
 
 void write_all(int fd, std::string_view bytes) {
     while (!bytes.empty()) {

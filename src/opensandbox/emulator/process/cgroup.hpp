@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-namespace ngfail::opensandbox::emulator {
+namespace ngfail::opensandbox::testing::detail {
 
 struct cgroup_limits {
     std::optional<std::int64_t> memory_bytes{};
@@ -49,4 +49,4 @@ private:
     std::vector<std::filesystem::path> dirs_;  // v2: one; v1: memory, then pids
 };
 
-}  // namespace ngfail::opensandbox::emulator
+}  // namespace ngfail::opensandbox::testing::detail

@@ -23,7 +23,7 @@
 #include <thread>
 #include <vector>
 
-namespace ngfail::opensandbox::emulator {
+namespace ngfail::opensandbox::testing::detail {
 
 struct process_sandbox_options {
     std::filesystem::path state_root{};  // the sandbox's files go in a folder of its own under it
@@ -110,4 +110,4 @@ private:
     std::thread receiver_;
 };
 
-}  // namespace ngfail::opensandbox::emulator
+}  // namespace ngfail::opensandbox::testing::detail

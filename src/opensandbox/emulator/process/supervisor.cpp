@@ -16,7 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-namespace ngfail::opensandbox::emulator::supervisor {
+namespace ngfail::opensandbox::testing::detail::supervisor {
 
 std::string message(std::span<const std::string_view> fields) {
     std::string out;
@@ -212,4 +212,4 @@ const bool supervising = [] {
 
 }  // namespace
 
-}  // namespace ngfail::opensandbox::emulator::supervisor
+}  // namespace ngfail::opensandbox::testing::detail::supervisor

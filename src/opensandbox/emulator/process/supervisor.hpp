@@ -25,7 +25,7 @@
 #include <string_view>
 #include <vector>
 
-namespace ngfail::opensandbox::emulator::supervisor {
+namespace ngfail::opensandbox::testing::detail::supervisor {
 
 inline constexpr const char* fd_variable = "NGFAIL_SANDBOX_SUPERVISOR_FD";
 // Where the server's program is bound inside the sandbox.
@@ -38,4 +38,4 @@ inline constexpr const char* program_inside = "/.ngfail/supervisor";
 // Serves `control` until the server closes it; the process's exit status.
 int serve(int control) noexcept;
 
-}  // namespace ngfail::opensandbox::emulator::supervisor
+}  // namespace ngfail::opensandbox::testing::detail::supervisor
