@@ -487,6 +487,37 @@ TEST(opensandbox_failure, records_the_observation_and_keeps_the_cause) {
     EXPECT_EQ(std::get<ngfail::sandbox_details>(f.details()), e.sandbox());
 }
 
+TEST(opensandbox_failure, every_fact_of_the_observation_reaches_the_details) {
+    const observation seen{.operation = "exec",
+                           .sandbox_id = "sbx-4",
+                           .execution_id = "ex-4",
+                           .provider_status_reason = "Error",
+                           .exit_code = -1,
+                           .provider_code = "EXECD::KILLED",
+                           .retry_after = std::chrono::seconds(3),
+                           .signal = "SIGTERM",
+                           .provider = "opensandbox-eu"};
+    const ngfail::sandbox_details want{.operation = "exec",
+                                       .provider = "opensandbox-eu",
+                                       .sandbox_id = "sbx-4",
+                                       .execution_id = "ex-4",
+                                       .provider_status_reason = "Error",
+                                       .provider_code = "EXECD::KILLED",
+                                       .exit_code = -1,
+                                       .signal = "SIGTERM",
+                                       .delivery = delivery::delivered,
+                                       .retry_after = std::chrono::seconds(3)};
+    EXPECT_EQ(ngfail::opensandbox::opensandbox_failure(seen).sandbox(), want);
+    EXPECT_EQ(std::get<ngfail::sandbox_details>(ngfail::opensandbox::to_failure(seen).details()), want);
+}
+
+TEST(opensandbox_failure, the_provider_is_opensandbox_unless_the_observation_names_another) {
+    EXPECT_EQ(ngfail::opensandbox::opensandbox_failure({.operation = "get", .http_status = 401}).sandbox().provider,
+              "opensandbox");
+    EXPECT_EQ(ngfail::opensandbox::opensandbox_failure({.operation = "get", .provider = std::nullopt}).sandbox().provider,
+              std::nullopt);
+}
+
 TEST(api_error, carries_the_envelope_as_data) {
     const ngfail::opensandbox::api_error e(429, "KUBERNETES::POOL_CAPACITY_EXHAUSTED", "pool full", "req-9",
                                            std::chrono::seconds(5));
