@@ -53,6 +53,12 @@ TEST(classify_killed_by_signal, exec_exit_minus_one_is_a_command_killed_by_a_sig
                       {kind::provider_command_terminated, delivery::delivered});
 }
 
+TEST(classify_killed_by_signal, a_signal_reported_on_an_exec_is_a_command_killed_by_a_signal) {
+    expect_classified({.operation = "exec", .execution_id = "ex-1", .signal = "SIGKILL"},
+                      {kind::provider_command_terminated, delivery::delivered});
+    EXPECT_EQ(ngfail::opensandbox::matching_rule({.operation = "run_in_session", .signal = "9"}), "killed_by_signal");
+}
+
 TEST(classify_start_failed, create_start_failures) {
     expect_classified({.operation = "create", .http_status = 504, .provider_code = "KUBERNETES::POD_READY_TIMEOUT"},
                       {kind::provider_start_failed, std::nullopt});
@@ -303,6 +309,11 @@ TEST(classify_never_evidence, a_bare_404_is_not_a_lost_sandbox) {
 
 TEST(classify_never_evidence, minus_one_outside_exec_is_no_signal) {
     expect_classified({.operation = "get", .exit_code = -1}, {kind::undetermined, std::nullopt});
+}
+
+TEST(classify_never_evidence, a_signal_outside_exec_or_an_empty_one_is_no_signal_death) {
+    expect_classified({.operation = "get", .signal = "SIGKILL"}, {kind::undetermined, std::nullopt});
+    expect_classified({.operation = "exec", .signal = ""}, {kind::undetermined, std::nullopt});
 }
 
 // ---- causes read structurally -----------------------------------------------------------------

@@ -87,7 +87,7 @@ struct observation {
     std::optional<int> close_code{};
     bool input_written = false;
     // The signal that ended the command, as the provider reported it (a structured field,
-    // never read from a message).
+    // never read from a message): on an exec it establishes a death by signal, as exit -1 does.
     std::optional<std::string> signal{};
     std::optional<std::string> provider{"opensandbox"};  // the details' provider
 };

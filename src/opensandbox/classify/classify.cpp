@@ -47,6 +47,7 @@ struct evidence {
     status_reason reason = status_reason::other;
     bool terminal_state = false;  // Terminated or Failed
     std::optional<int> exit_code;
+    bool signalled = false;        // a signal reported as what ended the command
     bool execution_known = false;  // for a terminal: its WebSocket was established
     bool sandbox_known = false;
     network net = network::none;
@@ -191,7 +192,7 @@ const operation_traits* traits_of(std::string_view name) noexcept {
 }
 
 bool oom_reported(const evidence& e) noexcept { return e.reason == status_reason::oom_killed; }
-bool killed_by_signal(const evidence& e) noexcept { return e.exec && e.exit_code == -1; }
+bool killed_by_signal(const evidence& e) noexcept { return e.exec && (e.exit_code == -1 || e.signalled); }
 bool start_failed(const evidence& e) noexcept {
     return e.create && ((e.status == 504 && e.code == code_name::pod_ready_timeout) ||
                         e.reason == status_reason::image_pull_failed || e.net == network::readiness_timeout);
@@ -428,6 +429,7 @@ evidence evidence_of(const observation& seen) noexcept {
                                                      : status_reason::other,
                .terminal_state = state == "Terminated" || state == "Failed",
                .exit_code = seen.exit_code,
+               .signalled = seen.signal && !seen.signal->empty(),
                .execution_known = seen.execution_id.has_value(),
                .sandbox_known = seen.sandbox_id.has_value(),
                .net = network_of(seen.transport_error),
