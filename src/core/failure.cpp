@@ -2,7 +2,7 @@
 #include <ngfail/limits.hpp>
 
 #include "core/event_state.hpp"
-#include "core/utf8.hpp"
+#include "text/utf8.hpp"
 
 #include <new>
 #include <ostream>
@@ -33,7 +33,7 @@ template <class Details>
 failure new_record(event_info&& info, Details&& details, const event_id& id, std::string_view kind_text,
                    std::size_t dropped_events) {
     const std::error_code code = is_kind(info.kind) ? info.kind : make_error_code(kind::undetermined);
-    truncate_utf8(info.reason, limits{}.max_reason_bytes);  // a reason is born within the wire's bound
+    text::truncate_utf8(info.reason, limits{}.max_reason_bytes);  // a reason is born within the wire's bound
     auto* state = new_state(kind_text.empty() ? ngfail::kind_name(code) : kind_text, info.reason,
                             std::forward<Details>(details));
     failure owner = event_access::adopt(state);  // frees the record if anything below throws

@@ -6,7 +6,7 @@
 #include "wire/report_links.hpp"
 #include "wire/report_reader.hpp"
 #include "wire/report_writer.hpp"
-#include "core/utf8.hpp"
+#include "text/utf8.hpp"
 
 #include <algorithm>
 #include <array>
@@ -25,7 +25,7 @@ constexpr std::size_t min_header_bytes = 256;
 // Shortened reasons and strings keep at least this much.
 constexpr std::size_t min_kept_bytes = 16;
 
-void shorten(std::string& text, std::size_t cap) { detail::truncate_utf8(text, cap); }
+void shorten(std::string& text, std::size_t cap) { text::truncate_utf8(text, cap); }
 
 void shorten_reasons(failure_report& r, std::size_t cap) {
     for (auto& [id, record] : r.events) shorten(record.reason, cap);
@@ -143,7 +143,7 @@ void keep_only_the_failure(failure_report& r, const std::function<bool(const fai
     while (low < high) {  // the longest prefix of the kind that fits
         const std::size_t mid = low + (high - low + 1) / 2;
         kind = full;
-        detail::truncate_utf8(kind, mid);
+        text::truncate_utf8(kind, mid);
         if (fits(r)) {
             low = mid;
         } else {
@@ -151,7 +151,7 @@ void keep_only_the_failure(failure_report& r, const std::function<bool(const fai
         }
     }
     kind = full;
-    detail::truncate_utf8(kind, low);
+    text::truncate_utf8(kind, low);
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 #include <ngfail/json.hpp>
 
-#include "core/printable.hpp"
-#include "core/utf8.hpp"
+#include "text/printable.hpp"
+#include "text/utf8.hpp"
 #include "wire/report_reader.hpp"
 #include "wire/details_schema.hpp"
 #include "wire/report_writer.hpp"
@@ -45,7 +45,7 @@ std::size_t append_escaped(std::string& out, std::string_view text, std::size_t 
                              hex[unit & 0xf]};
         out.append(buf, 6);
     };
-    auto [cp, length] = detail::decode_utf8(text, i);
+    auto [cp, length] = text::decode_utf8(text, i);
     if (length == 0) {
         append_u(0xfffd);
         return 1;
@@ -453,7 +453,7 @@ std::string name_duplicate(std::string_view text, const json::parse_options& opt
     json::error_code ec;
     const std::size_t at = finder.write_some(false, text.data(), text.size(), ec);
     const auto& key = finder.handler().found;
-    return "JSON: duplicate key \"" + detail::printable(key.value_or("?"), max_quoted) + "\" at byte " + std::to_string(at);
+    return "JSON: duplicate key \"" + text::printable(key.value_or("?"), max_quoted) + "\" at byte " + std::to_string(at);
 }
 
 result<json::value> parse_limited(std::string_view text, const limits& lim, const json::storage_ptr& sp) {

@@ -4,7 +4,7 @@
 #include "core/event_state.hpp"
 #include "wire/report_links.hpp"
 #include "wire/strict_json.hpp"
-#include "core/utf8.hpp"
+#include "text/utf8.hpp"
 
 #include <algorithm>
 #include <iterator>
@@ -207,10 +207,10 @@ void clamp_fields(event_record& record, const limits& lim) {
     for_each_number(record, [](const number_rule& rule, auto& value) {
         if (breaks(rule, value)) value.reset();
     });
-    detail::truncate_utf8(record.reason, lim.max_reason_bytes);
-    detail::truncate_utf8(record.kind, lim.max_string_bytes);
+    text::truncate_utf8(record.reason, lim.max_reason_bytes);
+    text::truncate_utf8(record.kind, lim.max_string_bytes);
     detail::for_each_detail_string(record.details, [&](std::string_view, auto& field) {
-        if (std::string* text = detail::field_text(field)) detail::truncate_utf8(*text, lim.max_string_bytes);
+        if (std::string* text = detail::field_text(field)) text::truncate_utf8(*text, lim.max_string_bytes);
     });
 }
 

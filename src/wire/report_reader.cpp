@@ -1,6 +1,6 @@
 #include "wire/report_reader.hpp"
 
-#include "core/printable.hpp"
+#include "text/printable.hpp"
 #include "wire/details_schema.hpp"
 #include "wire/strict_json.hpp"
 
@@ -354,7 +354,7 @@ bool reader::begin_details(std::string_view type, json::error_code& ec) {
     const auto kind = std::find_if(details_kinds.begin(), details_kinds.end(),
                                    [&](const details_kind& row) { return row.name == type; });
     if (kind == details_kinds.end()) {
-        return shape(ec, value_path() + ": \"" + printable(type, max_quoted) + "\" is not one of sandbox, sdk_error, model");
+        return shape(ec, value_path() + ": \"" + text::printable(type, max_quoted) + "\" is not one of sandbox, sdk_error, model");
     }
     kind->start(record_->details);
     frame& f = frames_.back();
@@ -383,7 +383,7 @@ bool reader::replay(held_member& held, json::error_code& ec) {
         case expect::token:
             if (!text) return fail(expectation(known->value, &*known));
             if (!known->token(*this, held.text)) {
-                return fail("\"" + printable(held.text, max_quoted) + "\" " + std::string(known->not_accepted));
+                return fail("\"" + text::printable(held.text, max_quoted) + "\" " + std::string(known->not_accepted));
             }
             return true;
         case expect::integer:
@@ -436,7 +436,7 @@ bool reader::begin_member(std::string_view key, json::error_code& ec) {
 }
 
 bool reader::duplicate(std::string_view key, json::error_code& ec) {
-    json_problem_ = "duplicate key \"" + printable(key, max_quoted) + "\"";
+    json_problem_ = "duplicate key \"" + text::printable(key, max_quoted) + "\"";
     return stop(ec);
 }
 
@@ -448,11 +448,11 @@ struct fresh_record {
 
 bool reader::begin_event(std::string_view key, json::error_code& ec) {
     const auto id = parse_event_id(key);
-    if (!id) return shape(ec, "events." + printable(key, max_quoted) + ": the key is not a UUID");
+    if (!id) return shape(ec, "events." + text::printable(key, max_quoted) + ": the key is not a UUID");
     std::copy(key.begin(), key.end(), record_key_.begin());  // 36 characters, as it parsed
     const auto [at, added] = report_->events.try_emplace(*id, fresh_record{});
     if (!added) {
-        return shape(ec, "events." + printable(key, max_quoted) + ": the key repeats event " + to_string(*id) +
+        return shape(ec, "events." + text::printable(key, max_quoted) + ": the key repeats event " + to_string(*id) +
                              " (ids are case-insensitive)");
     }
     record_ = &at->second;
@@ -491,7 +491,7 @@ bool reader::token_end(json::string_view last, json::error_code& ec) {
         return begun;
     }
     if (!pending_field_->token(*this, token)) {
-        return shape(ec, value_path() + ": \"" + printable(token, max_quoted) + "\" " +
+        return shape(ec, value_path() + ": \"" + text::printable(token, max_quoted) + "\" " +
                              std::string(pending_field_->not_accepted));
     }
     token_.clear();
