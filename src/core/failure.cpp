@@ -2,6 +2,7 @@
 #include <ngfail/limits.hpp>
 
 #include "core/event_state.hpp"
+#include "core/rebuilt_record.hpp"
 #include "text/utf8.hpp"
 
 #include <new>
@@ -53,8 +54,12 @@ event_state* new_event_state(std::string_view kind_name, std::string_view reason
     return new_state(kind_name, reason, std::move(details));
 }
 
-failure make_record(event_info&& info, event_details&& details, const event_id& id, std::string_view kind_text,
-                    std::size_t dropped_events) {
+failure make_record(event_info&& info, event_details&& details) {
+    return new_record(std::move(info), std::move(details), {}, {}, 0);
+}
+
+failure rebuilt_record(event_info&& info, event_details&& details, const event_id& id, std::string_view kind_text,
+                       std::size_t dropped_events) {
     return new_record(std::move(info), std::move(details), id, kind_text, dropped_events);
 }
 
@@ -93,8 +98,8 @@ const state_header* event_access::release_last(failure& f) noexcept {
     return h && h->refs.fetch_sub(1, std::memory_order_acq_rel) == 1 ? h : nullptr;
 }
 
-std::size_t event_access::dropped_events(const failure& f) noexcept {
-    const event_state* s = state(f);
+std::size_t dropped_events(const failure& f) noexcept {
+    const event_state* s = event_access::state(f);
     return s ? s->dropped_events : 0;
 }
 

@@ -1,7 +1,7 @@
 #include <ngfail/report.hpp>
 
 #include "wire/details_schema.hpp"
-#include "core/event_state.hpp"
+#include "core/rebuilt_record.hpp"
 #include "wire/report_links.hpp"
 #include "wire/strict_json.hpp"
 #include "text/utf8.hpp"
@@ -286,7 +286,7 @@ failure_report report_for(const failure& f) {
         event_record record = record_of(level);
         if (previous) previous->cause_id = record.id;
         if (!outer) outer = record.id;
-        report.dropped_events += detail::event_access::dropped_events(level);
+        report.dropped_events += detail::dropped_events(level);
         previous = &report.events.insert_or_assign(record.id, std::move(record)).first->second;
     }
     report.failure_id = outer;
@@ -381,7 +381,7 @@ failure rebuild_failure(const failure_report& report) {
     for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
         const event_record& r = **it;
         const std::error_code code = is_kind(r.code) ? r.code : kind_from_name(r.kind);
-        inner = detail::make_record(event_info{.kind = code,
+        inner = detail::rebuilt_record(event_info{.kind = code,
                                                .reason = r.reason,
                                                .boundary = r.boundary,
                                                .stage = r.stage,
