@@ -244,8 +244,8 @@ void emit_value(Sink& s, std::string_view key, const std::optional<delivery>& va
 
 template <class Sink, class Details>
 void emit_details(Sink& s, const Details& d) {
-    s.string("type", detail::details_schema<Details>::type);
-    detail::for_each_field<Details>([&](const auto& field) { emit_value(s, field.name, d.*field.member); });
+    s.string("type", wire::detail::details_schema<Details>::type);
+    wire::detail::for_each_field<Details>([&](const auto& field) { emit_value(s, field.name, d.*field.member); });
 }
 
 template <class Sink>
@@ -303,7 +303,7 @@ void assign_codes(failure_report& report) {
 
 // ---- parsing: Boost.JSON's DOM with limits and no duplicate keys ----------------------------------
 
-class limited_handler : public detail::boost_json_sizes {
+class limited_handler : public wire::detail::boost_json_sizes {
 public:
     limited_handler(const limits& lim, const json::storage_ptr& sp) : text_limits_(lim) { st.reset(sp); }
 
@@ -375,7 +375,7 @@ private:
         return false;
     }
 
-    detail::text_limits text_limits_;
+    wire::detail::text_limits text_limits_;
     std::string problem_;  // set when the handler itself rejects the input
 };
 
@@ -402,7 +402,7 @@ bool has_duplicate_key(const json::value& v, const std::vector<std::size_t>& cou
 }
 
 // Only on the error path: reads the text again to name the first duplicate key.
-class duplicate_finder : public detail::boost_json_sizes {
+class duplicate_finder : public wire::detail::boost_json_sizes {
 public:
     std::optional<std::string> found;
 
@@ -453,16 +453,17 @@ std::string name_duplicate(std::string_view text, const json::parse_options& opt
     json::error_code ec;
     const std::size_t at = finder.write_some(false, text.data(), text.size(), ec);
     const auto& key = finder.handler().found;
-    return "JSON: duplicate key \"" + text::printable(key.value_or("?"), max_quoted) + "\" at byte " + std::to_string(at);
+    return "JSON: duplicate key \"" + text::printable(key.value_or("?"), max_quoted) + "\" at byte " +
+           std::to_string(at);
 }
 
 result<json::value> parse_limited(std::string_view text, const limits& lim, const json::storage_ptr& sp) {
-    const json::parse_options options = detail::strict_options(lim);
+    const json::parse_options options = wire::detail::strict_options(lim);
     json::basic_parser<limited_handler> parser(options, lim, sp);
-    BOOST_OUTCOME_TRY(detail::parse_strict(parser, text, lim));
+    BOOST_OUTCOME_TRY(wire::detail::parse_strict(parser, text, lim));
     json::value value = parser.handler().st.release();
     if (has_duplicate_key(value, parser.handler().member_counts)) {
-        return detail::protocol_violation(name_duplicate(text, options));
+        return wire::detail::protocol_violation(name_duplicate(text, options));
     }
     return value;
 }
@@ -492,23 +493,23 @@ T from_value_or_throw(const json::value& value, result<T> (*read)(const json::va
 // ---- public functions ---------------------------------------------------------------------------
 
 std::string to_json(const failure_report& report, const limits& lim) {
-    if (!validate(report, lim)) return detail::write_report(truncate_to_limits(report, lim));
-    return detail::write_report(report);
+    if (!validate(report, lim)) return wire::detail::write_report(truncate_to_limits(report, lim));
+    return wire::detail::write_report(report);
 }
 
 std::string to_json(const event_record& record) { return write_text(record, 384); }
 
-std::string detail::write_report(const failure_report& report) {
+std::string wire::detail::write_report(const failure_report& report) {
     return write_text(report, 256 + 384 * report.events.size());
 }
 
-std::size_t detail::written_size(const failure_report& report) {
+std::size_t wire::detail::written_size(const failure_report& report) {
     size_sink sink;
     emit(sink, report);
     return sink.bytes();
 }
 
-std::size_t detail::written_event_size(const event_record& record) {
+std::size_t wire::detail::written_event_size(const event_record& record) {
     size_sink events;  // an events object holding this one member
     std::array<char, 36> key{};
     format_event_id(record.id, key.data());
@@ -536,14 +537,14 @@ result<json::value> parse_json(std::string_view text, const limits& lim) {
 }
 
 result<failure_report> report_from_value(const json::value& value, const limits& lim) {
-    return accept(detail::read_report(value, lim), lim);
+    return accept(wire::detail::read_report(value, lim), lim);
 }
 
 result<failure_report> report_from_json(std::string_view text, const limits& lim) {
-    return accept(detail::read_report(text, lim), lim);
+    return accept(wire::detail::read_report(text, lim), lim);
 }
 
-result<failure_report> detail::report_from_json(std::string_view text, const limits& lim, text_check checked) {
+result<failure_report> wire::detail::report_from_json(std::string_view text, const limits& lim, text_check checked) {
     return accept(read_report(text, lim, checked), lim);
 }
 
@@ -579,7 +580,7 @@ void tag_invoke(const json::value_from_tag&, json::value& out, const event_recor
 }
 
 event_record tag_invoke(const json::value_to_tag<event_record>&, const json::value& in) {
-    event_record record = from_value_or_throw<event_record>(in, detail::read_record);
+    event_record record = from_value_or_throw<event_record>(in, wire::detail::read_record);
     record.code = kind_from_name(record.kind);
     return record;
 }
@@ -590,7 +591,7 @@ void tag_invoke(const json::value_from_tag&, json::value& out, const failure_rep
 }
 
 failure_report tag_invoke(const json::value_to_tag<failure_report>&, const json::value& in) {
-    failure_report report = from_value_or_throw<failure_report>(in, detail::read_report);
+    failure_report report = from_value_or_throw<failure_report>(in, wire::detail::read_report);
     assign_codes(report);
     return report;
 }

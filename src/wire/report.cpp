@@ -13,7 +13,7 @@
 #include <vector>
 
 namespace ngfail {
-namespace detail {
+namespace wire::detail {
 
 std::pmr::memory_resource& table_memory() noexcept {
     thread_local std::pmr::unsynchronized_pool_resource pool(
@@ -82,14 +82,16 @@ std::vector<event_id> failure_chain_ids(const failure_report& report) {
     return chain;
 }
 
-}  // namespace detail
+}  // namespace wire::detail
 
 namespace {
 
-using detail::report_links;
+using wire::detail::report_links;
 
 // The report's rules, broken: the one protocol_violation helper, the reason prefixed.
-failure report_violation(std::string reason) { return detail::protocol_violation("failure report: " + std::move(reason)); }
+failure report_violation(std::string reason) {
+    return wire::detail::protocol_violation("failure report: " + std::move(reason));
+}
 
 std::string limit_text(std::size_t actual, std::size_t limit) {
     return std::to_string(actual) + " bytes; the limit is " + std::to_string(limit);
@@ -107,13 +109,13 @@ struct number_rule {
 
 template <class Record, class F>
 void for_each_number(Record& r, F&& f) {
-    f(number_rule{"", "http_status", 0, detail::max_http_status}, r.http_status);
-    detail::for_each_detail_number(r.details, [&](std::string_view name, std::int64_t lo, std::int64_t hi, auto& value) {
+    f(number_rule{"", "http_status", 0, wire::detail::max_http_status}, r.http_status);
+    wire::detail::for_each_detail_number(r.details, [&](std::string_view name, std::int64_t lo, std::int64_t hi, auto& value) {
         f(number_rule{"details.", name, lo, hi}, value);
     });
 }
 
-using detail::number_of;
+using wire::detail::number_of;
 
 template <class Value>
 bool breaks(const number_rule& rule, const Value& value) noexcept {
@@ -134,8 +136,8 @@ std::optional<std::string> broken_number(const event_record& record) {
 // The first details string over `max`, as "field is N bytes; the limit is M".
 std::optional<std::string> oversized_detail(const event_details& details, std::size_t max) {
     std::optional<std::string> found;
-    detail::for_each_detail_string(details, [&](std::string_view field, const auto& value) {
-        const std::string* text = detail::field_text(value);
+    wire::detail::for_each_detail_string(details, [&](std::string_view field, const auto& value) {
+        const std::string* text = wire::detail::field_text(value);
         if (!found && text && text->size() > max) {
             found = "details." + std::string(field) + " is " + limit_text(text->size(), max);
         }
@@ -180,7 +182,7 @@ std::optional<std::string> broken_link_rule(const report_links& links, const lim
 // The records of the failure's chain, outermost first, as far as the links allow.
 std::vector<const event_record*> failure_chain(const failure_report& report) {
     std::vector<const event_record*> chain;
-    for (const event_id& id : detail::failure_chain_ids(report)) chain.push_back(&report.events.at(id));
+    for (const event_id& id : wire::detail::failure_chain_ids(report)) chain.push_back(&report.events.at(id));
     return chain;
 }
 
@@ -209,8 +211,8 @@ void clamp_fields(event_record& record, const limits& lim) {
     });
     text::truncate_utf8(record.reason, lim.max_reason_bytes);
     text::truncate_utf8(record.kind, lim.max_string_bytes);
-    detail::for_each_detail_string(record.details, [&](std::string_view, auto& field) {
-        if (std::string* text = detail::field_text(field)) text::truncate_utf8(*text, lim.max_string_bytes);
+    wire::detail::for_each_detail_string(record.details, [&](std::string_view, auto& field) {
+        if (std::string* text = wire::detail::field_text(field)) text::truncate_utf8(*text, lim.max_string_bytes);
     });
 }
 
@@ -258,9 +260,9 @@ void cut_to_event_count(failure_report& r, std::size_t max) {
     std::size_t left = r.events.size();
     const auto enough = [&] { return left <= max; };
     const auto count_drop = [&](const event_record&) { --left; };
-    const std::vector<event_id> chain = detail::failure_chain_ids(r);
-    detail::drop_observed(r, chain, enough, count_drop);
-    detail::drop_deepest(r, chain, enough, count_drop, [](const event_record&) {});
+    const std::vector<event_id> chain = wire::detail::failure_chain_ids(r);
+    wire::detail::drop_observed(r, chain, enough, count_drop);
+    wire::detail::drop_deepest(r, chain, enough, count_drop, [](const event_record&) {});
 }
 
 }  // namespace
@@ -347,7 +349,7 @@ failure_report truncate_to_limits(failure_report report, const limits& lim) {
     return report;
 }
 
-namespace detail {
+namespace wire::detail {
 
 failure_report fitted_copy(const failure_report& report, const limits& lim) {
     const std::size_t max = std::max<std::size_t>(lim.max_events, 1);
@@ -373,7 +375,7 @@ failure_report fitted_copy(const failure_report& report, const limits& lim) {
     return fitted;
 }
 
-}  // namespace detail
+}  // namespace wire::detail
 
 failure rebuild_failure(const failure_report& report) {
     const auto chain = failure_chain(report);

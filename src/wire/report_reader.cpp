@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-namespace ngfail::detail {
+namespace ngfail::wire::detail {
 namespace {
 namespace json = boost::json;
 
@@ -354,7 +354,8 @@ bool reader::begin_details(std::string_view type, json::error_code& ec) {
     const auto kind = std::find_if(details_kinds.begin(), details_kinds.end(),
                                    [&](const details_kind& row) { return row.name == type; });
     if (kind == details_kinds.end()) {
-        return shape(ec, value_path() + ": \"" + text::printable(type, max_quoted) + "\" is not one of sandbox, sdk_error, model");
+        return shape(ec, value_path() + ": \"" + text::printable(type, max_quoted) +
+                             "\" is not one of sandbox, sdk_error, model");
     }
     kind->start(record_->details);
     frame& f = frames_.back();
@@ -635,4 +636,4 @@ result<failure_report> read_report(const json::value& value, const limits& lim) 
 
 result<event_record> read_record(const json::value& value, const limits& lim) { return read<event_record>(value, lim); }
 
-}  // namespace ngfail::detail
+}  // namespace ngfail::wire::detail
