@@ -4,6 +4,7 @@
 #include "text/utf8.hpp"
 #include "wire/report_reader.hpp"
 #include "wire/details_schema.hpp"
+#include "wire/envelope_schema.hpp"
 #include "wire/report_writer.hpp"
 #include "wire/strict_json.hpp"
 
@@ -237,9 +238,18 @@ template <class Sink>
 void emit_value(Sink& s, std::string_view key, const std::optional<std::chrono::seconds>& value) {
     if (value) s.integer(key, value->count());
 }
-template <class Sink>
-void emit_value(Sink& s, std::string_view key, const std::optional<delivery>& value) {
+template <class Sink, class Token>
+    requires std::is_enum_v<Token>  // delivery, boundary, stage: by their wire names
+void emit_value(Sink& s, std::string_view key, const std::optional<Token>& value) {
     if (value) s.string(key, name(*value));
+}
+template <class Sink>
+void emit_value(Sink& s, std::string_view key, const event_id& value) {
+    s.id(key, value);
+}
+template <class Sink>
+void emit_value(Sink& s, std::string_view key, const std::optional<event_id>& value) {
+    if (value) s.id(key, *value);
 }
 
 template <class Sink, class Details>
@@ -248,22 +258,21 @@ void emit_details(Sink& s, const Details& d) {
     wire::detail::for_each_field<Details>([&](const auto& field) { emit_value(s, field.name, d.*field.member); });
 }
 
+// No details, no member.
 template <class Sink>
-void emit(Sink& s, const event_record& r) {
-    s.id("event_id", r.id);
-    s.string("failure_kind", r.kind);
-    s.string("failure_reason", r.reason);
-    if (r.boundary) s.string("boundary", name(*r.boundary));
-    if (r.stage) s.string("stage", name(*r.stage));
-    emit_value(s, "http_status", r.http_status);
-    if (r.cause_id) s.id("cause_id", *r.cause_id);
+void emit_value(Sink& s, std::string_view key, const event_details& value) {
     std::visit(
         [&](const auto& d) {
             if constexpr (!std::is_same_v<std::decay_t<decltype(d)>, std::monostate>) {
-                s.object("details", [&](Sink& inner) { emit_details(inner, d); });
+                s.object(key, [&](Sink& inner) { emit_details(inner, d); });
             }
         },
-        r.details);
+        value);
+}
+
+template <class Sink>
+void emit(Sink& s, const event_record& r) {
+    wire::detail::for_each_envelope_field([&](const auto& field) { emit_value(s, field.name, r.*field.member); });
 }
 
 template <class Sink>

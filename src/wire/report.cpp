@@ -1,7 +1,8 @@
 #include <ngfail/report.hpp>
 
-#include "wire/details_schema.hpp"
 #include "core/rebuilt_record.hpp"
+#include "wire/details_schema.hpp"
+#include "wire/envelope_schema.hpp"
 #include "wire/report_links.hpp"
 #include "wire/strict_json.hpp"
 #include "text/utf8.hpp"
@@ -97,21 +98,49 @@ std::string limit_text(std::size_t actual, std::size_t limit) {
     return std::to_string(actual) + " bytes; the limit is " + std::to_string(limit);
 }
 
-// ---- the value rules: one table, read by validation and by truncation -----------------------
+// ---- the value rules: the envelope's table, read by validation and by truncation ----------
+
+// What a string of a record is held to, named as `validate` names it.
+struct text_rule {
+    std::string_view prefix;  // "details." for a details field
+    std::string_view field;
+    std::size_t limits::*max_bytes;
+};
 
 // An optional number that must lie in [lo, hi] when present.
 struct number_rule {
-    std::string_view prefix;  // "details." for a details field
+    std::string_view prefix;
     std::string_view field;
     std::int64_t lo;
     std::int64_t hi;
 };
 
-template <class Record, class F>
-void for_each_number(Record& r, F&& f) {
-    f(number_rule{"", "http_status", 0, wire::detail::max_http_status}, r.http_status);
-    wire::detail::for_each_detail_number(r.details, [&](std::string_view name, std::int64_t lo, std::int64_t hi, auto& value) {
-        f(number_rule{"details.", name, lo, hi}, value);
+// Which values of a record a walk visits: its strings, held to limits of bytes, or its
+// numbers, held to ranges.
+enum class values { text, numbers };
+
+// Calls `f(rule, value)` for each of a record's values of the kind asked for, in the
+// envelope's order (the details' where the details are); `value` is const or not, as
+// `Record` is.
+template <values which, class Record, class F>
+void for_each_value(Record& r, F&& f) {
+    wire::detail::for_each_envelope_field([&](const auto& row) {
+        auto& value = r.*row.member;
+        using member = std::remove_cvref_t<decltype(value)>;
+        if constexpr (std::is_same_v<member, event_details> && which == values::text) {
+            wire::detail::for_each_detail_string(value, [&](std::string_view name, auto& text) {
+                f(text_rule{"details.", name, row.max_bytes}, text);
+            });
+        } else if constexpr (std::is_same_v<member, event_details>) {
+            wire::detail::for_each_detail_number(value, [&](std::string_view name, std::int64_t lo, std::int64_t hi,
+                                                            auto& number) {
+                f(number_rule{"details.", name, lo, hi}, number);
+            });
+        } else if constexpr (wire::detail::is_text<member> && which == values::text) {
+            f(text_rule{"", row.name, row.max_bytes}, value);
+        } else if constexpr (wire::detail::is_number<member> && which == values::numbers) {
+            f(number_rule{"", row.name, row.lo, row.hi}, value);
+        }
     });
 }
 
@@ -122,25 +151,31 @@ bool breaks(const number_rule& rule, const Value& value) noexcept {
     return value && (number_of(value) < rule.lo || number_of(value) > rule.hi);
 }
 
+// What `validate` says of a broken value, made only then: out of line, so that the checks
+// stay inline in the walk over every record.
+[[gnu::noinline, gnu::cold]] std::string out_of_range(const number_rule& rule, std::int64_t value) {
+    return std::string(rule.prefix) + std::string(rule.field) + " is " + std::to_string(value) + "; it must be from " +
+           std::to_string(rule.lo) + " to " + std::to_string(rule.hi);
+}
+[[gnu::noinline, gnu::cold]] std::string over_limit(const text_rule& rule, std::size_t actual, std::size_t max) {
+    return std::string(rule.prefix) + std::string(rule.field) + " is " + limit_text(actual, max);
+}
+
 std::optional<std::string> broken_number(const event_record& record) {
     std::optional<std::string> found;
-    for_each_number(record, [&](const number_rule& rule, const auto& value) {
-        if (!found && breaks(rule, value)) {
-            found = std::string(rule.prefix) + std::string(rule.field) + " is " + std::to_string(number_of(value)) + "; it must be from " +
-                    std::to_string(rule.lo) + " to " + std::to_string(rule.hi);
-        }
+    for_each_value<values::numbers>(record, [&](const number_rule& rule, const auto& value) {
+        if (!found && breaks(rule, value)) found = out_of_range(rule, number_of(value));
     });
     return found;
 }
 
-// The first details string over `max`, as "field is N bytes; the limit is M".
-std::optional<std::string> oversized_detail(const event_details& details, std::size_t max) {
+// The first string over its limit, as "field is N bytes; the limit is M".
+std::optional<std::string> oversized_text(const event_record& record, const limits& lim) {
     std::optional<std::string> found;
-    wire::detail::for_each_detail_string(details, [&](std::string_view field, const auto& value) {
+    for_each_value<values::text>(record, [&](const text_rule& rule, const auto& value) {
         const std::string* text = wire::detail::field_text(value);
-        if (!found && text && text->size() > max) {
-            found = "details." + std::string(field) + " is " + limit_text(text->size(), max);
-        }
+        const std::size_t max = lim.*rule.max_bytes;
+        if (!found && text && text->size() > max) found = over_limit(rule, text->size(), max);
     });
     return found;
 }
@@ -149,13 +184,7 @@ std::optional<std::string> broken_record_rule(const event_id& key, const event_r
     const auto event = [&] { return "event " + to_string(key); };  // only built when a rule breaks
     if (key.is_nil()) return "an event's id is the nil UUID, which names no event";
     if (record.id != key) return "events key " + to_string(key) + " does not match its event_id " + to_string(record.id);
-    if (record.kind.size() > lim.max_string_bytes) {
-        return event() + ": failure_kind is " + limit_text(record.kind.size(), lim.max_string_bytes);
-    }
-    if (record.reason.size() > lim.max_reason_bytes) {
-        return event() + ": failure_reason is " + limit_text(record.reason.size(), lim.max_reason_bytes);
-    }
-    if (const auto detail = oversized_detail(record.details, lim.max_string_bytes)) return event() + ": " + *detail;
+    if (const auto text = oversized_text(record, lim)) return event() + ": " + *text;
     if (const auto number = broken_number(record)) return event() + ": " + *number;
     if (record.cause_id == key) return event() + " is its own cause (a cycle)";
     return std::nullopt;
@@ -206,13 +235,11 @@ void restore_failure_record(failure_report& r) {
 }
 
 void clamp_fields(event_record& record, const limits& lim) {
-    for_each_number(record, [](const number_rule& rule, auto& value) {
+    for_each_value<values::numbers>(record, [](const number_rule& rule, auto& value) {
         if (breaks(rule, value)) value.reset();
     });
-    text::truncate_utf8(record.reason, lim.max_reason_bytes);
-    text::truncate_utf8(record.kind, lim.max_string_bytes);
-    wire::detail::for_each_detail_string(record.details, [&](std::string_view, auto& field) {
-        if (std::string* text = wire::detail::field_text(field)) text::truncate_utf8(*text, lim.max_string_bytes);
+    for_each_value<values::text>(record, [&](const text_rule& rule, auto& value) {
+        if (std::string* cut = wire::detail::field_text(value)) text::truncate_utf8(*cut, lim.*rule.max_bytes);
     });
 }
 
