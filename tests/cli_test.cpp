@@ -116,6 +116,7 @@ TEST(cli_classify, one_case_per_evidence_row) {
         {"explicit_kind", "--operation exec --failure-kind agent_timeout", "agent_timeout", ""},
         {"oom_killed", "--operation exec --provider-status-reason OOMKilled --execution-id e1", "provider_oom_killed", "delivered"},
         {"killed_by_signal", "--operation exec --exit-code -1", "provider_command_terminated", "delivered"},
+        {"killed_by_signal", "--operation exec --signal SIGKILL", "provider_command_terminated", "delivered"},
         {"start_failed", "--operation create --http-status 504 --provider-code KUBERNETES::POD_READY_TIMEOUT", "provider_start_failed", ""},
         {"credentials_rejected", "--operation get --http-status 401", "provider_credentials_rejected", "not_sent"},
         {"quota_exhausted", "--operation create --http-status 429 --retry-after 7", "provider_quota_exhausted", "not_sent"},

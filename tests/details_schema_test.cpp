@@ -21,7 +21,7 @@ namespace {
 using ngfail_test::member_count;
 
 template <class Details>
-constexpr std::size_t row_count = std::tuple_size_v<decltype(detail::details_schema<Details>::fields)>;
+constexpr std::size_t row_count = std::tuple_size_v<decltype(wire::detail::details_schema<Details>::fields)>;
 
 static_assert(member_count<sandbox_details>() == row_count<sandbox_details>, "a sandbox_details member has no row");
 static_assert(member_count<sdk_error_details>() == row_count<sdk_error_details>, "an sdk_error_details member has no row");
@@ -39,7 +39,7 @@ template <class Details>
 Details every_field_set() {
     Details d{};
     int i = 0;
-    detail::for_each_field<Details>([&](const auto& row) { fill(d.*row.member, row.name, i++); });
+    wire::detail::for_each_field<Details>([&](const auto& row) { fill(d.*row.member, row.name, i++); });
     return d;
 }
 
@@ -68,7 +68,7 @@ TYPED_TEST(details_schema_test, every_field_survives_json_and_the_header) {
     ASSERT_TRUE(validate(report));
 
     const std::string json = to_json(report);
-    detail::for_each_field<TypeParam>([&](const auto& row) {
+    wire::detail::for_each_field<TypeParam>([&](const auto& row) {
         EXPECT_NE(json.find('"' + std::string(row.name) + '"'), std::string::npos) << row.name;
     });
     auto from_json = report_from_json(json);
@@ -82,8 +82,8 @@ TYPED_TEST(details_schema_test, every_field_survives_json_and_the_header) {
 
 TYPED_TEST(details_schema_test, every_text_field_is_checked_and_shortened_by_name) {
     const limits lim{.max_string_bytes = 64};
-    detail::for_each_field<TypeParam>([&](const auto& row) {
-        if constexpr (detail::is_text<std::remove_cvref_t<decltype(std::declval<TypeParam&>().*row.member)>>) {
+    wire::detail::for_each_field<TypeParam>([&](const auto& row) {
+        if constexpr (wire::detail::is_text<std::remove_cvref_t<decltype(std::declval<TypeParam&>().*row.member)>>) {
             TypeParam d = every_field_set<TypeParam>();
             d.*row.member = std::string(100, 'x');
             const failure_report long_one = report_with(d);
@@ -96,15 +96,15 @@ TYPED_TEST(details_schema_test, every_text_field_is_checked_and_shortened_by_nam
 
             const failure_report cut = truncate_to_limits(long_one, lim);
             EXPECT_TRUE(validate(cut, lim)) << row.name;
-            EXPECT_EQ(detail::field_text(details_in<TypeParam>(cut).*row.member)->size(), 64u) << row.name;
+            EXPECT_EQ(wire::detail::field_text(details_in<TypeParam>(cut).*row.member)->size(), 64u) << row.name;
         }
     });
 }
 
 TYPED_TEST(details_schema_test, every_number_field_is_held_to_its_range_by_name) {
-    detail::for_each_field<TypeParam>([&](const auto& row) {
+    wire::detail::for_each_field<TypeParam>([&](const auto& row) {
         using member = std::remove_cvref_t<decltype(std::declval<TypeParam&>().*row.member)>;
-        if constexpr (detail::is_number<member>) {
+        if constexpr (wire::detail::is_number<member>) {
             if (row.hi >= std::numeric_limits<int>::max()) return;  // no int is past it
             TypeParam d = every_field_set<TypeParam>();
             d.*row.member = typename member::value_type(row.hi + 1);

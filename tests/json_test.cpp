@@ -538,13 +538,13 @@ TEST(json_property, the_writers_count_is_the_length_of_what_it_writes) {
         auto report = ngfail::report_for(generate.chain());
         if (i % 3 == 0) report.dropped_events = static_cast<std::size_t>(i) * 977;
         if (i % 5 == 0) report.failure_id.reset();
-        const std::string text = ngfail::detail::write_report(report);
-        ASSERT_EQ(ngfail::detail::written_size(report), text.size()) << text;
+        const std::string text = ngfail::wire::detail::write_report(report);
+        ASSERT_EQ(ngfail::wire::detail::written_size(report), text.size()) << text;
         std::size_t members = 0;
-        for (const auto& [id, record] : report.events) members += ngfail::detail::written_event_size(record);
+        for (const auto& [id, record] : report.events) members += ngfail::wire::detail::written_event_size(record);
         const ngfail::failure_report frame{.failure_id = report.failure_id, .dropped_events = report.dropped_events};
         const std::size_t commas = report.events.empty() ? 0 : report.events.size() - 1;
-        ASSERT_EQ(ngfail::detail::written_size(frame) + members + commas, text.size()) << text;
+        ASSERT_EQ(ngfail::wire::detail::written_size(frame) + members + commas, text.size()) << text;
     }
 }
 

@@ -53,6 +53,12 @@ TEST(classify_killed_by_signal, exec_exit_minus_one_is_a_command_killed_by_a_sig
                       {kind::provider_command_terminated, delivery::delivered});
 }
 
+TEST(classify_killed_by_signal, a_signal_reported_on_an_exec_is_a_command_killed_by_a_signal) {
+    expect_classified({.operation = "exec", .execution_id = "ex-1", .signal = "SIGKILL"},
+                      {kind::provider_command_terminated, delivery::delivered});
+    EXPECT_EQ(ngfail::opensandbox::matching_rule({.operation = "run_in_session", .signal = "9"}), "killed_by_signal");
+}
+
 TEST(classify_start_failed, create_start_failures) {
     expect_classified({.operation = "create", .http_status = 504, .provider_code = "KUBERNETES::POD_READY_TIMEOUT"},
                       {kind::provider_start_failed, std::nullopt});
@@ -305,6 +311,11 @@ TEST(classify_never_evidence, minus_one_outside_exec_is_no_signal) {
     expect_classified({.operation = "get", .exit_code = -1}, {kind::undetermined, std::nullopt});
 }
 
+TEST(classify_never_evidence, a_signal_outside_exec_or_an_empty_one_is_no_signal_death) {
+    expect_classified({.operation = "get", .signal = "SIGKILL"}, {kind::undetermined, std::nullopt});
+    expect_classified({.operation = "exec", .signal = ""}, {kind::undetermined, std::nullopt});
+}
+
 // ---- causes read structurally -----------------------------------------------------------------
 
 TEST(classify_causes, an_api_error_gives_status_and_code) {
@@ -485,6 +496,37 @@ TEST(opensandbox_failure, records_the_observation_and_keeps_the_cause) {
          .provider_code = "KUBERNETES::SANDBOX_NOT_FOUND"});
     EXPECT_EQ(f.code(), e.code());
     EXPECT_EQ(std::get<ngfail::sandbox_details>(f.details()), e.sandbox());
+}
+
+TEST(opensandbox_failure, every_fact_of_the_observation_reaches_the_details) {
+    const observation seen{.operation = "exec",
+                           .sandbox_id = "sbx-4",
+                           .execution_id = "ex-4",
+                           .provider_status_reason = "Error",
+                           .exit_code = -1,
+                           .provider_code = "EXECD::KILLED",
+                           .retry_after = std::chrono::seconds(3),
+                           .signal = "SIGTERM",
+                           .provider = "opensandbox-eu"};
+    const ngfail::sandbox_details want{.operation = "exec",
+                                       .provider = "opensandbox-eu",
+                                       .sandbox_id = "sbx-4",
+                                       .execution_id = "ex-4",
+                                       .provider_status_reason = "Error",
+                                       .provider_code = "EXECD::KILLED",
+                                       .exit_code = -1,
+                                       .signal = "SIGTERM",
+                                       .delivery = delivery::delivered,
+                                       .retry_after = std::chrono::seconds(3)};
+    EXPECT_EQ(ngfail::opensandbox::opensandbox_failure(seen).sandbox(), want);
+    EXPECT_EQ(std::get<ngfail::sandbox_details>(ngfail::opensandbox::to_failure(seen).details()), want);
+}
+
+TEST(opensandbox_failure, the_provider_is_opensandbox_unless_the_observation_names_another) {
+    EXPECT_EQ(ngfail::opensandbox::opensandbox_failure({.operation = "get", .http_status = 401}).sandbox().provider,
+              "opensandbox");
+    EXPECT_EQ(ngfail::opensandbox::opensandbox_failure({.operation = "get", .provider = std::nullopt}).sandbox().provider,
+              std::nullopt);
 }
 
 TEST(api_error, carries_the_envelope_as_data) {

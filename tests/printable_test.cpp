@@ -1,10 +1,10 @@
-#include "core/printable.hpp"
+#include "text/printable.hpp"
 
 #include <gtest/gtest.h>
 
 namespace {
 
-using ngfail::detail::printable;
+using ngfail::text::printable;
 
 TEST(printable, keeps_printable_ascii) { EXPECT_EQ(printable("abc XYZ 0-9 :_", 100), "abc XYZ 0-9 :_"); }
 

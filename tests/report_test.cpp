@@ -298,7 +298,7 @@ TEST(truncate_to_limits, opens_cycles_and_removes_dangling_links_and_restores_th
 }
 
 // encode_header cuts a report that is over only its event count without copying the events
-// it drops (detail::fitted_copy); what it keeps must be what truncate_to_limits keeps.
+// it drops (wire::detail::fitted_copy); what it keeps must be what truncate_to_limits keeps.
 TEST(truncate_to_limits, a_report_over_only_its_count_is_cut_alike_without_copying_what_goes) {
     ngfail::failure_report r;
     std::optional<ngfail::event_id> cause;
@@ -316,7 +316,7 @@ TEST(truncate_to_limits, a_report_over_only_its_count_is_cut_alike_without_copyi
     }
     for (const std::size_t max : {1u, 3u, 5u, 6u, 64u, 304u, 305u, 400u}) {
         const ngfail::limits lim{.max_events = max};
-        const auto fitted = ngfail::detail::fitted_copy(r, lim);
+        const auto fitted = ngfail::wire::detail::fitted_copy(r, lim);
         EXPECT_EQ(fitted, ngfail::truncate_to_limits(r, lim)) << max;
         EXPECT_TRUE(ngfail::validate(fitted, lim)) << max;
     }

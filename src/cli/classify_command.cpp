@@ -74,7 +74,7 @@ constexpr std::array<std::pair<std::string_view, opensandbox::phase>, 3> phases{
 
 const arg_spec spec{.with_value = {"operation", "sandbox-id", "http-status", "provider-code", "provider-status-reason",
                                    "sandbox-state", "exit-code", "execution-id", "transport-error", "transport-phase",
-                                   "failure-kind", "retry-after", "close-code"},
+                                   "failure-kind", "retry-after", "close-code", "signal"},
                     .flags = {"json", "input-written"}};
 
 // The observation the flags describe, or a one-line error.
@@ -90,6 +90,7 @@ std::variant<opensandbox::observation, std::string> observation_of(const parsed_
     seen.sandbox_state = a.value("sandbox-state");
     seen.execution_id = a.value("execution-id");
     seen.failure_kind = a.value("failure-kind");
+    seen.signal = a.value("signal");
     seen.input_written = a.has("input-written");
     for (const auto& [flag, field] : {std::pair{"http-status", &seen.http_status}, std::pair{"exit-code", &seen.exit_code},
                                       std::pair{"close-code", &seen.close_code}}) {
@@ -155,6 +156,7 @@ int run_classify(arguments args, const streams& io) {
 std::string classify_usage() {
     return "usage: ngfail classify --operation OP [--http-status N] [--provider-code C]\n"
            "                       [--provider-status-reason R] [--sandbox-state S] [--exit-code N]\n"
+           "                       [--signal NAME]\n"
            "                       [--execution-id ID] [--sandbox-id ID] [--retry-after SECONDS]\n"
            "                       [--transport-error NAME --transport-phase connect|send|receive]\n"
            "                       [--close-code N] [--input-written] [--failure-kind K] [--json]\n"
@@ -163,6 +165,7 @@ std::string classify_usage() {
            "the kind and delivery it establishes (docs/opensandbox.md has the table). With --json,\n"
            "prints the event record as it travels on the wire. --close-code is a terminal's WebSocket\n"
            "close code (4001 taken over, 1008 policy); --input-written says input was written on it.\n"
+           "--signal is the signal that ended the command, as the provider reported it.\n"
            "\n"
            "OP: " + operation_names() + "\n"
            "NAME: " + transport_error_names() + "\n";

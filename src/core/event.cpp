@@ -4,7 +4,7 @@
 #include <ngfail/visit_event.hpp>
 
 #include "core/event_state.hpp"
-#include "core/utf8.hpp"
+#include "text/utf8.hpp"
 
 #include <boost/system/system_error.hpp>
 
@@ -244,7 +244,7 @@ failure find_boundary_failure(const std::exception_ptr& e) {
 sdk_error_details sdk_error_details_of(const std::exception& e) {
     sdk_error_details d{.error_type = demangle(typeid(e).name())};
     std::string message = e.what();
-    detail::truncate_utf8(message, limits{}.max_string_bytes);  // as any string field travels
+    text::truncate_utf8(message, limits{}.max_string_bytes);  // as any string field travels
     d.message = std::move(message);
     if (const auto* s = dynamic_cast<const structured_error*>(&e)) {
         d.http_status = s->http_status();

@@ -34,7 +34,7 @@ struct event_state : state_header {
     event_details details;
     ngfail::cause cause;
     // Events a sender dropped from the report this record was rebuilt from: carried so that
-    // the report made from it at the next hop says so too.
+    // the report made from it at the next hop says so too (rebuilt_record.hpp).
     std::size_t dropped_events = 0;
 
     [[nodiscard]] std::string_view reason() const noexcept { return text.substr(reason_offset); }
@@ -55,11 +55,9 @@ inline event_state::event_state(sandbox_details_in_facts d) noexcept
 [[nodiscard]] event_state* new_event_state(std::string_view kind_name, std::string_view reason,
                                            event_details&& details);
 
-// A new record with `id` (a fresh one when nil); throws std::bad_alloc when memory runs out.
-// `kind_text` is the kind's wire name as received, kept verbatim (default: the code's name);
-// `dropped_events` what an outermost record rebuilt from a report says its sender dropped.
-[[nodiscard]] failure make_record(event_info&& info, event_details&& details, const event_id& id = {},
-                                  std::string_view kind_text = {}, std::size_t dropped_events = 0);
+// A new record with a fresh id; throws std::bad_alloc when memory runs out. (A record made
+// again from a report: `rebuilt_record`, rebuilt_record.hpp.)
+[[nodiscard]] failure make_record(event_info&& info, event_details&& details);
 // The same with a sandbox's details, moved into the record without a variant between (an
 // event's creation time shows every move of their dozen optional strings).
 [[nodiscard]] failure make_record(event_info&& info, sandbox_details&& details);

@@ -2,7 +2,8 @@
 #include <ngfail/limits.hpp>
 
 #include "core/event_state.hpp"
-#include "core/utf8.hpp"
+#include "core/rebuilt_record.hpp"
+#include "text/utf8.hpp"
 
 #include <new>
 #include <ostream>
@@ -33,7 +34,7 @@ template <class Details>
 failure new_record(event_info&& info, Details&& details, const event_id& id, std::string_view kind_text,
                    std::size_t dropped_events) {
     const std::error_code code = is_kind(info.kind) ? info.kind : make_error_code(kind::undetermined);
-    truncate_utf8(info.reason, limits{}.max_reason_bytes);  // a reason is born within the wire's bound
+    text::truncate_utf8(info.reason, limits{}.max_reason_bytes);  // a reason is born within the wire's bound
     auto* state = new_state(kind_text.empty() ? ngfail::kind_name(code) : kind_text, info.reason,
                             std::forward<Details>(details));
     failure owner = event_access::adopt(state);  // frees the record if anything below throws
@@ -53,8 +54,12 @@ event_state* new_event_state(std::string_view kind_name, std::string_view reason
     return new_state(kind_name, reason, std::move(details));
 }
 
-failure make_record(event_info&& info, event_details&& details, const event_id& id, std::string_view kind_text,
-                    std::size_t dropped_events) {
+failure make_record(event_info&& info, event_details&& details) {
+    return new_record(std::move(info), std::move(details), {}, {}, 0);
+}
+
+failure rebuilt_record(event_info&& info, event_details&& details, const event_id& id, std::string_view kind_text,
+                       std::size_t dropped_events) {
     return new_record(std::move(info), std::move(details), id, kind_text, dropped_events);
 }
 
@@ -93,8 +98,8 @@ const state_header* event_access::release_last(failure& f) noexcept {
     return h && h->refs.fetch_sub(1, std::memory_order_acq_rel) == 1 ? h : nullptr;
 }
 
-std::size_t event_access::dropped_events(const failure& f) noexcept {
-    const event_state* s = state(f);
+std::size_t dropped_events(const failure& f) noexcept {
+    const event_state* s = event_access::state(f);
     return s ? s->dropped_events : 0;
 }
 

@@ -1,6 +1,6 @@
 #include <ngfail/kind.hpp>
 
-#include "core/printable.hpp"
+#include "text/printable.hpp"
 
 #include <algorithm>
 #include <array>
@@ -241,7 +241,7 @@ public:
     [[nodiscard]] const char* name() const noexcept override { return "ngfail.unknown_kind"; }
 
     [[nodiscard]] std::string message(int value) const override {
-        return "unknown failure kind \"" + detail::printable(kind_name(value), max_quoted_bytes) + '"';
+        return "unknown failure kind \"" + text::printable(kind_name(value), max_quoted_bytes) + '"';
     }
 
     [[nodiscard]] std::string_view kind_name(int value) const noexcept override {
@@ -419,7 +419,7 @@ std::string_view validate_kind_name(std::string_view name) noexcept {
         if (is_acceptable_name(name)) return name;
         bool just_saturated = false;
         if (first_warning_for(name, just_saturated)) {
-            emit_warning("ngfail: unknown failure kind \"" + detail::printable(name, max_quoted_bytes) +
+            emit_warning("ngfail: unknown failure kind \"" + text::printable(name, max_quoted_bytes) +
                          "\"; add it to the vocabulary or name it <namespace>:<kind>");
         } else if (just_saturated) {
             emit_warning("ngfail: too many distinct unknown failure kinds; no longer warning about new ones");
@@ -439,7 +439,7 @@ void register_kind_namespace(std::string_view name_space, const named_kind_categ
         const auto [it, inserted] = r.categories.emplace(std::string(name_space), &category);
         if (inserted || it->second == &category) return;
         lock.unlock();
-        emit_warning("ngfail: kind namespace \"" + printable(name_space, max_quoted_bytes) +
+        emit_warning("ngfail: kind namespace \"" + text::printable(name_space, max_quoted_bytes) +
                      "\" is already registered by " + it->second->name() + "; ignoring " +
                      category.name());
     } catch (...) {

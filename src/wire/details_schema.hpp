@@ -15,7 +15,7 @@
 #include <type_traits>
 #include <variant>
 
-namespace ngfail::detail {
+namespace ngfail::wire::detail {
 
 inline constexpr std::int64_t max_http_status = 999;
 inline constexpr std::int64_t max_retry_after_s = std::int64_t{1} << 40;
@@ -148,4 +148,4 @@ void for_each_detail_number(Details& details, F&& f) {
         details);
 }
 
-}  // namespace ngfail::detail
+}  // namespace ngfail::wire::detail

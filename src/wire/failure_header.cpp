@@ -6,7 +6,7 @@
 #include "wire/report_links.hpp"
 #include "wire/report_reader.hpp"
 #include "wire/report_writer.hpp"
-#include "core/utf8.hpp"
+#include "text/utf8.hpp"
 
 #include <algorithm>
 #include <array>
@@ -25,7 +25,7 @@ constexpr std::size_t min_header_bytes = 256;
 // Shortened reasons and strings keep at least this much.
 constexpr std::size_t min_kept_bytes = 16;
 
-void shorten(std::string& text, std::size_t cap) { detail::truncate_utf8(text, cap); }
+void shorten(std::string& text, std::size_t cap) { text::truncate_utf8(text, cap); }
 
 void shorten_reasons(failure_report& r, std::size_t cap) {
     for (auto& [id, record] : r.events) shorten(record.reason, cap);
@@ -34,8 +34,8 @@ void shorten_reasons(failure_report& r, std::size_t cap) {
 void shorten_strings(failure_report& r, std::size_t cap) {
     for (auto& [id, record] : r.events) {
         shorten(record.reason, cap);
-        detail::for_each_detail_string(record.details, [&](std::string_view, auto& field) {
-            if (std::string* text = detail::field_text(field)) shorten(*text, cap);
+        wire::detail::for_each_detail_string(record.details, [&](std::string_view, auto& field) {
+            if (std::string* text = wire::detail::field_text(field)) shorten(*text, cap);
         });
     }
 }
@@ -69,8 +69,8 @@ std::size_t longest_string(const failure_report& r) {
     std::size_t longest = 0;
     for (const auto& [id, record] : r.events) {
         longest = std::max(longest, record.reason.size());
-        detail::for_each_detail_string(record.details, [&](std::string_view, const auto& field) {
-            if (const std::string* text = detail::field_text(field)) longest = std::max(longest, text->size());
+        wire::detail::for_each_detail_string(record.details, [&](std::string_view, const auto& field) {
+            if (const std::string* text = wire::detail::field_text(field)) longest = std::max(longest, text->size());
         });
     }
     return longest;
@@ -103,23 +103,23 @@ bool all_printable_ascii(std::string_view text) noexcept {
 class size_ledger {
 public:
     explicit size_ledger(const failure_report& r) : report_(r), events_(r.events.size()) {
-        for (const auto& [id, record] : r.events) event_bytes_ += detail::written_event_size(record);
+        for (const auto& [id, record] : r.events) event_bytes_ += wire::detail::written_event_size(record);
     }
     void remove(const event_record& record) {
-        event_bytes_ -= detail::written_event_size(record);
+        event_bytes_ -= wire::detail::written_event_size(record);
         --events_;
     }
     // `outer` is about to lose its cause_id.
     void unlink(const event_record& outer) {
         event_record without = outer;
         without.cause_id.reset();
-        event_bytes_ -= detail::written_event_size(outer) - detail::written_event_size(without);
+        event_bytes_ -= wire::detail::written_event_size(outer) - wire::detail::written_event_size(without);
     }
     // The frame (failure_id, an empty "events", dropped_events as it is now), the events and
     // the commas between them.
     [[nodiscard]] bool fits(std::size_t max_bytes) const {
         const failure_report frame{.failure_id = report_.failure_id, .dropped_events = report_.dropped_events};
-        return detail::written_size(frame) + event_bytes_ + (events_ > 1 ? events_ - 1 : 0) <= max_bytes;
+        return wire::detail::written_size(frame) + event_bytes_ + (events_ > 1 ? events_ - 1 : 0) <= max_bytes;
     }
 
 private:
@@ -143,7 +143,7 @@ void keep_only_the_failure(failure_report& r, const std::function<bool(const fai
     while (low < high) {  // the longest prefix of the kind that fits
         const std::size_t mid = low + (high - low + 1) / 2;
         kind = full;
-        detail::truncate_utf8(kind, mid);
+        text::truncate_utf8(kind, mid);
         if (fits(r)) {
             low = mid;
         } else {
@@ -151,7 +151,7 @@ void keep_only_the_failure(failure_report& r, const std::function<bool(const fai
         }
     }
     kind = full;
-    detail::truncate_utf8(kind, low);
+    text::truncate_utf8(kind, low);
 }
 
 }  // namespace
@@ -159,53 +159,54 @@ void keep_only_the_failure(failure_report& r, const std::function<bool(const fai
 std::string encode_header(const failure_report& report, const limits& lim) {
     const std::size_t max_bytes = std::max(lim.max_header_bytes, min_header_bytes);
     std::optional<failure_report> fitted;
-    if (!validate(report, lim)) fitted = detail::fitted_copy(report, lim);
-    std::string text = detail::write_report(fitted ? *fitted : report);
+    if (!validate(report, lim)) fitted = wire::detail::fitted_copy(report, lim);
+    std::string text = wire::detail::write_report(fitted ? *fitted : report);
     if (text.size() <= max_bytes) return text;  // the common case: the report is not copied
 
     failure_report r = fitted ? std::move(*fitted) : report;
     // `r` is valid from here on, and every step below keeps it so: written without re-validating.
 
     const auto fits = [&](const failure_report& candidate) {
-        text = detail::write_report(candidate);
+        text = wire::detail::write_report(candidate);
         return text.size() <= max_bytes;
     };
-    const std::vector<event_id> chain = detail::failure_chain_ids(r);
+    const std::vector<event_id> chain = wire::detail::failure_chain_ids(r);
 
     // 1. Observed events outside the failure's cause chain, newest first.
     {
         size_ledger ledger(r);
-        detail::drop_observed(
+        wire::detail::drop_observed(
             r, chain, [&] { return ledger.fits(max_bytes); }, [&](const event_record& gone) { ledger.remove(gone); });
         if (fits(r)) return text;
     }
     // 2. Reasons, all cut to the longest length that fits.
-    if (shorten_to_fit(r, longest_string(r), shorten_reasons, fits)) return detail::write_report(r);
+    if (shorten_to_fit(r, longest_string(r), shorten_reasons, fits)) return wire::detail::write_report(r);
     // 3. The deepest causes, never the failure_id event.
     {
         size_ledger ledger(r);
-        detail::drop_deepest(
+        wire::detail::drop_deepest(
             r, chain, [&] { return ledger.fits(max_bytes); }, [&](const event_record& gone) { ledger.remove(gone); },
             [&](const event_record& outer) { ledger.unlink(outer); });
         if (fits(r)) return text;
     }
     // 4. Every remaining string.
-    if (shorten_to_fit(r, longest_string(r), shorten_strings, fits)) return detail::write_report(r);
+    if (shorten_to_fit(r, longest_string(r), shorten_strings, fits)) return wire::detail::write_report(r);
     // 5. The failure event's id and kind, as much of it as fits.
     keep_only_the_failure(r, fits);
-    return detail::write_report(r);
+    return wire::detail::write_report(r);
 }
 
 result<failure_report> decode_header(std::string_view value, const limits& lim) {
     if (value.size() > lim.max_header_bytes) {
-        return detail::protocol_violation("failure header: the value is " + std::to_string(value.size()) + " bytes; the limit is " +
-                         std::to_string(lim.max_header_bytes));
+        return wire::detail::protocol_violation("failure header: the value is " + std::to_string(value.size()) +
+                                                " bytes; the limit is " + std::to_string(lim.max_header_bytes));
     }
     if (!all_printable_ascii(value)) {
         const auto bad = std::find_if(value.begin(), value.end(), outside_printable_ascii);
-        return detail::protocol_violation("failure header: byte " + std::to_string(bad - value.begin()) + " is not printable ASCII");
+        return wire::detail::protocol_violation("failure header: byte " + std::to_string(bad - value.begin()) +
+                                                " is not printable ASCII");
     }
-    return detail::report_from_json(value, lim, detail::text_check::printable_ascii);
+    return wire::detail::report_from_json(value, lim, wire::detail::text_check::printable_ascii);
 }
 
 }  // namespace ngfail

@@ -1,9 +1,10 @@
 #include <ngfail/json.hpp>
 
-#include "core/printable.hpp"
-#include "core/utf8.hpp"
+#include "text/printable.hpp"
+#include "text/utf8.hpp"
 #include "wire/report_reader.hpp"
 #include "wire/details_schema.hpp"
+#include "wire/envelope_schema.hpp"
 #include "wire/report_writer.hpp"
 #include "wire/strict_json.hpp"
 
@@ -45,7 +46,7 @@ std::size_t append_escaped(std::string& out, std::string_view text, std::size_t 
                              hex[unit & 0xf]};
         out.append(buf, 6);
     };
-    auto [cp, length] = detail::decode_utf8(text, i);
+    auto [cp, length] = text::decode_utf8(text, i);
     if (length == 0) {
         append_u(0xfffd);
         return 1;
@@ -237,33 +238,41 @@ template <class Sink>
 void emit_value(Sink& s, std::string_view key, const std::optional<std::chrono::seconds>& value) {
     if (value) s.integer(key, value->count());
 }
-template <class Sink>
-void emit_value(Sink& s, std::string_view key, const std::optional<delivery>& value) {
+template <class Sink, class Token>
+    requires std::is_enum_v<Token>  // delivery, boundary, stage: by their wire names
+void emit_value(Sink& s, std::string_view key, const std::optional<Token>& value) {
     if (value) s.string(key, name(*value));
+}
+template <class Sink>
+void emit_value(Sink& s, std::string_view key, const event_id& value) {
+    s.id(key, value);
+}
+template <class Sink>
+void emit_value(Sink& s, std::string_view key, const std::optional<event_id>& value) {
+    if (value) s.id(key, *value);
 }
 
 template <class Sink, class Details>
 void emit_details(Sink& s, const Details& d) {
-    s.string("type", detail::details_schema<Details>::type);
-    detail::for_each_field<Details>([&](const auto& field) { emit_value(s, field.name, d.*field.member); });
+    s.string("type", wire::detail::details_schema<Details>::type);
+    wire::detail::for_each_field<Details>([&](const auto& field) { emit_value(s, field.name, d.*field.member); });
+}
+
+// No details, no member.
+template <class Sink>
+void emit_value(Sink& s, std::string_view key, const event_details& value) {
+    std::visit(
+        [&](const auto& d) {
+            if constexpr (!std::is_same_v<std::decay_t<decltype(d)>, std::monostate>) {
+                s.object(key, [&](Sink& inner) { emit_details(inner, d); });
+            }
+        },
+        value);
 }
 
 template <class Sink>
 void emit(Sink& s, const event_record& r) {
-    s.id("event_id", r.id);
-    s.string("failure_kind", r.kind);
-    s.string("failure_reason", r.reason);
-    if (r.boundary) s.string("boundary", name(*r.boundary));
-    if (r.stage) s.string("stage", name(*r.stage));
-    emit_value(s, "http_status", r.http_status);
-    if (r.cause_id) s.id("cause_id", *r.cause_id);
-    std::visit(
-        [&](const auto& d) {
-            if constexpr (!std::is_same_v<std::decay_t<decltype(d)>, std::monostate>) {
-                s.object("details", [&](Sink& inner) { emit_details(inner, d); });
-            }
-        },
-        r.details);
+    wire::detail::for_each_envelope_field([&](const auto& field) { emit_value(s, field.name, r.*field.member); });
 }
 
 template <class Sink>
@@ -303,7 +312,7 @@ void assign_codes(failure_report& report) {
 
 // ---- parsing: Boost.JSON's DOM with limits and no duplicate keys ----------------------------------
 
-class limited_handler : public detail::boost_json_sizes {
+class limited_handler : public wire::detail::boost_json_sizes {
 public:
     limited_handler(const limits& lim, const json::storage_ptr& sp) : text_limits_(lim) { st.reset(sp); }
 
@@ -375,7 +384,7 @@ private:
         return false;
     }
 
-    detail::text_limits text_limits_;
+    wire::detail::text_limits text_limits_;
     std::string problem_;  // set when the handler itself rejects the input
 };
 
@@ -402,7 +411,7 @@ bool has_duplicate_key(const json::value& v, const std::vector<std::size_t>& cou
 }
 
 // Only on the error path: reads the text again to name the first duplicate key.
-class duplicate_finder : public detail::boost_json_sizes {
+class duplicate_finder : public wire::detail::boost_json_sizes {
 public:
     std::optional<std::string> found;
 
@@ -453,16 +462,17 @@ std::string name_duplicate(std::string_view text, const json::parse_options& opt
     json::error_code ec;
     const std::size_t at = finder.write_some(false, text.data(), text.size(), ec);
     const auto& key = finder.handler().found;
-    return "JSON: duplicate key \"" + detail::printable(key.value_or("?"), max_quoted) + "\" at byte " + std::to_string(at);
+    return "JSON: duplicate key \"" + text::printable(key.value_or("?"), max_quoted) + "\" at byte " +
+           std::to_string(at);
 }
 
 result<json::value> parse_limited(std::string_view text, const limits& lim, const json::storage_ptr& sp) {
-    const json::parse_options options = detail::strict_options(lim);
+    const json::parse_options options = wire::detail::strict_options(lim);
     json::basic_parser<limited_handler> parser(options, lim, sp);
-    BOOST_OUTCOME_TRY(detail::parse_strict(parser, text, lim));
+    BOOST_OUTCOME_TRY(wire::detail::parse_strict(parser, text, lim));
     json::value value = parser.handler().st.release();
     if (has_duplicate_key(value, parser.handler().member_counts)) {
-        return detail::protocol_violation(name_duplicate(text, options));
+        return wire::detail::protocol_violation(name_duplicate(text, options));
     }
     return value;
 }
@@ -492,23 +502,23 @@ T from_value_or_throw(const json::value& value, result<T> (*read)(const json::va
 // ---- public functions ---------------------------------------------------------------------------
 
 std::string to_json(const failure_report& report, const limits& lim) {
-    if (!validate(report, lim)) return detail::write_report(truncate_to_limits(report, lim));
-    return detail::write_report(report);
+    if (!validate(report, lim)) return wire::detail::write_report(truncate_to_limits(report, lim));
+    return wire::detail::write_report(report);
 }
 
 std::string to_json(const event_record& record) { return write_text(record, 384); }
 
-std::string detail::write_report(const failure_report& report) {
+std::string wire::detail::write_report(const failure_report& report) {
     return write_text(report, 256 + 384 * report.events.size());
 }
 
-std::size_t detail::written_size(const failure_report& report) {
+std::size_t wire::detail::written_size(const failure_report& report) {
     size_sink sink;
     emit(sink, report);
     return sink.bytes();
 }
 
-std::size_t detail::written_event_size(const event_record& record) {
+std::size_t wire::detail::written_event_size(const event_record& record) {
     size_sink events;  // an events object holding this one member
     std::array<char, 36> key{};
     format_event_id(record.id, key.data());
@@ -536,14 +546,14 @@ result<json::value> parse_json(std::string_view text, const limits& lim) {
 }
 
 result<failure_report> report_from_value(const json::value& value, const limits& lim) {
-    return accept(detail::read_report(value, lim), lim);
+    return accept(wire::detail::read_report(value, lim), lim);
 }
 
 result<failure_report> report_from_json(std::string_view text, const limits& lim) {
-    return accept(detail::read_report(text, lim), lim);
+    return accept(wire::detail::read_report(text, lim), lim);
 }
 
-result<failure_report> detail::report_from_json(std::string_view text, const limits& lim, text_check checked) {
+result<failure_report> wire::detail::report_from_json(std::string_view text, const limits& lim, text_check checked) {
     return accept(read_report(text, lim, checked), lim);
 }
 
@@ -579,7 +589,7 @@ void tag_invoke(const json::value_from_tag&, json::value& out, const event_recor
 }
 
 event_record tag_invoke(const json::value_to_tag<event_record>&, const json::value& in) {
-    event_record record = from_value_or_throw<event_record>(in, detail::read_record);
+    event_record record = from_value_or_throw<event_record>(in, wire::detail::read_record);
     record.code = kind_from_name(record.kind);
     return record;
 }
@@ -590,7 +600,7 @@ void tag_invoke(const json::value_from_tag&, json::value& out, const failure_rep
 }
 
 failure_report tag_invoke(const json::value_to_tag<failure_report>&, const json::value& in) {
-    failure_report report = from_value_or_throw<failure_report>(in, detail::read_report);
+    failure_report report = from_value_or_throw<failure_report>(in, wire::detail::read_report);
     assign_codes(report);
     return report;
 }

@@ -1,6 +1,6 @@
 #include <ngfail/one_line.hpp>
 
-#include "core/utf8.hpp"
+#include "text/utf8.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -17,7 +17,7 @@ std::string one_line(std::string_view text, std::size_t max_bytes) {
     };
     std::size_t i = 0;
     while (i < text.size()) {
-        const auto [cp, length] = detail::decode_utf8(text, i);
+        const auto [cp, length] = text::decode_utf8(text, i);
         if (i + std::max<std::size_t>(length, 1) > max_bytes) break;
         if (length == 0) {
             escape("\\x", static_cast<unsigned char>(text[i]));

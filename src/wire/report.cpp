@@ -1,10 +1,11 @@
 #include <ngfail/report.hpp>
 
+#include "core/rebuilt_record.hpp"
 #include "wire/details_schema.hpp"
-#include "core/event_state.hpp"
+#include "wire/envelope_schema.hpp"
 #include "wire/report_links.hpp"
 #include "wire/strict_json.hpp"
-#include "core/utf8.hpp"
+#include "text/utf8.hpp"
 
 #include <algorithm>
 #include <iterator>
@@ -13,7 +14,7 @@
 #include <vector>
 
 namespace ngfail {
-namespace detail {
+namespace wire::detail {
 
 std::pmr::memory_resource& table_memory() noexcept {
     thread_local std::pmr::unsynchronized_pool_resource pool(
@@ -82,63 +83,99 @@ std::vector<event_id> failure_chain_ids(const failure_report& report) {
     return chain;
 }
 
-}  // namespace detail
+}  // namespace wire::detail
 
 namespace {
 
-using detail::report_links;
+using wire::detail::report_links;
 
 // The report's rules, broken: the one protocol_violation helper, the reason prefixed.
-failure report_violation(std::string reason) { return detail::protocol_violation("failure report: " + std::move(reason)); }
+failure report_violation(std::string reason) {
+    return wire::detail::protocol_violation("failure report: " + std::move(reason));
+}
 
 std::string limit_text(std::size_t actual, std::size_t limit) {
     return std::to_string(actual) + " bytes; the limit is " + std::to_string(limit);
 }
 
-// ---- the value rules: one table, read by validation and by truncation -----------------------
+// ---- the value rules: the envelope's table, read by validation and by truncation ----------
+
+// What a string of a record is held to, named as `validate` names it.
+struct text_rule {
+    std::string_view prefix;  // "details." for a details field
+    std::string_view field;
+    std::size_t limits::*max_bytes;
+};
 
 // An optional number that must lie in [lo, hi] when present.
 struct number_rule {
-    std::string_view prefix;  // "details." for a details field
+    std::string_view prefix;
     std::string_view field;
     std::int64_t lo;
     std::int64_t hi;
 };
 
-template <class Record, class F>
-void for_each_number(Record& r, F&& f) {
-    f(number_rule{"", "http_status", 0, detail::max_http_status}, r.http_status);
-    detail::for_each_detail_number(r.details, [&](std::string_view name, std::int64_t lo, std::int64_t hi, auto& value) {
-        f(number_rule{"details.", name, lo, hi}, value);
+// Which values of a record a walk visits: its strings, held to limits of bytes, or its
+// numbers, held to ranges.
+enum class values { text, numbers };
+
+// Calls `f(rule, value)` for each of a record's values of the kind asked for, in the
+// envelope's order (the details' where the details are); `value` is const or not, as
+// `Record` is.
+template <values which, class Record, class F>
+void for_each_value(Record& r, F&& f) {
+    wire::detail::for_each_envelope_field([&](const auto& row) {
+        auto& value = r.*row.member;
+        using member = std::remove_cvref_t<decltype(value)>;
+        if constexpr (std::is_same_v<member, event_details> && which == values::text) {
+            wire::detail::for_each_detail_string(value, [&](std::string_view name, auto& text) {
+                f(text_rule{"details.", name, row.max_bytes}, text);
+            });
+        } else if constexpr (std::is_same_v<member, event_details>) {
+            wire::detail::for_each_detail_number(value, [&](std::string_view name, std::int64_t lo, std::int64_t hi,
+                                                            auto& number) {
+                f(number_rule{"details.", name, lo, hi}, number);
+            });
+        } else if constexpr (wire::detail::is_text<member> && which == values::text) {
+            f(text_rule{"", row.name, row.max_bytes}, value);
+        } else if constexpr (wire::detail::is_number<member> && which == values::numbers) {
+            f(number_rule{"", row.name, row.lo, row.hi}, value);
+        }
     });
 }
 
-using detail::number_of;
+using wire::detail::number_of;
 
 template <class Value>
 bool breaks(const number_rule& rule, const Value& value) noexcept {
     return value && (number_of(value) < rule.lo || number_of(value) > rule.hi);
 }
 
+// What `validate` says of a broken value, made only then: out of line, so that the checks
+// stay inline in the walk over every record.
+[[gnu::noinline, gnu::cold]] std::string out_of_range(const number_rule& rule, std::int64_t value) {
+    return std::string(rule.prefix) + std::string(rule.field) + " is " + std::to_string(value) + "; it must be from " +
+           std::to_string(rule.lo) + " to " + std::to_string(rule.hi);
+}
+[[gnu::noinline, gnu::cold]] std::string over_limit(const text_rule& rule, std::size_t actual, std::size_t max) {
+    return std::string(rule.prefix) + std::string(rule.field) + " is " + limit_text(actual, max);
+}
+
 std::optional<std::string> broken_number(const event_record& record) {
     std::optional<std::string> found;
-    for_each_number(record, [&](const number_rule& rule, const auto& value) {
-        if (!found && breaks(rule, value)) {
-            found = std::string(rule.prefix) + std::string(rule.field) + " is " + std::to_string(number_of(value)) + "; it must be from " +
-                    std::to_string(rule.lo) + " to " + std::to_string(rule.hi);
-        }
+    for_each_value<values::numbers>(record, [&](const number_rule& rule, const auto& value) {
+        if (!found && breaks(rule, value)) found = out_of_range(rule, number_of(value));
     });
     return found;
 }
 
-// The first details string over `max`, as "field is N bytes; the limit is M".
-std::optional<std::string> oversized_detail(const event_details& details, std::size_t max) {
+// The first string over its limit, as "field is N bytes; the limit is M".
+std::optional<std::string> oversized_text(const event_record& record, const limits& lim) {
     std::optional<std::string> found;
-    detail::for_each_detail_string(details, [&](std::string_view field, const auto& value) {
-        const std::string* text = detail::field_text(value);
-        if (!found && text && text->size() > max) {
-            found = "details." + std::string(field) + " is " + limit_text(text->size(), max);
-        }
+    for_each_value<values::text>(record, [&](const text_rule& rule, const auto& value) {
+        const std::string* text = wire::detail::field_text(value);
+        const std::size_t max = lim.*rule.max_bytes;
+        if (!found && text && text->size() > max) found = over_limit(rule, text->size(), max);
     });
     return found;
 }
@@ -147,13 +184,7 @@ std::optional<std::string> broken_record_rule(const event_id& key, const event_r
     const auto event = [&] { return "event " + to_string(key); };  // only built when a rule breaks
     if (key.is_nil()) return "an event's id is the nil UUID, which names no event";
     if (record.id != key) return "events key " + to_string(key) + " does not match its event_id " + to_string(record.id);
-    if (record.kind.size() > lim.max_string_bytes) {
-        return event() + ": failure_kind is " + limit_text(record.kind.size(), lim.max_string_bytes);
-    }
-    if (record.reason.size() > lim.max_reason_bytes) {
-        return event() + ": failure_reason is " + limit_text(record.reason.size(), lim.max_reason_bytes);
-    }
-    if (const auto detail = oversized_detail(record.details, lim.max_string_bytes)) return event() + ": " + *detail;
+    if (const auto text = oversized_text(record, lim)) return event() + ": " + *text;
     if (const auto number = broken_number(record)) return event() + ": " + *number;
     if (record.cause_id == key) return event() + " is its own cause (a cycle)";
     return std::nullopt;
@@ -180,7 +211,7 @@ std::optional<std::string> broken_link_rule(const report_links& links, const lim
 // The records of the failure's chain, outermost first, as far as the links allow.
 std::vector<const event_record*> failure_chain(const failure_report& report) {
     std::vector<const event_record*> chain;
-    for (const event_id& id : detail::failure_chain_ids(report)) chain.push_back(&report.events.at(id));
+    for (const event_id& id : wire::detail::failure_chain_ids(report)) chain.push_back(&report.events.at(id));
     return chain;
 }
 
@@ -204,13 +235,11 @@ void restore_failure_record(failure_report& r) {
 }
 
 void clamp_fields(event_record& record, const limits& lim) {
-    for_each_number(record, [](const number_rule& rule, auto& value) {
+    for_each_value<values::numbers>(record, [](const number_rule& rule, auto& value) {
         if (breaks(rule, value)) value.reset();
     });
-    detail::truncate_utf8(record.reason, lim.max_reason_bytes);
-    detail::truncate_utf8(record.kind, lim.max_string_bytes);
-    detail::for_each_detail_string(record.details, [&](std::string_view, auto& field) {
-        if (std::string* text = detail::field_text(field)) detail::truncate_utf8(*text, lim.max_string_bytes);
+    for_each_value<values::text>(record, [&](const text_rule& rule, auto& value) {
+        if (std::string* cut = wire::detail::field_text(value)) text::truncate_utf8(*cut, lim.*rule.max_bytes);
     });
 }
 
@@ -258,9 +287,9 @@ void cut_to_event_count(failure_report& r, std::size_t max) {
     std::size_t left = r.events.size();
     const auto enough = [&] { return left <= max; };
     const auto count_drop = [&](const event_record&) { --left; };
-    const std::vector<event_id> chain = detail::failure_chain_ids(r);
-    detail::drop_observed(r, chain, enough, count_drop);
-    detail::drop_deepest(r, chain, enough, count_drop, [](const event_record&) {});
+    const std::vector<event_id> chain = wire::detail::failure_chain_ids(r);
+    wire::detail::drop_observed(r, chain, enough, count_drop);
+    wire::detail::drop_deepest(r, chain, enough, count_drop, [](const event_record&) {});
 }
 
 }  // namespace
@@ -286,7 +315,7 @@ failure_report report_for(const failure& f) {
         event_record record = record_of(level);
         if (previous) previous->cause_id = record.id;
         if (!outer) outer = record.id;
-        report.dropped_events += detail::event_access::dropped_events(level);
+        report.dropped_events += detail::dropped_events(level);
         previous = &report.events.insert_or_assign(record.id, std::move(record)).first->second;
     }
     report.failure_id = outer;
@@ -347,7 +376,7 @@ failure_report truncate_to_limits(failure_report report, const limits& lim) {
     return report;
 }
 
-namespace detail {
+namespace wire::detail {
 
 failure_report fitted_copy(const failure_report& report, const limits& lim) {
     const std::size_t max = std::max<std::size_t>(lim.max_events, 1);
@@ -373,7 +402,7 @@ failure_report fitted_copy(const failure_report& report, const limits& lim) {
     return fitted;
 }
 
-}  // namespace detail
+}  // namespace wire::detail
 
 failure rebuild_failure(const failure_report& report) {
     const auto chain = failure_chain(report);
@@ -381,7 +410,7 @@ failure rebuild_failure(const failure_report& report) {
     for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
         const event_record& r = **it;
         const std::error_code code = is_kind(r.code) ? r.code : kind_from_name(r.kind);
-        inner = detail::make_record(event_info{.kind = code,
+        inner = detail::rebuilt_record(event_info{.kind = code,
                                                .reason = r.reason,
                                                .boundary = r.boundary,
                                                .stage = r.stage,

@@ -13,7 +13,7 @@
 #include <optional>
 #include <vector>
 
-namespace ngfail::detail {
+namespace ngfail::wire::detail {
 
 // Where the tables below live: a pool of this thread's own that keeps freed blocks up to
 // 256 KiB (32,768 events' worth of indices) for the next call. Through the allocator, glibc
@@ -149,4 +149,4 @@ void drop_deepest(failure_report& report, const std::vector<event_id>& chain, En
     }
 }
 
-}  // namespace ngfail::detail
+}  // namespace ngfail::wire::detail

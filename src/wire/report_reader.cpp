@@ -1,7 +1,8 @@
 #include "wire/report_reader.hpp"
 
-#include "core/printable.hpp"
+#include "text/printable.hpp"
 #include "wire/details_schema.hpp"
+#include "wire/envelope_schema.hpp"
 #include "wire/strict_json.hpp"
 
 #include <boost/container/small_vector.hpp>
@@ -19,7 +20,7 @@
 #include <string>
 #include <vector>
 
-namespace ngfail::detail {
+namespace ngfail::wire::detail {
 namespace {
 namespace json = boost::json;
 
@@ -236,55 +237,68 @@ constexpr std::array report_fields{
     integer_field("dropped_events", report_dropped, 0, std::int64_t{1} << 40),
 };
 
-constexpr std::array record_fields{
-    token_field("event_id", record_own_id, not_a_uuid, true),
-    text_field("failure_kind", text_into<record_object, &event_record::kind>, true),  // its code is set once accepted
-    text_field("failure_reason", text_into<record_object, &event_record::reason>),
-    token_field("boundary", parsed_into<record_object, &event_record::boundary, parse_boundary>, not_known),
-    token_field("stage", parsed_into<record_object, &event_record::stage, parse_stage>, not_known),
-    integer_field("http_status", number_into<record_object, &event_record::http_status>, int_min, int_max),
-    token_field("cause_id", parsed_into<record_object, &event_record::cause_id, parse_event_id>, not_a_uuid),
-    field{.name = "details", .value = expect::details},
-};
-
 // A details object's "type", until it has come: what its other members are depends on it.
 constexpr std::array untyped_details_fields{field{.name = "type", .value = expect::details_type, .required = true}};
 // ... and once it has, already seen: the first field of each type's table.
 constexpr field typed = {.name = "type", .required = true};
 
-// A details member's reader field, made from its row in details_schema.hpp. Ranges are
-// the member type's: what each field allows is `validate`'s to check.
-template <class Details, std::size_t I>
-constexpr field details_member() {
-    constexpr auto row = std::get<I>(details_schema<Details>::fields);
-    using member = std::remove_cvref_t<decltype(std::declval<Details&>().*row.member)>;
-    if constexpr (std::is_same_v<member, std::string>) {
-        return text_field(row.name, text_into<details_object<Details>, row.member>, true);
-    } else if constexpr (std::is_same_v<member, std::optional<std::string>>) {
-        return text_field(row.name, text_into<details_object<Details>, row.member>);
+// Whether a reader refuses an object without the member: a details member when it is plain
+// text (never optional), an envelope member as its row says.
+template <class Details, class Member>
+constexpr bool required(const details_field<Details, Member>&) {
+    return std::is_same_v<Member, std::string>;
+}
+template <class Member>
+constexpr bool required(const envelope_field<Member>& row) {
+    return row.required;
+}
+
+// A member's reader field, made from row I of `Schema` (details_schema.hpp,
+// envelope_schema.hpp); `object` is where the member lives. How its value is read follows
+// from the member's type. Ranges are the type's: what each field allows is `validate`'s to
+// check.
+template <auto object, class Schema, std::size_t I>
+constexpr field schema_member() {
+    constexpr auto row = std::get<I>(Schema::fields);
+    using member = std::remove_cvref_t<decltype(object(std::declval<reader&>()).*row.member)>;
+    if constexpr (std::is_same_v<member, std::string> || std::is_same_v<member, std::optional<std::string>>) {
+        return text_field(row.name, text_into<object, row.member>, required(row));
+    } else if constexpr (std::is_same_v<member, event_id>) {  // an event's own id, read first as its key
+        return token_field(row.name, record_own_id, not_a_uuid, required(row));
+    } else if constexpr (std::is_same_v<member, std::optional<event_id>>) {
+        return token_field(row.name, parsed_into<object, row.member, parse_event_id>, not_a_uuid);
     } else if constexpr (std::is_same_v<member, std::optional<delivery>>) {
-        return token_field(row.name, parsed_into<details_object<Details>, row.member, parse_delivery>, not_known);
+        return token_field(row.name, parsed_into<object, row.member, parse_delivery>, not_known);
+    } else if constexpr (std::is_same_v<member, std::optional<boundary>>) {
+        return token_field(row.name, parsed_into<object, row.member, parse_boundary>, not_known);
+    } else if constexpr (std::is_same_v<member, std::optional<stage>>) {
+        return token_field(row.name, parsed_into<object, row.member, parse_stage>, not_known);
     } else if constexpr (std::is_same_v<member, std::optional<int>>) {
-        return integer_field(row.name, number_into<details_object<Details>, row.member>, int_min, int_max);
+        return integer_field(row.name, number_into<object, row.member>, int_min, int_max);
+    } else if constexpr (std::is_same_v<member, std::optional<std::chrono::seconds>>) {
+        return integer_field(row.name, number_into<object, row.member>, int64_min, int64_max);
     } else {
-        static_assert(std::is_same_v<member, std::optional<std::chrono::seconds>>, "a details member type no reader handles");
-        return integer_field(row.name, number_into<details_object<Details>, row.member>, int64_min, int64_max);
+        static_assert(std::is_same_v<member, event_details>, "a member type no reader handles");
+        return field{.name = row.name, .value = expect::details};
     }
 }
 
-// "type" first (already seen when the table is used), then the schema's rows.
-template <class Details, std::size_t... I>
-constexpr auto details_fields(std::index_sequence<I...>) {
-    return std::array{typed, details_member<Details, I>()...};
+// The reader's fields for `Schema`'s rows, in order, after `before`.
+template <auto object, class Schema, class... Before, std::size_t... I>
+constexpr auto fields_from(std::index_sequence<I...>, Before... before) {
+    return std::array<field, sizeof...(Before) + sizeof...(I)>{before..., schema_member<object, Schema, I>()...};
 }
-template <class Details>
-constexpr auto details_fields() {
-    return details_fields<Details>(
-        std::make_index_sequence<std::tuple_size_v<decltype(details_schema<Details>::fields)>>{});
+template <auto object, class Schema, class... Before>
+constexpr auto fields_from(Before... before) {
+    return fields_from<object, Schema>(std::make_index_sequence<std::tuple_size_v<decltype(Schema::fields)>>{},
+                                       before...);
 }
 
+constexpr auto record_fields = fields_from<record_object, envelope_schema>();
+
+// "type" first (already seen when the table is used), then the schema's rows.
 template <class Details>
-constexpr auto fields_of_details = details_fields<Details>();
+constexpr auto fields_of_details = fields_from<details_object<Details>, details_schema<Details>>(typed);
 
 static_assert(fields_of_details<sandbox_details>.size() <= 32 && record_fields.size() <= 32, "frame::seen has a bit per field");
 
@@ -354,7 +368,8 @@ bool reader::begin_details(std::string_view type, json::error_code& ec) {
     const auto kind = std::find_if(details_kinds.begin(), details_kinds.end(),
                                    [&](const details_kind& row) { return row.name == type; });
     if (kind == details_kinds.end()) {
-        return shape(ec, value_path() + ": \"" + printable(type, max_quoted) + "\" is not one of sandbox, sdk_error, model");
+        return shape(ec, value_path() + ": \"" + text::printable(type, max_quoted) +
+                             "\" is not one of sandbox, sdk_error, model");
     }
     kind->start(record_->details);
     frame& f = frames_.back();
@@ -383,7 +398,7 @@ bool reader::replay(held_member& held, json::error_code& ec) {
         case expect::token:
             if (!text) return fail(expectation(known->value, &*known));
             if (!known->token(*this, held.text)) {
-                return fail("\"" + printable(held.text, max_quoted) + "\" " + std::string(known->not_accepted));
+                return fail("\"" + text::printable(held.text, max_quoted) + "\" " + std::string(known->not_accepted));
             }
             return true;
         case expect::integer:
@@ -436,7 +451,7 @@ bool reader::begin_member(std::string_view key, json::error_code& ec) {
 }
 
 bool reader::duplicate(std::string_view key, json::error_code& ec) {
-    json_problem_ = "duplicate key \"" + printable(key, max_quoted) + "\"";
+    json_problem_ = "duplicate key \"" + text::printable(key, max_quoted) + "\"";
     return stop(ec);
 }
 
@@ -448,11 +463,11 @@ struct fresh_record {
 
 bool reader::begin_event(std::string_view key, json::error_code& ec) {
     const auto id = parse_event_id(key);
-    if (!id) return shape(ec, "events." + printable(key, max_quoted) + ": the key is not a UUID");
+    if (!id) return shape(ec, "events." + text::printable(key, max_quoted) + ": the key is not a UUID");
     std::copy(key.begin(), key.end(), record_key_.begin());  // 36 characters, as it parsed
     const auto [at, added] = report_->events.try_emplace(*id, fresh_record{});
     if (!added) {
-        return shape(ec, "events." + printable(key, max_quoted) + ": the key repeats event " + to_string(*id) +
+        return shape(ec, "events." + text::printable(key, max_quoted) + ": the key repeats event " + to_string(*id) +
                              " (ids are case-insensitive)");
     }
     record_ = &at->second;
@@ -491,7 +506,7 @@ bool reader::token_end(json::string_view last, json::error_code& ec) {
         return begun;
     }
     if (!pending_field_->token(*this, token)) {
-        return shape(ec, value_path() + ": \"" + printable(token, max_quoted) + "\" " +
+        return shape(ec, value_path() + ": \"" + text::printable(token, max_quoted) + "\" " +
                              std::string(pending_field_->not_accepted));
     }
     token_.clear();
@@ -635,4 +650,4 @@ result<failure_report> read_report(const json::value& value, const limits& lim) 
 
 result<event_record> read_record(const json::value& value, const limits& lim) { return read<event_record>(value, lim); }
 
-}  // namespace ngfail::detail
+}  // namespace ngfail::wire::detail

@@ -15,7 +15,7 @@
 
 #include <string_view>
 
-namespace ngfail::detail {
+namespace ngfail::wire::detail {
 
 // What the caller has already checked of a text: text known to be printable ASCII (a header
 // value) cannot hold invalid UTF-8, so the parser skips that check.
@@ -38,4 +38,4 @@ enum class text_check { none, printable_ascii };
 // `report_from_json` for a text whose bytes the caller has checked.
 [[nodiscard]] result<failure_report> report_from_json(std::string_view text, const limits& limits, text_check checked);
 
-}  // namespace ngfail::detail
+}  // namespace ngfail::wire::detail

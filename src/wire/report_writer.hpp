@@ -6,7 +6,7 @@
 
 #include <string>
 
-namespace ngfail::detail {
+namespace ngfail::wire::detail {
 
 [[nodiscard]] std::string write_report(const failure_report& report);
 
@@ -15,4 +15,4 @@ namespace ngfail::detail {
 [[nodiscard]] std::size_t written_size(const failure_report& report);
 [[nodiscard]] std::size_t written_event_size(const event_record& record);
 
-}  // namespace ngfail::detail
+}  // namespace ngfail::wire::detail

@@ -108,8 +108,9 @@ void sse_report_reader::take_line(std::string_view line) {
 
 void sse_report_reader::dispatch() {
     if (event_ == sse_report_event) {
-        report_ = data_too_long_ ? result<failure_report>(detail::protocol_violation("SSE failure report: the data is over " +
-                                                                     std::to_string(limits_.max_json_bytes) + " bytes"))
+        report_ = data_too_long_ ? result<failure_report>(wire::detail::protocol_violation(
+                                       "SSE failure report: the data is over " + std::to_string(limits_.max_json_bytes) +
+                                       " bytes"))
                                  : report_from_json(data_, limits_);
     }
     event_.clear();

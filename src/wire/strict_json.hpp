@@ -14,7 +14,7 @@
 #include <string>
 #include <string_view>
 
-namespace ngfail::detail {
+namespace ngfail::wire::detail {
 
 inline failure protocol_violation(std::string reason) {
     return failure(event_info{.kind = kind::protocol_violation, .reason = std::move(reason)});
@@ -86,4 +86,4 @@ inline boost::json::parse_options strict_options(const limits& lim) noexcept {
     return options;
 }
 
-}  // namespace ngfail::detail
+}  // namespace ngfail::wire::detail

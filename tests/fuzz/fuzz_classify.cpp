@@ -64,6 +64,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     seen.transport_error = transport_errors[in.byte() % transport_errors.size()];
     if (in.flag()) seen.transport_phase = static_cast<ngfail::opensandbox::phase>(in.byte() % 3);
     if (in.flag()) seen.failure_kind = in.text(24);
+    seen.signal = maybe(in, in.text(8));  // read last, so the corpus's inputs keep their meaning
     const auto c = ngfail::opensandbox::classify(seen);
     if (!ngfail::is_kind(c.kind)) std::abort();
     (void)ngfail::opensandbox::to_failure(seen);

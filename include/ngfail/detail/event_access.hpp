@@ -3,7 +3,6 @@
 
 #include <ngfail/failure.hpp>
 
-#include <cstddef>
 #include <utility>
 
 namespace ngfail {
@@ -24,8 +23,6 @@ struct event_access {
     // Empties `f`, returning its record when this was the last reference (for the caller
     // to free), else null.
     [[nodiscard]] static const state_header* release_last(failure& f) noexcept;
-    // Events the sender of a rebuilt report had dropped (0 for a record made here).
-    [[nodiscard]] static std::size_t dropped_events(const failure& f) noexcept;
 
     // The event of class `Event` for an existing record (same id).
     template <class Event>

@@ -63,6 +63,9 @@ enum class errc {
 [[nodiscard]] std::error_code portable_transport_error(const std::error_code& ec) noexcept;
 
 // What an SDK wrapper saw of one failed operation. Designated initialisers follow this order.
+// Flat, so that `classify({.operation = "get", .http_status = 401})` reads as the evidence it
+// is; the facts that go into the event's `sandbox_details` are copied by one table of member
+// pairs (classify.cpp), which fails to compile while a details member has no row.
 struct observation {
     std::string operation{};  // an operation's wire name (operation.hpp): create, get, exec, …
     std::optional<std::string> sandbox_id{};
@@ -83,6 +86,10 @@ struct observation {
     // and whether input was written on the attachment before it failed.
     std::optional<int> close_code{};
     bool input_written = false;
+    // The signal that ended the command, as the provider reported it (a structured field,
+    // never read from a message): on an exec it establishes a death by signal, as exit -1 does.
+    std::optional<std::string> signal{};
+    std::optional<std::string> provider{"opensandbox"};  // the details' provider
 };
 
 struct classification {
@@ -103,8 +110,9 @@ struct classification {
 // lists every row.
 [[nodiscard]] std::string_view matching_rule(const observation& seen) noexcept;
 
-// The event to throw: classified, provider "opensandbox", the established delivery and the
-// observation's facts in its details, the cause as its cause.
+// The event to throw: classified, the established delivery and the observation's facts in
+// its details (provider "opensandbox" unless the observation names another), the cause as
+// its cause.
 [[nodiscard]] sandbox_failure opensandbox_failure(const observation& seen);
 
 // The same as a `noexcept` failure.

@@ -1,11 +1,15 @@
 #include <ngfail/opensandbox/classify.hpp>
 
+#include <ngfail/detail/member_count.hpp>
+
 #include <boost/system/system_error.hpp>  // a cause may be one: its code is read
 
 #include <array>
 #include <cerrno>
 #include <netdb.h>  // HOST_NOT_FOUND, TRY_AGAIN: the values of Asio's netdb category
 #include <string_view>
+#include <tuple>
+#include <type_traits>
 #include <utility>
 
 namespace ngfail::opensandbox {
@@ -43,6 +47,7 @@ struct evidence {
     status_reason reason = status_reason::other;
     bool terminal_state = false;  // Terminated or Failed
     std::optional<int> exit_code;
+    bool signalled = false;        // a signal reported as what ended the command
     bool execution_known = false;  // for a terminal: its WebSocket was established
     bool sandbox_known = false;
     network net = network::none;
@@ -187,7 +192,7 @@ const operation_traits* traits_of(std::string_view name) noexcept {
 }
 
 bool oom_reported(const evidence& e) noexcept { return e.reason == status_reason::oom_killed; }
-bool killed_by_signal(const evidence& e) noexcept { return e.exec && e.exit_code == -1; }
+bool killed_by_signal(const evidence& e) noexcept { return e.exec && (e.exit_code == -1 || e.signalled); }
 bool start_failed(const evidence& e) noexcept {
     return e.create && ((e.status == 504 && e.code == code_name::pod_ready_timeout) ||
                         e.reason == status_reason::image_pull_failed || e.net == network::readiness_timeout);
@@ -340,6 +345,65 @@ public:
 
 constinit const category_impl category_instance{};
 
+// ---- the facts an event's details carry --------------------------------------------------
+
+// Where a member of `sandbox_details` comes from: a member of the observation, or of the
+// classification (what the evidence established).
+template <class From, class Member>
+struct detail_source {
+    Member From::*from;
+    Member sandbox_details::*to;
+};
+template <class From, class Member>
+detail_source(Member From::*, Member sandbox_details::*) -> detail_source<From, Member>;
+
+// Every member of `sandbox_details`, once: the only place an observation's facts are copied
+// into an event.
+constexpr std::tuple detail_sources{
+    detail_source{&observation::operation, &sandbox_details::operation},
+    detail_source{&observation::provider, &sandbox_details::provider},
+    detail_source{&observation::sandbox_id, &sandbox_details::sandbox_id},
+    detail_source{&observation::execution_id, &sandbox_details::execution_id},
+    detail_source{&observation::provider_status_reason, &sandbox_details::provider_status_reason},
+    detail_source{&observation::provider_code, &sandbox_details::provider_code},
+    detail_source{&observation::exit_code, &sandbox_details::exit_code},
+    detail_source{&observation::signal, &sandbox_details::signal},
+    detail_source{&classification::delivery, &sandbox_details::delivery},
+    detail_source{&observation::retry_after, &sandbox_details::retry_after},
+};
+
+// Each row fills a member of its own: as many rows as members, and no member twice.
+template <class A, class B>
+constexpr bool same_target(const A& a, const B& b) noexcept {
+    if constexpr (std::is_same_v<decltype(a.to), decltype(b.to)>) {
+        return a.to == b.to;
+    } else {
+        return false;
+    }
+}
+constexpr bool targets_distinct() noexcept {
+    return std::apply(
+        [](const auto&... row) {
+            std::size_t repeats = 0;
+            const auto count = [&](const auto& a) { ((repeats += same_target(a, row) ? 1 : 0), ...); };
+            (count(row), ...);
+            return repeats == sizeof...(row);  // each row matches itself only
+        },
+        detail_sources);
+}
+static_assert(ngfail::detail::member_count<sandbox_details>() == std::tuple_size_v<decltype(detail_sources)>,
+              "a sandbox_details member has no row in detail_sources");
+static_assert(targets_distinct(), "two rows of detail_sources fill the same sandbox_details member");
+
+template <class From, class Member>
+const From& source_of(const detail_source<From, Member>&, const observation& seen, const classification& c) noexcept {
+    if constexpr (std::is_same_v<From, observation>) {
+        return seen;
+    } else {
+        return c;
+    }
+}
+
 event_info info_for(const observation& seen, const classification& c) {
     return {.kind = c.kind,
             .reason = seen.reason.value_or(std::string()),
@@ -348,15 +412,10 @@ event_info info_for(const observation& seen, const classification& c) {
 }
 
 sandbox_details details_for(const observation& seen, const classification& c) {
-    return {.operation = seen.operation,
-            .provider = "opensandbox",
-            .sandbox_id = seen.sandbox_id,
-            .execution_id = seen.execution_id,
-            .provider_status_reason = seen.provider_status_reason,
-            .provider_code = seen.provider_code,
-            .exit_code = seen.exit_code,
-            .delivery = c.delivery,
-            .retry_after = seen.retry_after};
+    sandbox_details details;
+    std::apply([&](const auto&... row) { ((details.*row.to = source_of(row, seen, c).*row.from), ...); },
+               detail_sources);
+    return details;
 }
 
 evidence evidence_of(const observation& seen) noexcept {
@@ -370,6 +429,7 @@ evidence evidence_of(const observation& seen) noexcept {
                                                      : status_reason::other,
                .terminal_state = state == "Terminated" || state == "Failed",
                .exit_code = seen.exit_code,
+               .signalled = seen.signal && !seen.signal->empty(),
                .execution_known = seen.execution_id.has_value(),
                .sandbox_known = seen.sandbox_id.has_value(),
                .net = network_of(seen.transport_error),

@@ -1,6 +1,6 @@
-#include "core/printable.hpp"
+#include "text/printable.hpp"
 
-namespace ngfail::detail {
+namespace ngfail::text {
 
 std::string printable(std::string_view text, std::size_t max_bytes) {
     constexpr std::string_view hex = "0123456789abcdef";
@@ -22,4 +22,4 @@ std::string printable(std::string_view text, std::size_t max_bytes) {
     return out;
 }
 
-}  // namespace ngfail::detail
+}  // namespace ngfail::text

@@ -1,4 +1,5 @@
-// UTF-8 helpers for text that crosses the wire.
+// UTF-8 helpers for text that crosses the wire: core cuts reasons with them, the wire
+// everything it writes and reads (part of the private `ngfail_text`, docs/architecture.md).
 #pragma once
 
 #include <cstddef>
@@ -6,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-namespace ngfail::detail {
+namespace ngfail::text {
 
 // Cuts `text` to at most `max_bytes`, never inside a UTF-8 sequence, marking the cut with
 // a trailing "…" (counted in `max_bytes`). Text within the limit is left as it is.
@@ -21,4 +22,4 @@ struct code_point {
 // The character starting at `text[at]` (`at` < `text.size()`).
 [[nodiscard]] code_point decode_utf8(std::string_view text, std::size_t at) noexcept;
 
-}  // namespace ngfail::detail
+}  // namespace ngfail::text

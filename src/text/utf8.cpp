@@ -1,9 +1,9 @@
-#include "core/utf8.hpp"
+#include "text/utf8.hpp"
 
 #include <array>
 #include <string_view>
 
-namespace ngfail::detail {
+namespace ngfail::text {
 
 void truncate_utf8(std::string& text, std::size_t max_bytes) {
     constexpr std::string_view ellipsis = "\xe2\x80\xa6";  // U+2026
@@ -37,4 +37,4 @@ code_point decode_utf8(std::string_view text, std::size_t at) noexcept {
     return {cp, length};
 }
 
-}  // namespace ngfail::detail
+}  // namespace ngfail::text
