@@ -123,16 +123,25 @@ public:
     using awaitable = boost::asio::awaitable<result<T>>;
     using default_completion_token = boost::asio::use_awaitable_t<>;
 
+    // Creates a sandbox and, unless `request.wait_until_ready` is false, waits until it is
+    // usable (sandbox_types.hpp says how).
     NGFAIL_OPENSANDBOX_CALL(create, (const create_request_ref& request), (request), sandbox_info)
+    // The sandbox as the lifecycle server describes it now.
     NGFAIL_OPENSANDBOX_CALL(get, (std::string_view sandbox_id), (sandbox_id), sandbox_info)
+    // Deletes the sandbox (its processes and files go with it).
     NGFAIL_OPENSANDBOX_CALL(kill, (std::string_view sandbox_id), (sandbox_id), void)
+    // Moves the sandbox's expiry to `expires_at` (RFC 3339); the expiry the server set.
     NGFAIL_OPENSANDBOX_CALL(renew, (std::string_view sandbox_id, std::string_view expires_at),
                             (sandbox_id, expires_at), std::string)
+    // Where a port of the sandbox is reached (execd's is 44772), with the headers it wants.
     NGFAIL_OPENSANDBOX_CALL(endpoint, (std::string_view sandbox_id, int port = 44772),
                             (sandbox_id, port), endpoint_info)
+    // Runs a command (bash -c) and returns what it did; a non-zero exit is a result.
     NGFAIL_OPENSANDBOX_CALL(exec, (std::string_view sandbox_id, const command_ref& cmd), (sandbox_id, cmd), exec_result)
+    // A background command's state: running, or its exit code.
     NGFAIL_OPENSANDBOX_CALL(exec_status, (std::string_view sandbox_id, std::string_view execution_id),
                             (sandbox_id, execution_id), command_status)
+    // Whether the sandbox's execd answers.
     NGFAIL_OPENSANDBOX_CALL(ping, (std::string_view sandbox_id), (sandbox_id), void)
     // Bash sessions: a shell whose working directory and exported variables stay from one
     // run to the next (`cd`, `export`). A run streams as `exec` does (the result's
@@ -144,13 +153,18 @@ public:
                             (sandbox_id, session_id, cmd), exec_result)
     NGFAIL_OPENSANDBOX_CALL(delete_session, (std::string_view sandbox_id, std::string_view session_id),
                             (sandbox_id, session_id), void)
+    // Sandboxes matching the request's states and metadata, a page at a time.
     NGFAIL_OPENSANDBOX_CALL(list, (const list_request_ref& request = {}), (request), std::vector<sandbox_info>)
+    // Pauses or resumes the sandbox (its processes frozen, its files kept).
     NGFAIL_OPENSANDBOX_CALL(pause, (std::string_view sandbox_id), (sandbox_id), void)
     NGFAIL_OPENSANDBOX_CALL(resume, (std::string_view sandbox_id), (sandbox_id), void)
+    // A background command's output from byte `cursor` on, and the cursor to ask from next.
     NGFAIL_OPENSANDBOX_CALL(exec_logs, (std::string_view sandbox_id, std::string_view execution_id, std::size_t cursor = 0),
                             (sandbox_id, execution_id, cursor), command_logs)
+    // Stops a running command (a signal to its process group).
     NGFAIL_OPENSANDBOX_CALL(interrupt, (std::string_view sandbox_id, std::string_view execution_id),
                             (sandbox_id, execution_id), void)
+    // Writes `content` to the file at `path` (its parent directories are made), or reads it.
     NGFAIL_OPENSANDBOX_CALL(upload, (std::string_view sandbox_id, std::string_view path, std::string_view content),
                             (sandbox_id, path, content), void)
     NGFAIL_OPENSANDBOX_CALL(download, (std::string_view sandbox_id, std::string_view path),
