@@ -271,19 +271,13 @@ public:
     }
 
 private:
-    // Runs the operation `make` makes to its end on the calling thread: the blocking faces.
-    // Nothing escapes: an operation that cannot be made or started (no memory) is
-    // `transport_local_resource`. An attach runs on the client's executor, where its session
-    // stays; any other call on an I/O context of the calling thread's (client.cpp says why).
+    // The blocking faces: an attach runs on the client's executor, where its session stays;
+    // any other call on an I/O context of the calling thread's (client.cpp says why).
     template <class Make, class T = typename std::invoke_result_t<Make&>::value_type::value_type>
     result<T> run_blocking(Make make) noexcept {
-        std::optional<result<T>> out;
-        try {
-            drive(detail::into(make(), out), std::is_same_v<T, terminal_session>);
-        } catch (...) {
-        }
-        if (out) return std::move(*out);
-        return failure(kind::transport_local_resource);
+        return detail::run_made(make, [this](boost::asio::awaitable<void> work) {
+            drive(std::move(work), std::is_same_v<T, terminal_session>);
+        });
     }
     void drive(boost::asio::awaitable<void> work, bool on_executor);
 

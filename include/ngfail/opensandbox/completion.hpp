@@ -66,4 +66,18 @@ boost::asio::awaitable<void> into(boost::asio::awaitable<result<T>> operation, s
     out.emplace(co_await std::move(operation));
 }
 
+// A blocking face: the operation `make` makes, run to its end by `drive` (which runs an
+// `awaitable<void>` and returns when it is done). Nothing escapes: an operation that cannot
+// be made or started (no memory) is `transport_local_resource`.
+template <class Make, class Drive, class T = typename std::invoke_result_t<Make&>::value_type::value_type>
+result<T> run_made(Make& make, Drive&& drive) noexcept {
+    std::optional<result<T>> out;
+    try {
+        drive(into(make(), out));
+    } catch (...) {
+    }
+    if (out) return std::move(*out);
+    return failure(kind::transport_local_resource);
+}
+
 }  // namespace ngfail::opensandbox::detail

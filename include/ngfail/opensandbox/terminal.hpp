@@ -93,13 +93,7 @@ private:
     // would cross threads twice). Must not be called from a thread running that executor.
     template <class Make, class T = typename std::invoke_result_t<Make&>::value_type::value_type>
     result<T> run_blocking(Make make) noexcept {
-        std::optional<result<T>> out;
-        try {
-            drive(detail::into(make(), out));
-        } catch (...) {
-        }
-        if (out) return std::move(*out);
-        return failure(kind::transport_local_resource);
+        return detail::run_made(make, [this](boost::asio::awaitable<void> work) { drive(std::move(work)); });
     }
     void drive(boost::asio::awaitable<void> work);
 
