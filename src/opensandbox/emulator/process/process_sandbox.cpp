@@ -118,6 +118,20 @@ std::string process_sandbox::unavailable() {
     }
     if (const auto groups = cgroup::detect(); !groups.missing.empty()) return groups.missing;
     if (which("bash").empty()) return "bash is not installed";
+    // A root server starts bubblewrap as `nobody`, which must reach its program (bound inside).
+    if (::geteuid() == 0) {
+        std::error_code ec;
+        const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+        for (fs::path at = self; !ec && !at.empty(); at = at.parent_path()) {
+            struct stat st {};
+            const bool file = at == self;
+            const mode_t needed = file ? (S_IROTH | S_IXOTH) : S_IXOTH;
+            if (::stat(at.c_str(), &st) != 0 || (st.st_mode & needed) != needed) {
+                return "the server's program is not readable by the sandboxes' user (nobody): " + at.string();
+            }
+            if (at == at.root_path()) break;
+        }
+    }
     return {};
 }
 
