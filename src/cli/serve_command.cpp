@@ -87,6 +87,10 @@ int run_serve(arguments args, const streams& io) {
         }
         faults.push_back(std::move(f).value());
     }
+    if (faults.size() > options->max_faults) {
+        io.err << "ngfail serve: --fault: at most " << options->max_faults << " faults may wait at once\n";
+        return exit_bad_input;
+    }
     block_stop_signals();  // before the server's threads start, so they inherit the mask
     const std::string scheme = options->tls_certificate_file.empty() ? "http://" : "https://";
     std::optional<opensandbox::testing::embedded_server> started;

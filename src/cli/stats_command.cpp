@@ -111,8 +111,12 @@ void read_rows(std::istream& in, tally& t, policy::recovery_view* view) {
         if (!value.value().is_object()) return t.reject(number, "the row is not a JSON object");
         const auto report = rollout_report(value.value().as_object(), lim);
         if (!report) return t.reject(number, report.error().reason());
+        // Under a policy, a row it cannot place (no rollout identity, a saved decision that
+        // cannot be read) is invalid in every count, not left out of the policy's alone.
+        if (view) {
+            if (auto placed = view->add(value.value().as_object()); !placed) return t.reject(number, placed.error().reason());
+        }
         t.add(report.value());
-        if (view) (void)view->add(value.value().as_object());  // its report was just read: accepted
     });
 }
 

@@ -1,6 +1,7 @@
 #include <ngfail/policy/rollout_rows.hpp>
 
 #include <ngfail/json.hpp>
+#include <ngfail/one_line.hpp>
 #include <ngfail/sandbox.hpp>
 
 #include <boost/json/serialize.hpp>
@@ -32,17 +33,72 @@ std::optional<double> reward_of(const boost::json::object& row) noexcept {
     return v->to_number<double>();
 }
 
-std::optional<std::string_view> text_at(const boost::json::object& row, std::string_view key) noexcept {
-    const auto* v = row.if_contains(key);
-    return v && v->is_string() ? std::optional<std::string_view>(v->get_string()) : std::nullopt;
-}
-
 std::optional<refusal> parse_refusal(std::string_view text) noexcept {
     for (const refusal r : {refusal::none, refusal::unsupported, refusal::replay_unsafe, refusal::allowance_spent,
                             refusal::no_saved_answer}) {
         if (name(r) == text) return r;
     }
     return std::nullopt;
+}
+
+// What a row saved of its boundary's decision. A key that is there but unreadable, or that
+// contradicts another, makes the row invalid: re-deciding it would count what the boundary
+// never did.
+struct saved_decision {
+    std::optional<std::string_view> failure_class;
+    std::optional<outcome_action> action;
+    std::optional<refusal> refused;
+    std::optional<bool> terminal;
+    std::optional<bool> counts_as_zero;
+};
+
+failure bad_saved(std::string_view key, const boost::json::value& v, std::string_view expected) {
+    return failure(kind::protocol_violation, std::string(key) + ": " + one_line(boost::json::serialize(v), 64) +
+                                                 " is not " + std::string(expected));
+}
+
+result<saved_decision> saved_decision_of(const boost::json::object& row) {
+    saved_decision saved;
+    const auto text = [&](std::string_view key, auto parse, auto& into, std::string_view expected) -> result<void> {
+        const auto* v = row.if_contains(key);
+        if (!v) return boost::outcome_v2::success();
+        if (v->is_string()) into = parse(v->get_string());
+        if (!into) return bad_saved(key, *v, expected);
+        return boost::outcome_v2::success();
+    };
+    const auto flag = [&](std::string_view key, std::optional<bool>& into) -> result<void> {
+        const auto* v = row.if_contains(key);
+        if (!v) return boost::outcome_v2::success();
+        if (!v->is_bool()) return bad_saved(key, *v, "true or false");
+        into = v->get_bool();
+        return boost::outcome_v2::success();
+    };
+    const auto as_is = [](std::string_view t) { return std::optional<std::string_view>(t); };
+    BOOST_OUTCOME_TRY(text(failure_class_key, as_is, saved.failure_class, "a class name"));
+    BOOST_OUTCOME_TRY(text(failure_action_key, parse_outcome_action, saved.action,
+                           "an action (retry, fail, count_as_zero, verify)"));
+    BOOST_OUTCOME_TRY(text(failure_refused_key, parse_refusal, saved.refused,
+                           "a refusal (none, unsupported, replay_unsafe, allowance_spent, no_saved_answer)"));
+    BOOST_OUTCOME_TRY(flag(failure_terminal_key, saved.terminal));
+    BOOST_OUTCOME_TRY(flag(failure_counts_as_zero_key, saved.counts_as_zero));
+    // What choose_action can decide: a refused action is a fail; a count-as-zero, and only
+    // it, counts as zero, and is terminal.
+    const auto contradiction = [](std::string why) { return failure(kind::protocol_violation, "the saved decision " + why); };
+    if (saved.refused && *saved.refused != refusal::none && saved.action && *saved.action != outcome_action::fail) {
+        return contradiction("refused an action but did not fail (" + std::string(failure_action_key) + " \"" +
+                             std::string(name(*saved.action)) + "\" with " + std::string(failure_refused_key) +
+                             " \"" + std::string(name(*saved.refused)) + "\")");
+    }
+    if (saved.action && saved.counts_as_zero &&
+        (*saved.action == outcome_action::count_as_zero) != *saved.counts_as_zero) {
+        return contradiction("is \"" + std::string(name(*saved.action)) + "\" but " +
+                             std::string(failure_counts_as_zero_key) + " is " + (*saved.counts_as_zero ? "true" : "false"));
+    }
+    const bool zero = saved.counts_as_zero.value_or(saved.action == outcome_action::count_as_zero);
+    if (zero && saved.terminal == false) {
+        return contradiction("counts as zero but " + std::string(failure_terminal_key) + " is false");
+    }
+    return saved;
 }
 
 bool failed_state(recovery_state s) noexcept {
@@ -108,24 +164,21 @@ result<void> recovery_view::add(const boost::json::object& row) {
     }
 
     const event_record& own = report.value().events.at(*report.value().failure_id);
+    BOOST_OUTCOME_TRY(const saved_decision saved, saved_decision_of(row));
     // A row that kept the model's response can be re-graded.
     const outcome_decision d = choose_action(*policy_, evidence_of(own), {.saved_answer = row.contains("response")});
     // What the boundary saved at the time wins over what this policy would say now.
-    const auto* saved_class = row.if_contains(failure_class_key);
-    status.failure_class = saved_class && saved_class->is_string() ? std::string(saved_class->get_string())
-                                                                   : std::string(class_name(d, *policy_));
-    const bool terminal = bool_at(row, failure_terminal_key).value_or(d.terminal);
-    const bool zero = bool_at(row, failure_counts_as_zero_key).value_or(d.counts_as_zero);
-    const auto action_text = text_at(row, failure_action_key);
-    const auto saved_action = action_text ? parse_outcome_action(*action_text) : std::nullopt;
-    status.action = saved_action                                     ? *saved_action
-                    : zero                                           ? outcome_action::count_as_zero
+    status.failure_class = saved.failure_class ? std::string(*saved.failure_class) : std::string(class_name(d, *policy_));
+    const bool zero = saved.counts_as_zero.value_or(saved.action ? *saved.action == outcome_action::count_as_zero
+                                                                 : d.counts_as_zero);
+    // (a saved retry or verify was no terminal failure, whatever this policy says now)
+    const bool terminal = saved.terminal.value_or(
+        zero || ((!saved.action || *saved.action == outcome_action::fail) && d.terminal));
+    status.action = saved.action ? *saved.action
+                    : zero       ? outcome_action::count_as_zero
                     : terminal && d.action == outcome_action::retry ? outcome_action::fail
                                                                      : d.action;
-    const auto refused_text = text_at(row, failure_refused_key);
-    status.refused = !saved_action ? d.refused
-                     : refused_text ? parse_refusal(*refused_text).value_or(refusal::none)
-                                    : refusal::none;
+    status.refused = saved.refused ? *saved.refused : saved.action ? refusal::none : d.refused;
     status.state = zero       ? recovery_state::counted_zero
                    : terminal ? recovery_state::terminal
                    : status.attempts < policy_->max_rollout_attempts ? recovery_state::retryable

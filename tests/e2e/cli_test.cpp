@@ -495,6 +495,15 @@ TEST(cli_serve, a_misspelt_fault_is_refused_before_serving) {
     const auto op = run_cli(R"(serve --fault '{"operation":"crate"}')", capture::err);
     EXPECT_EQ(op.status, 2);
     EXPECT_THAT(op.out, testing::HasSubstr("unknown operation \"crate\""));
+    const auto unused = run_cli(R"(serve --fault '{"operation":"exec","action":"stall","stal_ms":9}')", capture::err);
+    EXPECT_EQ(unused.status, 2);
+    const auto dropped =
+        run_cli(R"(serve --fault '{"operation":"exec","action":"http_error","stall_ms":500}')", capture::err);
+    EXPECT_EQ(dropped.status, 2);
+    EXPECT_THAT(dropped.out, testing::HasSubstr("field \"stall_ms\" does nothing to action \"http_error\""));
+    const auto no_action = run_cli(R"(serve --fault '{"operation":"create","status":500}')", capture::err);
+    EXPECT_EQ(no_action.status, 2);
+    EXPECT_THAT(no_action.out, testing::HasSubstr("\"action\" is required"));
 }
 
 TEST(cli_policy, a_bad_file_or_flag_is_one_clear_error) {
@@ -575,4 +584,21 @@ TEST(cli_stats, with_a_policy_prints_every_recovery_state_and_both_scores) {
     EXPECT_EQ(policy.at("score_counted_zeros").at("rollouts"), 6);
     EXPECT_EQ(policy.at("rollouts").as_array().size(), 12U);
     EXPECT_EQ(run_cli("stats " NGFAIL_EXAMPLES_DATA "/policy_rollouts.jsonl --rollouts-per-task 2").status, 2);
+}
+
+// Under a policy, a row whose saved action cannot be read was left out of the policy's
+// counts alone, silently: it is an invalid row, named on stderr.
+TEST(cli_stats, with_a_policy_a_row_it_cannot_place_is_invalid_and_named) {
+    std::ifstream in(NGFAIL_EXAMPLES_DATA "/policy_rollouts.jsonl");
+    std::string failed;
+    while (std::getline(in, failed) && failed.find("_ng_failure_id") == std::string::npos) {
+    }
+    ASSERT_FALSE(failed.empty());
+    auto row = boost::json::parse(failed).as_object();
+    row["_ng_failure_action"] = "FAIL";
+    const auto path = temp_file("saved.jsonl", R"({"task_id":"t","rollout":0,"reward":1.0})" "\n" +
+                                                   boost::json::serialize(row) + "\n");
+    const auto run = run_cli("stats " + path + " --policy " NGFAIL_EXAMPLES_DATA "/outcome_policy.yaml", capture::out_and_err);
+    EXPECT_THAT(run.out, testing::HasSubstr("rows 2: 1 succeeded, 0 failed, 1 invalid"));
+    EXPECT_THAT(run.out, testing::HasSubstr(R"(invalid row, line 2: _ng_failure_action: "FAIL" is not an action)"));
 }

@@ -4,6 +4,7 @@
 #include <ngfail/policy/rollout_rows.hpp>
 
 #include <boost/json.hpp>
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -64,6 +65,81 @@ TEST(rollout_rows, a_saved_action_and_its_refusal_win_over_what_the_policy_says_
     // Saving again without a refusal leaves none behind.
     save_decision(row, choose_action(p, failure_evidence{.kind = make_error_code(kind::transport_peer_drop)}), p);
     EXPECT_FALSE(row.contains(failure_refused_key));
+}
+
+// A saved key that cannot be read was re-decided by the policy, silently: the row is refused,
+// naming the key and its value, as a row whose report cannot be read is.
+TEST(rollout_rows, an_unreadable_saved_decision_makes_the_row_invalid) {
+    const auto& p = outcome_policy::defaults();
+    const auto refused = [&](std::string_view key, boost::json::value v) {
+        auto row = failed_row("t", 0, kind::transport_peer_drop);
+        row[key] = std::move(v);
+        recovery_view view(p);
+        const auto added = view.add(row);
+        return added ? std::string("accepted") : std::string(added.error().reason());
+    };
+    for (const boost::json::value& bad : {boost::json::value("FAIL"), boost::json::value(""), boost::json::value(5),
+                                         boost::json::value(nullptr), boost::json::value(boost::json::object{})}) {
+        EXPECT_THAT(refused(failure_action_key, bad),
+                    testing::HasSubstr("_ng_failure_action: " + boost::json::serialize(bad) +
+                                       " is not an action (retry, fail, count_as_zero, verify)"));
+    }
+    EXPECT_THAT(refused(failure_refused_key, "replay-unsafe"),
+                testing::HasSubstr("_ng_failure_refused: \"replay-unsafe\" is not a refusal"));
+    EXPECT_THAT(refused(failure_terminal_key, "false"), testing::HasSubstr("_ng_failure_terminal: \"false\" is not true or false"));
+    EXPECT_THAT(refused(failure_counts_as_zero_key, 0), testing::HasSubstr("_ng_failure_counts_as_zero: 0 is not true or false"));
+    EXPECT_THAT(refused(failure_class_key, 7), testing::HasSubstr("_ng_failure_class: 7 is not a class name"));
+    EXPECT_THAT(refused(failure_action_key, "\x1b[2J"), testing::HasSubstr(R"("\u001b[2J")")) << "quoted on one line";
+    EXPECT_EQ(refused(failure_action_key, "fail"), "accepted");
+    EXPECT_EQ(refused(failure_refused_key, "none"), "accepted");
+}
+
+// choose_action never decides these; a row that says so was written by hand or broken.
+TEST(rollout_rows, a_contradictory_saved_decision_makes_the_row_invalid) {
+    const auto& p = outcome_policy::defaults();
+    const auto refused = [&](std::initializer_list<std::pair<std::string_view, boost::json::value>> saved) {
+        auto row = failed_row("t", 0, kind::transport_peer_drop);
+        for (const auto& [key, v] : saved) row[key] = v;
+        recovery_view view(p);
+        const auto added = view.add(row);
+        return added ? std::string("accepted") : std::string(added.error().reason());
+    };
+    EXPECT_THAT(refused({{failure_action_key, "retry"}, {failure_refused_key, "replay_unsafe"}}),
+                testing::HasSubstr("the saved decision refused an action but did not fail"));
+    EXPECT_THAT(refused({{failure_action_key, "count_as_zero"}, {failure_counts_as_zero_key, false}}),
+                testing::HasSubstr("is \"count_as_zero\" but _ng_failure_counts_as_zero is false"));
+    EXPECT_THAT(refused({{failure_action_key, "fail"}, {failure_counts_as_zero_key, true}}),
+                testing::HasSubstr("is \"fail\" but _ng_failure_counts_as_zero is true"));
+    EXPECT_THAT(refused({{failure_counts_as_zero_key, true}, {failure_terminal_key, false}}),
+                testing::HasSubstr("counts as zero but _ng_failure_terminal is false"));
+    EXPECT_EQ(refused({{failure_action_key, "fail"}, {failure_refused_key, "replay_unsafe"}, {failure_terminal_key, false}}),
+              "accepted");
+    EXPECT_EQ(refused({{failure_action_key, "count_as_zero"}, {failure_counts_as_zero_key, true}, {failure_terminal_key, true}}),
+              "accepted");
+}
+
+// Every decision choose_action makes, saved, reads back as itself.
+TEST(rollout_rows, every_decision_saved_reads_back_unchanged) {
+    const auto& p = outcome_policy::defaults();
+    for (const kind k : {kind::transport_peer_drop, kind::agent_timeout, kind::judge_failed, kind::provider_sandbox_lost,
+                         kind::provider_credentials_rejected}) {
+        for (const auto replay : {ngfail::replay_policy::before_delivery, ngfail::replay_policy::idempotent, ngfail::replay_policy::never}) {
+            const auto d = choose_action(p,
+                                         failure_evidence{.kind = make_error_code(k),
+                                                          .delivery = ngfail::delivery::possibly_delivered},
+                                         {.replay = replay});
+            auto row = failed_row("t", 0, k);
+            save_decision(row, d, p);
+            recovery_view view(p);
+            const auto added = view.add(row);
+            ASSERT_TRUE(added) << added.error().reason();
+            const auto& status = view.rollouts().begin()->second;
+            EXPECT_EQ(status.action, d.action) << ngfail::name(k);
+            EXPECT_EQ(status.refused, d.refused) << ngfail::name(k);
+            EXPECT_EQ(status.state == recovery_state::terminal || status.state == recovery_state::counted_zero, d.terminal)
+                << ngfail::name(k);
+        }
+    }
 }
 
 TEST(rollout_rows, attempts_decide_between_retryable_and_exhausted) {

@@ -28,7 +28,7 @@ namespace ngfail::opensandbox::testing::detail {
 
 struct context {
     context(server_options o)
-        : options(std::move(o)), profile(profile_of(options.backend)), sandboxes(profile, options.pending_for, history_limits{.commands = options.commands_per_sandbox, .snapshots = options.max_snapshots, .sandboxes = options.max_sandboxes, .file_bytes = options.max_file_bytes}, options.transition_for) {}
+        : options(std::move(o)), profile(profile_of(options.backend)), sandboxes(profile, options.pending_for, history_limits{.commands = options.commands_per_sandbox, .snapshots = options.max_snapshots, .sandboxes = options.max_sandboxes, .file_bytes = options.max_file_bytes}, options.transition_for), faults(options.max_faults) {}
 
     server_options options;
     const backend_profile& profile;

@@ -7,6 +7,7 @@
 #include <ngfail/opensandbox/operation.hpp>
 
 #include <stdexcept>
+#include <string>
 
 namespace ngfail::opensandbox::testing {
 
@@ -40,7 +41,10 @@ unsigned short embedded_server::direct_port() const noexcept { return impl_->wor
 
 void embedded_server::inject(fault f) {
     if (auto why = detail::never_acts(f)) throw std::invalid_argument("embedded_server::inject: " + *why);
-    impl_->world.faults.push(std::move(f));
+    if (!impl_->world.faults.push(std::move(f))) {
+        throw std::length_error("embedded_server::inject: " + std::to_string(impl_->world.options.max_faults) +
+                                " faults are waiting already (server_options::max_faults)");
+    }
 }
 
 void embedded_server::set_sandbox_status(std::string_view sandbox_id, std::string state, std::string reason) {

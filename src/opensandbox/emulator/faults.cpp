@@ -19,39 +19,50 @@ struct action_row {
     action what;
     std::string_view name;
     std::string_view acts_on;  // the operations where it is applied, space-separated; empty: every one
+    std::string_view takes;    // the fields it acts with beside operation, action and times
 };
 
 constexpr std::string_view runs = "exec run_in_session run_code";
 
-// Every action by its JSON name, and where it acts: adding one is a row here and a case
-// where it is applied. A fault for an operation its action does nothing to is refused.
+// Every action by its JSON name, where it acts and what it acts with: adding one is a row
+// here and a case where it is applied. A fault for an operation its action does nothing to,
+// or with a field its action does nothing with, is refused.
 constexpr std::array action_names{
-    action_row{action::oom_kill, "oom_kill", ""},
-    action_row{action::image_pull_failure, "image_pull_failure", "create"},
-    action_row{action::expire, "expire", ""},
-    action_row{action::crash, "crash", ""},
-    action_row{action::http_error, "http_error", ""},
-    action_row{action::drop_before_init, "drop_before_init", runs},
-    action_row{action::drop_after_init, "drop_after_init", runs},
-    action_row{action::no_terminal_event, "no_terminal_event", runs},
-    action_row{action::signal_exit, "signal_exit", "exec run_in_session run_code exec_status"},
-    action_row{action::stall, "stall", ""},
-    action_row{action::malformed_json, "malformed_json", ""},
-    action_row{action::sandbox_status, "sandbox_status", "create get"},
-    action_row{action::taken_over, "taken_over", "attach_terminal"},
-    action_row{action::policy_close, "policy_close", "attach_terminal"},
-    action_row{action::drop_mid_frame, "drop_mid_frame", "attach_terminal"},
+    action_row{action::oom_kill, "oom_kill", "", ""},
+    action_row{action::image_pull_failure, "image_pull_failure", "create", ""},
+    action_row{action::expire, "expire", "", ""},
+    action_row{action::crash, "crash", "", ""},
+    action_row{action::http_error, "http_error", "", "status code message retry_after_s"},
+    action_row{action::drop_before_init, "drop_before_init", runs, ""},
+    action_row{action::drop_after_init, "drop_after_init", runs, ""},
+    action_row{action::no_terminal_event, "no_terminal_event", runs, ""},
+    action_row{action::signal_exit, "signal_exit", "exec run_in_session run_code exec_status", ""},
+    action_row{action::stall, "stall", "", "stall_ms"},
+    action_row{action::malformed_json, "malformed_json", "", ""},
+    action_row{action::sandbox_status, "sandbox_status", "create get", "state reason"},
+    action_row{action::taken_over, "taken_over", "attach_terminal", ""},
+    action_row{action::policy_close, "policy_close", "attach_terminal", ""},
+    action_row{action::drop_mid_frame, "drop_mid_frame", "attach_terminal", ""},
 };
 
-// Whether `operation` is in a space-separated `list` (empty: every operation is).
-bool acts_on(std::string_view list, std::string_view operation) noexcept {
-    if (list.empty()) return true;
+const action_row* row_of(action a) noexcept {
+    const auto row = std::find_if(action_names.begin(), action_names.end(), [&](const action_row& r) { return r.what == a; });
+    return row == action_names.end() ? nullptr : &*row;
+}
+
+// Whether `word` is in a space-separated `list`.
+bool listed(std::string_view list, std::string_view word) noexcept {
     for (std::string_view rest = list; !rest.empty();) {
         const auto space = rest.find(' ');
-        if (rest.substr(0, space) == operation) return true;
+        if (rest.substr(0, space) == word) return true;
         rest = space == std::string_view::npos ? std::string_view() : rest.substr(space + 1);
     }
     return false;
+}
+
+// Whether an action with this `acts_on` list acts on `operation` (empty: on every one).
+bool acts_on(std::string_view list, std::string_view operation) noexcept {
+    return list.empty() || listed(list, operation);
 }
 
 failure bad_fault(std::string why) { return failure(kind::provider_request_rejected, "fault: " + why); }
@@ -68,13 +79,50 @@ std::string quoted(std::string_view text) {
     return out + (text.size() > 64 ? "...\"" : "\"");
 }
 
+// The fields every action takes. (parse_json bounds every string, so a queued fault's size.)
+constexpr std::string_view always_taken = "operation action times";
+constexpr int lowest_error_status = 400;  // a 1xx with a body, a 2xx or 3xx error is no reply HTTP has
+
+std::string action_list() {
+    std::string out;
+    for (const action_row& row : action_names) out += (out.empty() ? "" : ", ") + std::string(row.name);
+    return out;
+}
+
+std::optional<std::string> unknown_operation(std::string_view operation) {
+    if (parse_operation(operation)) return std::nullopt;
+    return "unknown operation " + quoted(operation) +
+           " (the operations are the client's: create, exec, get, run_code, upload, ...; docs/opensandbox.md lists them)";
+}
+
+// Why `field` is refused on `row`'s action: it does nothing with it.
+std::string takes_no(const action_row& row, std::string_view field) {
+    std::string takes;
+    for (const char c : row.takes) takes += c == ' ' ? std::string_view(", ") : std::string_view(&c, 1);
+    return "field " + quoted(field) + " does nothing to action " + quoted(row.name) +
+           (takes.empty() ? "; it takes only operation and times" : "; beside operation and times it takes " + takes);
+}
+
+// The first field `f` sets that its action does nothing with (as set: unlike its default).
+std::optional<std::string_view> set_but_unused(const fault& f, const action_row& row) {
+    const fault plain{};
+    const std::pair<std::string_view, bool> set[] = {
+        {"status", f.status != plain.status},          {"code", !f.code.empty()},
+        {"message", !f.message.empty()},               {"retry_after_s", f.retry_after_s.has_value()},
+        {"state", !f.state.empty()},                   {"reason", !f.reason.empty()},
+        {"stall_ms", f.stall_for != plain.stall_for},
+    };
+    for (const auto& [field, is_set] : set) {
+        if (is_set && !listed(row.takes, field)) return field;
+    }
+    return std::nullopt;
+}
+
 }  // namespace
 
 std::string_view name(fault::action a) noexcept {
-    for (const action_row& row : action_names) {
-        if (row.what == a) return row.name;
-    }
-    return {};
+    const action_row* row = row_of(a);
+    return row ? row->name : std::string_view();
 }
 
 fault fault::http_error(std::string operation, int status, std::string code, std::string message,
@@ -120,47 +168,56 @@ result<fault> parse_fault(std::string_view text) {
         }
     }
     fault f;
-    const auto string_field = [&](std::string_view key, std::string& into) -> bool {
+    std::optional<std::string> why;
+    const auto string_field = [&](std::string_view key, std::string& into) {
         const auto* v = o->if_contains(key);
-        if (!v) return true;
-        if (!v->is_string()) return false;
-        into = std::string(v->as_string());
-        return true;
+        if (!v || why) return;
+        if (!v->is_string()) {
+            why = quoted(key) + " must be a string";
+        } else {
+            into = std::string(v->as_string());
+        }
     };
-    const auto int_field = [&](std::string_view key, auto&& into, std::int64_t lo, std::int64_t hi) -> bool {
+    const auto int_field = [&](std::string_view key, auto&& into, std::int64_t lo, std::int64_t hi,
+                               std::string_view what) {
         const auto* v = o->if_contains(key);
-        if (!v) return true;
-        if (!v->is_int64() || v->as_int64() < lo || v->as_int64() > hi) return false;
-        into(v->as_int64());
-        return true;
+        if (!v || why) return;
+        if (!v->is_int64() || v->as_int64() < lo || v->as_int64() > hi) {
+            why = quoted(key) + " must be " + std::string(what) + " from " + std::to_string(lo) + " to " + std::to_string(hi);
+        } else {
+            into(v->as_int64());
+        }
     };
+    string_field("operation", f.operation);
+    if (!why && f.operation.empty()) why = "\"operation\" is required";
+    if (!why) why = unknown_operation(f.operation);
     std::string action_name;
-    if (!string_field("operation", f.operation) || f.operation.empty()) return bad_fault("\"operation\" is required");
-
-    if (!string_field("action", action_name)) return bad_fault("\"action\" must be a string");
-    if (action_name.empty()) action_name = "http_error";
+    if (!why && !o->contains("action")) why = "\"action\" is required; the actions are " + action_list();
+    string_field("action", action_name);
+    if (why) return bad_fault(std::move(*why));
     const auto row = std::find_if(action_names.begin(), action_names.end(),
                                   [&](const action_row& r) { return r.name == action_name; });
-    if (row == action_names.end()) return bad_fault("unknown action " + quoted(action_name));
+    if (row == action_names.end()) return bad_fault("unknown action " + quoted(action_name) + "; the actions are " + action_list());
     f.what = row->what;
+    for (const auto& field : *o) {
+        if (!listed(always_taken, field.key()) && !listed(row->takes, field.key())) {
+            return bad_fault(takes_no(*row, field.key()));
+        }
+    }
     constexpr std::int64_t int_max = std::numeric_limits<int>::max();
-    if (!string_field("code", f.code) || !string_field("message", f.message) || !string_field("state", f.state) ||
-        !string_field("reason", f.reason)) {
-        return bad_fault("code, message, state and reason must be strings");
-    }
-    if (!int_field("status", [&](std::int64_t v) { f.status = static_cast<int>(v); }, 100, 599)) {
-        return bad_fault("\"status\" must be an HTTP status from 100 to 599");
-    }
-    if (!int_field("retry_after_s", [&](std::int64_t v) { f.retry_after_s = static_cast<int>(v); }, 0, int_max)) {
-        return bad_fault("\"retry_after_s\" must be a whole number of seconds");
-    }
-    if (!int_field("stall_ms", [&](std::int64_t v) { f.stall_for = std::chrono::milliseconds(v); }, 0, 3'600'000)) {
-        return bad_fault("\"stall_ms\" must be from 0 to 3600000");
-    }
-    if (!int_field("times", [&](std::int64_t v) { f.times = static_cast<int>(v); }, 1, int_max)) {
-        return bad_fault("\"times\" must be at least 1");
-    }
-    if (auto why = detail::never_acts(f)) return bad_fault(std::move(*why));
+    string_field("code", f.code);
+    string_field("message", f.message);
+    string_field("state", f.state);
+    string_field("reason", f.reason);
+    int_field("status", [&](std::int64_t v) { f.status = static_cast<int>(v); }, lowest_error_status, 599,
+              "an HTTP error status");
+    int_field("retry_after_s", [&](std::int64_t v) { f.retry_after_s = static_cast<int>(v); }, 0, int_max,
+              "a whole number of seconds");
+    int_field("stall_ms", [&](std::int64_t v) { f.stall_for = std::chrono::milliseconds(v); }, 0, 3'600'000,
+              "a whole number of milliseconds");
+    int_field("times", [&](std::int64_t v) { f.times = static_cast<int>(v); }, 1, int_max, "a whole number");
+    if (why) return bad_fault(std::move(*why));
+    if (auto never = detail::never_acts(f)) return bad_fault(std::move(*never));
     return f;
 }
 
@@ -173,22 +230,26 @@ bool streams_a_run(std::string_view operation) noexcept {
 }
 
 std::optional<std::string> never_acts(const fault& f) {
-    if (!parse_operation(f.operation)) {
-        return "unknown operation " + quoted(f.operation) +
-               " (the operations are the client's: create, exec, get, run_code, upload, ...; docs/opensandbox.md lists them)";
-    }
-    const auto row = std::find_if(action_names.begin(), action_names.end(),
-                                  [&](const action_row& r) { return r.what == f.what; });
-    if (row != action_names.end() && !acts_on(row->acts_on, f.operation)) {
+    if (auto why = unknown_operation(f.operation)) return why;
+    const action_row* row = row_of(f.what);
+    if (!row) return "no such action";
+    if (!acts_on(row->acts_on, f.operation)) {
         return "action " + quoted(row->name) + " does nothing to " + quoted(f.operation) + "; it acts on " +
                std::string(row->acts_on);
     }
+    if (const auto field = set_but_unused(f, *row)) return takes_no(*row, *field);
+    if (f.what == action::http_error && (f.status < lowest_error_status || f.status > 599)) {
+        return "\"status\" must be an HTTP error status from 400 to 599";
+    }
+    if (f.times < 1) return "\"times\" must be a whole number from 1 to 2147483647";
     return std::nullopt;
 }
 
-void fault_queue::push(fault f) {
+bool fault_queue::push(fault f) {
     const std::lock_guard lock(mutex_);
+    if (faults_.size() >= most_) return false;
     faults_.push_back(std::move(f));
+    return true;
 }
 
 std::optional<fault> fault_queue::take(std::string_view operation) {

@@ -3,6 +3,7 @@
 
 #include <ngfail/opensandbox/testing/embedded_server.hpp>
 
+#include <cstddef>
 #include <deque>
 #include <mutex>
 #include <optional>
@@ -19,13 +20,18 @@ namespace ngfail::opensandbox::testing::detail {
 // crash or an OOM kill itself, and the stream faults act on these only.
 [[nodiscard]] bool streams_a_run(std::string_view operation) noexcept;
 
+// Faults waiting for their operations, at most `most` at once (a chaos test queues a few; a
+// stranger's loop must not grow the server without bound).
 class fault_queue {
 public:
-    void push(fault f);
+    explicit fault_queue(std::size_t most) : most_(most) {}
+    // False, and nothing queued, when `most` are waiting.
+    [[nodiscard]] bool push(fault f);
     // The first fault queued for `operation`, counted against its `times`.
     [[nodiscard]] std::optional<fault> take(std::string_view operation);
 
 private:
+    std::size_t most_;
     std::mutex mutex_;
     std::deque<fault> faults_;
 };

@@ -212,7 +212,12 @@ awaitable<void> add_fault(context& c, exchange& x) {
         co_await x.reply(c.error_reply(x, 400, "SANDBOX::INVALID_PARAMETER", parsed.error().reason()));
         co_return;
     }
-    c.faults.push(parsed.value());
+    if (!c.faults.push(parsed.value())) {
+        co_await x.reply(c.error_reply(x, 409, "FAULT::LIMIT_EXCEEDED",
+                                       std::to_string(c.options.max_faults) +
+                                           " faults are waiting already; one must fire before another is added"));
+        co_return;
+    }
     co_await x.reply(c.json_reply(x, 201, json::parse(to_json(parsed.value()))));
 }
 

@@ -409,7 +409,8 @@ TEST(parse_fault, reads_every_field_and_rejects_what_it_does_not_know) {
     EXPECT_EQ(parse_fault(R"({"operation":"exec","action":"stall","stall_ms":250})").value().stall_for,
               250ms);
     for (const char* bad : {R"({"action":"http_error"})", R"({"operation":"exec","action":"teleport"})",
-                            R"({"operation":"exec","status":99})", R"({"operation":"exec","times":0})", "[1]", "{"}) {
+                            R"({"operation":"exec","action":"http_error","status":99})",
+                            R"({"operation":"exec","action":"http_error","times":0})", "[1]", "{"}) {
         const auto r = parse_fault(bad);
         EXPECT_FALSE(r) << bad;
         if (!r) {
@@ -438,9 +439,97 @@ TEST(parse_fault, a_misspelt_operation_or_field_is_refused_by_name) {
     EXPECT_THAT(refused(R"({"operation":"get","action":"taken_over"})"), testing::HasSubstr("does nothing to \"get\""));
     EXPECT_EQ(refused(R"({"operation":"run_in_session","action":"drop_after_init"})"), "accepted");
     for (const auto op : ngfail::opensandbox::all_operations()) {
-        const std::string text = R"({"operation":")" + std::string(ngfail::opensandbox::name(op)) + R"("})";
+        const std::string text =
+            R"({"operation":")" + std::string(ngfail::opensandbox::name(op)) + R"(","action":"http_error"})";
         EXPECT_EQ(refused(text), "accepted") << "every operation of the client may carry a fault";
     }
+}
+
+// A field the action does nothing with would be dropped, and the chaos test would pass on a
+// fault other than the one it wrote: it is refused by name, with what the action takes.
+TEST(parse_fault, a_field_its_action_does_nothing_with_is_refused) {
+    const auto refused = [](std::string_view text) {
+        const auto r = parse_fault(text);
+        return r ? std::string("accepted") : std::string(r.error().reason());
+    };
+    EXPECT_THAT(refused(R"({"operation":"exec","action":"http_error","status":503,"stall_ms":500})"),
+                testing::HasSubstr("field \"stall_ms\" does nothing to action \"http_error\"; beside operation and "
+                                   "times it takes status, code, message, retry_after_s"));
+    EXPECT_THAT(refused(R"({"operation":"exec","action":"stall","stall_ms":500,"retry_after_s":7})"),
+                testing::HasSubstr("field \"retry_after_s\" does nothing to action \"stall\""));
+    EXPECT_THAT(refused(R"({"operation":"exec","action":"stall","status":500})"),
+                testing::HasSubstr("field \"status\" does nothing to action \"stall\""))
+        << "even at its default: the writer meant something by it";
+    EXPECT_THAT(refused(R"({"operation":"exec","action":"oom_kill","state":"Failed","reason":"OOMKilled"})"),
+                testing::HasSubstr("field \"state\" does nothing to action \"oom_kill\"; it takes only operation and times"));
+    EXPECT_THAT(refused(R"({"operation":"get","action":"sandbox_status","state":"Failed","code":"X"})"),
+                testing::HasSubstr("field \"code\" does nothing to action \"sandbox_status\""));
+    EXPECT_EQ(refused(R"({"operation":"get","action":"sandbox_status","state":"Failed","reason":"R","times":3})"),
+              "accepted");
+    EXPECT_EQ(refused(R"({"operation":"exec","action":"stall","stall_ms":5,"times":2})"), "accepted");
+}
+
+TEST(parse_fault, an_action_is_required_and_named_among_those_there_are) {
+    const auto r = parse_fault(R"({"operation":"create","status":500})");
+    ASSERT_FALSE(r) << "a missing action used to be an http_error 500";
+    EXPECT_THAT(std::string(r.error().reason()),
+                testing::HasSubstr("\"action\" is required; the actions are oom_kill, image_pull_failure, "));
+    EXPECT_THAT(std::string(parse_fault(R"({"operation":"create","action":5})").error().reason()),
+                testing::HasSubstr("\"action\" must be a string"));
+    EXPECT_THAT(std::string(parse_fault(R"({"operation":"create","action":"explode"})").error().reason()),
+                testing::HasSubstr("unknown action \"explode\"; the actions are oom_kill, "));
+}
+
+TEST(parse_fault, a_number_out_of_range_says_the_range) {
+    const auto why = [](std::string_view text) { return std::string(parse_fault(text).error().reason()); };
+    for (const char* times : {"0", "-1", "2147483648", "1.5", "\"2\""}) {
+        EXPECT_THAT(why(std::string(R"({"operation":"get","action":"expire","times":)") + times + "}"),
+                    testing::HasSubstr("\"times\" must be a whole number from 1 to 2147483647"))
+            << times;
+    }
+    EXPECT_THAT(why(R"({"operation":"get","action":"stall","stall_ms":3600001})"),
+                testing::HasSubstr("\"stall_ms\" must be a whole number of milliseconds from 0 to 3600000"));
+    EXPECT_THAT(why(R"({"operation":"get","action":"http_error","retry_after_s":-1})"),
+                testing::HasSubstr("\"retry_after_s\" must be a whole number of seconds from 0 to 2147483647"));
+    EXPECT_THAT(why(R"({"operation":"get","action":"http_error","message":")" + std::string(4097, 'm') + R"("})"),
+                testing::HasSubstr("a string is longer than 4096 bytes"))
+        << "which bounds what a queued fault holds";
+    EXPECT_THAT(why(R"({"operation":"get","action":"http_error","code":7})"), testing::HasSubstr("\"code\" must be a string"));
+}
+
+// A 1xx with a body breaks HTTP's framing, and a 2xx or 3xx is not an error: an http_error
+// fault's status is 400 to 599.
+TEST(parse_fault, an_http_error_is_a_4xx_or_a_5xx) {
+    for (const int status : {100, 101, 199, 200, 204, 302, 399, 600}) {
+        const auto r = parse_fault(R"({"operation":"get","action":"http_error","status":)" + std::to_string(status) + "}");
+        ASSERT_FALSE(r) << status;
+        EXPECT_THAT(std::string(r.error().reason()), testing::HasSubstr("an HTTP error status from 400 to 599"));
+    }
+    EXPECT_TRUE(parse_fault(R"({"operation":"get","action":"http_error","status":400})"));
+    EXPECT_TRUE(parse_fault(R"({"operation":"get","action":"http_error","status":599})"));
+    embedded_server s;
+    EXPECT_THROW(s.inject(fault::http_error("get", 101, "X", "m")), std::invalid_argument);
+    EXPECT_THROW(s.inject({.operation = "get", .what = action::stall, .status = 503}), std::invalid_argument)
+        << "inject refuses a field its action does nothing with, as parse_fault does";
+    EXPECT_THROW(s.inject({.operation = "get", .what = action::expire, .times = 0}), std::invalid_argument);
+    EXPECT_NO_THROW(s.inject(fault::stall("get", 10ms)));
+}
+
+// A stranger's loop of POSTs must not grow the server without bound: past max_faults
+// waiting, one more is refused until one fires.
+TEST(embedded_server, faults_waiting_are_bounded) {
+    embedded_server s({.max_faults = 3});
+    const std::string expire = R"({"operation":"renew","action":"expire"})";
+    for (int i = 0; i < 3; ++i) EXPECT_EQ(call(s.port(), http::verb::post, "/_ngfail/faults", expire).status, 201u);
+    const auto full = call(s.port(), http::verb::post, "/_ngfail/faults", expire);
+    EXPECT_EQ(full.status, 409u);
+    EXPECT_THAT(full.body, testing::HasSubstr("FAULT::LIMIT_EXCEEDED"));
+    EXPECT_THAT(full.body, testing::HasSubstr("3 faults are waiting already"));
+    EXPECT_THROW(s.inject({.operation = "get", .what = action::expire}), std::length_error);
+    // One fires (a renew of no sandbox still takes it): room for one more.
+    call(s.port(), http::verb::post, "/v1/sandboxes/none/renew-expiration", R"({"expiresAt":"2030-01-01T00:00:00Z"})");
+    EXPECT_EQ(call(s.port(), http::verb::post, "/_ngfail/faults", expire).status, 201u);
+    EXPECT_EQ(call(s.port(), http::verb::post, "/_ngfail/faults", expire).status, 409u);
 }
 
 TEST(embedded_server, refuses_to_inject_a_fault_for_no_operation) {
@@ -452,7 +541,7 @@ TEST(embedded_server, refuses_to_inject_a_fault_for_no_operation) {
 
 TEST(parse_fault, its_json_echoes_what_was_understood) {
     const auto f = parse_fault(
-        R"({"operation":"create","status":429,"code":"Q","message":"m","retry_after_s":7,"times":2})");
+        R"({"operation":"create","action":"http_error","status":429,"code":"Q","message":"m","retry_after_s":7,"times":2})");
     ASSERT_TRUE(f);
     EXPECT_EQ(json::parse(ngfail::opensandbox::testing::to_json(f.value())),
               json::parse(R"({"operation":"create","action":"http_error","times":2,"status":429,"code":"Q",)"

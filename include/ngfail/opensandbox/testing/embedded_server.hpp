@@ -129,6 +129,9 @@ struct server_options {
     // (execd's 500 "no space left on device").
     std::size_t max_sandboxes = 4096;
     std::size_t max_file_bytes = std::size_t{1} << 30;
+    // Faults waiting for their operations (one more is a 409 FAULT::LIMIT_EXCEEDED, and
+    // `inject` throws std::length_error) until one has fired.
+    std::size_t max_faults = 1024;
     // Serve HTTPS on both listeners with this certificate chain and private key (PEM files);
     // plain HTTP when empty. Endpoints keep their form: clients reach them with the scheme
     // they reached the server with, as the official SDKs do.
