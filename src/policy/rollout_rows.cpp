@@ -73,30 +73,45 @@ result<saved_decision> saved_decision_of(const boost::json::object& row) {
         into = v->get_bool();
         return boost::outcome_v2::success();
     };
-    const auto as_is = [](std::string_view t) { return std::optional<std::string_view>(t); };
-    BOOST_OUTCOME_TRY(text(failure_class_key, as_is, saved.failure_class, "a class name"));
+    const auto class_name = [](std::string_view t) {
+        return t.empty() ? std::nullopt : std::optional<std::string_view>(t);
+    };
+    BOOST_OUTCOME_TRY(text(failure_class_key, class_name, saved.failure_class, "a class name"));
     BOOST_OUTCOME_TRY(text(failure_action_key, parse_outcome_action, saved.action,
                            "an action (retry, fail, count_as_zero, verify)"));
     BOOST_OUTCOME_TRY(text(failure_refused_key, parse_refusal, saved.refused,
                            "a refusal (none, unsupported, replay_unsafe, allowance_spent, no_saved_answer)"));
     BOOST_OUTCOME_TRY(flag(failure_terminal_key, saved.terminal));
     BOOST_OUTCOME_TRY(flag(failure_counts_as_zero_key, saved.counts_as_zero));
-    // What choose_action can decide: a refused action is a fail; a count-as-zero, and only
-    // it, counts as zero, and is terminal.
+    // What choose_action can decide: a refused action is a fail, not terminal, no zero; a
+    // count-as-zero, and only it, counts as zero, and is terminal; only a fail or a zero is
+    // terminal.
     const auto contradiction = [](std::string why) { return failure(kind::protocol_violation, "the saved decision " + why); };
-    if (saved.refused && *saved.refused != refusal::none && saved.action && *saved.action != outcome_action::fail) {
-        return contradiction("refused an action but did not fail (" + std::string(failure_action_key) + " \"" +
-                             std::string(name(*saved.action)) + "\" with " + std::string(failure_refused_key) +
-                             " \"" + std::string(name(*saved.refused)) + "\")");
+    const auto action_text = [&] { return "\"" + std::string(name(*saved.action)) + "\""; };
+    const bool refused = saved.refused && *saved.refused != refusal::none;
+    if (refused && !saved.action) {
+        return contradiction("has " + std::string(failure_refused_key) + " but no " + std::string(failure_action_key));
+    }
+    if (refused && *saved.action != outcome_action::fail) {
+        return contradiction("refused an action but did not fail (" + std::string(failure_action_key) + " " +
+                             action_text() + " with " + std::string(failure_refused_key) + " \"" +
+                             std::string(name(*saved.refused)) + "\")");
     }
     if (saved.action && saved.counts_as_zero &&
         (*saved.action == outcome_action::count_as_zero) != *saved.counts_as_zero) {
-        return contradiction("is \"" + std::string(name(*saved.action)) + "\" but " +
-                             std::string(failure_counts_as_zero_key) + " is " + (*saved.counts_as_zero ? "true" : "false"));
+        return contradiction("is " + action_text() + " but " + std::string(failure_counts_as_zero_key) + " is " +
+                             (*saved.counts_as_zero ? "true" : "false"));
     }
     const bool zero = saved.counts_as_zero.value_or(saved.action == outcome_action::count_as_zero);
     if (zero && saved.terminal == false) {
         return contradiction("counts as zero but " + std::string(failure_terminal_key) + " is false");
+    }
+    if (saved.terminal == true && saved.action && *saved.action != outcome_action::fail &&
+        *saved.action != outcome_action::count_as_zero) {
+        return contradiction("is a terminal " + action_text() + "; only a fail or a count_as_zero is terminal");
+    }
+    if (refused && (saved.terminal == true || zero)) {
+        return contradiction("refused an action, so it neither ends the rollout nor counts it as zero");
     }
     return saved;
 }
@@ -142,6 +157,8 @@ result<void> recovery_view::add(const boost::json::object& row) {
     }
     auto report = rollout_report(row);
     if (!report) return report.error();
+    // Checked on every row before it counts for anything: a row refused here changes nothing.
+    BOOST_OUTCOME_TRY(const saved_decision saved, saved_decision_of(row));
     // A task seen for the first time brings its expected rollouts, missing until a row comes.
     if (rollouts_per_task_) {
         const auto first = rollouts_.lower_bound(rollout_key{*task, {}});
@@ -155,7 +172,7 @@ result<void> recovery_view::add(const boost::json::object& row) {
     ++status.attempts;
     status.reward = reward_of(row);
     status.failure_class.clear();
-    const bool counted_zero = is_counted_zero(row);
+    const bool counted_zero = saved.counts_as_zero.value_or(false);
     if (!report.value().failure_id) {
         status.state = counted_zero                                 ? recovery_state::counted_zero
                        : bool_at(row, masked_key).value_or(false) ? recovery_state::masked
@@ -164,7 +181,6 @@ result<void> recovery_view::add(const boost::json::object& row) {
     }
 
     const event_record& own = report.value().events.at(*report.value().failure_id);
-    BOOST_OUTCOME_TRY(const saved_decision saved, saved_decision_of(row));
     // A row that kept the model's response can be re-graded.
     const outcome_decision d = choose_action(*policy_, evidence_of(own), {.saved_answer = row.contains("response")});
     // What the boundary saved at the time wins over what this policy would say now.

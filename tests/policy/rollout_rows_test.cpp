@@ -112,10 +112,50 @@ TEST(rollout_rows, a_contradictory_saved_decision_makes_the_row_invalid) {
                 testing::HasSubstr("is \"fail\" but _ng_failure_counts_as_zero is true"));
     EXPECT_THAT(refused({{failure_counts_as_zero_key, true}, {failure_terminal_key, false}}),
                 testing::HasSubstr("counts as zero but _ng_failure_terminal is false"));
+    EXPECT_THAT(refused({{failure_action_key, "retry"}, {failure_terminal_key, true}}),
+                testing::HasSubstr("is a terminal \"retry\"; only a fail or a count_as_zero is terminal"));
+    EXPECT_THAT(refused({{failure_action_key, "verify"}, {failure_terminal_key, true}}),
+                testing::HasSubstr("is a terminal \"verify\""));
+    EXPECT_THAT(refused({{failure_action_key, "fail"}, {failure_refused_key, "replay_unsafe"}, {failure_terminal_key, true}}),
+                testing::HasSubstr("refused an action, so it neither ends the rollout nor counts it as zero"));
+    EXPECT_THAT(refused({{failure_refused_key, "replay_unsafe"}}),
+                testing::HasSubstr("has _ng_failure_refused but no _ng_failure_action"));
+    EXPECT_THAT(refused({{failure_class_key, ""}}), testing::HasSubstr(R"(_ng_failure_class: "" is not a class name)"));
     EXPECT_EQ(refused({{failure_action_key, "fail"}, {failure_refused_key, "replay_unsafe"}, {failure_terminal_key, false}}),
               "accepted");
     EXPECT_EQ(refused({{failure_action_key, "count_as_zero"}, {failure_counts_as_zero_key, true}, {failure_terminal_key, true}}),
               "accepted");
+}
+
+// A refused row changes nothing: not the rollout's attempts, not its reward, not whether it
+// is missing; and a result row's saved keys are checked as a failure's are.
+TEST(rollout_rows, a_refused_row_changes_nothing) {
+    const auto& p = outcome_policy::defaults();
+    recovery_view view(p, 2);
+    ASSERT_TRUE(view.add(scored_row("t", 0, 1.0)));
+    auto later = failed_row("t", 0, kind::transport_peer_drop);
+    later[failure_action_key] = "FAIL";
+    EXPECT_FALSE(view.add(later));
+    auto other = failed_row("t", 1, kind::transport_peer_drop);
+    other[failure_action_key] = "FAIL";
+    EXPECT_FALSE(view.add(other));
+    const auto& first = view.rollouts().at(rollout_key{"t", "0"});
+    EXPECT_EQ(first.attempts, 1);
+    EXPECT_EQ(first.state, recovery_state::scored);
+    EXPECT_EQ(first.reward, 1.0);
+    EXPECT_EQ(view.rollouts().at(rollout_key{"t", "1"}).attempts, 0) << "still missing, with no attempt";
+    EXPECT_DOUBLE_EQ(view.score_excluding_failures().mean, 1.0);
+
+    auto result = scored_row("t", 1, 0.5);
+    result[failure_counts_as_zero_key] = "true";
+    EXPECT_FALSE(view.add(result)) << "a typo on a result row would change its score";
+    result[failure_counts_as_zero_key] = true;
+    result[failure_terminal_key] = false;
+    EXPECT_FALSE(view.add(result));
+    auto omitted = failed_row("t", 1, kind::transport_peer_drop);
+    omitted["_ng_omitted_rollout"] = true;
+    omitted[failure_action_key] = "FAIL";
+    EXPECT_FALSE(view.add(omitted));
 }
 
 // Every decision choose_action makes, saved, reads back as itself.

@@ -3,7 +3,6 @@
 #include <ngfail/json.hpp>
 #include <ngfail/opensandbox/operation.hpp>
 
-#include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
 
 #include <algorithm>
@@ -23,15 +22,19 @@ struct action_row {
 };
 
 constexpr std::string_view runs = "exec run_in_session run_code";
+// The operations whose request names no sandbox (a snapshot's id is no sandbox's): what acts on
+// a sandbox does nothing to them.
+constexpr std::string_view sandboxless = "create list list_snapshots get_snapshot delete_snapshot";
+constexpr std::string_view on_a_sandbox = "!";  // as `acts_on`: every operation but the sandboxless
 
 // Every action by its JSON name, where it acts and what it acts with: adding one is a row
 // here and a case where it is applied. A fault for an operation its action does nothing to,
 // or with a field its action does nothing with, is refused.
 constexpr std::array action_names{
-    action_row{action::oom_kill, "oom_kill", "", ""},
+    action_row{action::oom_kill, "oom_kill", on_a_sandbox, ""},
     action_row{action::image_pull_failure, "image_pull_failure", "create", ""},
-    action_row{action::expire, "expire", "", ""},
-    action_row{action::crash, "crash", "", ""},
+    action_row{action::expire, "expire", on_a_sandbox, ""},
+    action_row{action::crash, "crash", on_a_sandbox, ""},
     action_row{action::http_error, "http_error", "", "status code message retry_after_s"},
     action_row{action::drop_before_init, "drop_before_init", runs, ""},
     action_row{action::drop_after_init, "drop_after_init", runs, ""},
@@ -62,7 +65,14 @@ bool listed(std::string_view list, std::string_view word) noexcept {
 
 // Whether an action with this `acts_on` list acts on `operation` (empty: on every one).
 bool acts_on(std::string_view list, std::string_view operation) noexcept {
+    if (list == on_a_sandbox) return !listed(sandboxless, operation);
     return list.empty() || listed(list, operation);
+}
+
+// What an `acts_on` list says, for a message.
+std::string described(std::string_view list) {
+    if (list == on_a_sandbox) return "every operation on a sandbox (not " + std::string(sandboxless) + ")";
+    return std::string(list);
 }
 
 failure bad_fault(std::string why) { return failure(kind::provider_request_rejected, "fault: " + why); }
@@ -142,6 +152,7 @@ fault fault::sandbox_status(std::string operation, std::string state, std::strin
 
 std::string to_json(const fault& f) {
     boost::json::object o{{"operation", f.operation}, {"action", name(f.what)}, {"times", f.times}};
+    // (escaped to ASCII: `ngfail serve` prints it on a terminal)
     if (f.what == action::http_error) {
         o["status"] = f.status;
         o["code"] = f.code;
@@ -153,7 +164,7 @@ std::string to_json(const fault& f) {
         o["state"] = f.state;
         o["reason"] = f.reason;
     }
-    return boost::json::serialize(o);
+    return serialize_ascii(o);
 }
 
 result<fault> parse_fault(std::string_view text) {
@@ -235,13 +246,16 @@ std::optional<std::string> never_acts(const fault& f) {
     if (!row) return "no such action";
     if (!acts_on(row->acts_on, f.operation)) {
         return "action " + quoted(row->name) + " does nothing to " + quoted(f.operation) + "; it acts on " +
-               std::string(row->acts_on);
+               described(row->acts_on);
     }
     if (const auto field = set_but_unused(f, *row)) return takes_no(*row, *field);
     if (f.what == action::http_error && (f.status < lowest_error_status || f.status > 599)) {
         return "\"status\" must be an HTTP error status from 400 to 599";
     }
     if (f.times < 1) return "\"times\" must be a whole number from 1 to 2147483647";
+    if (f.what == action::sandbox_status && f.state.empty()) {
+        return "\"state\" is required for sandbox_status (Failed, Pending, Terminated, ...)";
+    }
     return std::nullopt;
 }
 

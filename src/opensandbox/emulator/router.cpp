@@ -194,10 +194,10 @@ awaitable<void> to_execd(context& c, exchange& x, const std::vector<std::string>
         co_return;
     }
     call k;
-    const route* r = find_route(execd_routes(), x.req().method(), segments, rest_at, k);
-    if (!r) r = find_route(filesystem_routes(), x.req().method(), segments, rest_at, k);
-    if (!r) r = find_route(code_routes(), x.req().method(), segments, rest_at, k);
-    if (!r) r = find_route(terminal_routes(), x.req().method(), segments, rest_at, k);
+    const route* r = nullptr;
+    for (const auto table : {execd_routes, filesystem_routes, code_routes, terminal_routes}) {
+        if (!r) r = find_route(table(), x.req().method(), segments, rest_at, k);
+    }
     k.sandbox_id = sandbox_id;
     if (!r) {
         co_await x.reply(c.text_reply(x, 404, "404 page not found", "text/plain"));

@@ -467,6 +467,30 @@ TEST(parse_fault, a_field_its_action_does_nothing_with_is_refused) {
     EXPECT_EQ(refused(R"({"operation":"get","action":"sandbox_status","state":"Failed","reason":"R","times":3})"),
               "accepted");
     EXPECT_EQ(refused(R"({"operation":"exec","action":"stall","stall_ms":5,"times":2})"), "accepted");
+    EXPECT_THAT(refused(R"({"operation":"get","action":"sandbox_status","reason":"R"})"),
+                testing::HasSubstr("\"state\" is required for sandbox_status"));
+}
+
+// What acts on a sandbox (its death, its expiry) does nothing where the request names none:
+// the fault would be used up without acting.
+TEST(parse_fault, what_acts_on_a_sandbox_is_refused_where_there_is_none) {
+    for (const char* action : {"oom_kill", "expire", "crash"}) {
+        for (const char* op : {"create", "list", "list_snapshots", "get_snapshot", "delete_snapshot"}) {
+            const auto r = parse_fault(std::string(R"({"operation":")") + op + R"(","action":")" + action + "\"}");
+            ASSERT_FALSE(r) << action << " on " << op;
+            EXPECT_THAT(std::string(r.error().reason()), testing::HasSubstr("it acts on every operation on a sandbox"));
+        }
+        EXPECT_TRUE(parse_fault(std::string(R"({"operation":"get","action":")") + action + "\"}")) << action;
+        EXPECT_TRUE(parse_fault(std::string(R"({"operation":"create_snapshot","action":")") + action + "\"}")) << action;
+    }
+}
+
+TEST(parse_fault, what_it_echoes_is_ascii) {
+    const auto f = parse_fault(R"({"operation":"get","action":"http_error","code":"\u009b31mRED\u007f"})");
+    ASSERT_TRUE(f);
+    const std::string echoed = ngfail::opensandbox::testing::to_json(f.value());
+    EXPECT_TRUE(std::all_of(echoed.begin(), echoed.end(), [](char c) { return c >= 0x20 && c < 0x7f; })) << echoed;
+    EXPECT_EQ(json::parse(echoed).at("code"), "\u009b31mRED\u007f");
 }
 
 TEST(parse_fault, an_action_is_required_and_named_among_those_there_are) {
