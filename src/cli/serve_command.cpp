@@ -1,4 +1,5 @@
 // ngfail serve [--host H] [--port N] [--api-key K] [--backend kubernetes|docker]
+//              [--runtime simulated|process] [--state-dir DIR]
 //              [--pending-ms N] [--transition-ms N] [--tls-cert PEM --tls-key PEM] [--fault JSON]...
 #include "args.hpp"
 
@@ -13,7 +14,12 @@ namespace ngfail::cli {
 namespace {
 
 const arg_spec spec{
-    .with_value = {"host", "port", "api-key", "backend", "pending-ms", "transition-ms", "fault", "tls-cert", "tls-key"}};
+    .with_value = {"host", "port", "api-key", "backend", "runtime", "state-dir", "pending-ms", "transition-ms", "fault",
+                   "tls-cert", "tls-key"}};
+
+bool is_loopback(std::string_view host) {
+    return host == "localhost" || host.starts_with("127.") || host == "::1" || host == "[::1]";
+}
 
 // SIGINT and SIGTERM are blocked in every thread and taken here, so the server stops cleanly.
 int wait_for_a_stop_signal() {
@@ -50,6 +56,12 @@ std::optional<opensandbox::testing::server_options> options_of(const parsed_args
         if (!b) return complain("--backend takes kubernetes or docker");
         options.backend = *b;
     }
+    if (const auto runtime = a.value("runtime")) {
+        const auto r = opensandbox::testing::parse_runtime(*runtime);
+        if (!r) return complain("--runtime takes simulated or process");
+        options.runtime = *r;
+    }
+    options.state_dir = a.value("state-dir").value_or("");
     if (const auto pending = a.value("pending-ms")) {
         const auto n = to_int(*pending);
         if (!n || *n < 0) return complain("--pending-ms takes a number of milliseconds");
@@ -67,6 +79,11 @@ std::optional<opensandbox::testing::server_options> options_of(const parsed_args
     options.tls_key_file = a.value("tls-key").value_or("");
     if (options.tls_certificate_file.empty() != options.tls_key_file.empty()) {
         return complain("--tls-cert and --tls-key go together");
+    }
+    // Real commands for anyone who reaches the port: only on this machine, or behind a key.
+    if (options.runtime == opensandbox::testing::runtime::process && !is_loopback(options.host) &&
+        options.api_key.empty()) {
+        return complain("--runtime process on a non-loopback address needs --api-key (or OPEN_SANDBOX_API_KEY)");
     }
     return options;
 }
@@ -118,6 +135,7 @@ int run_serve(arguments args, const streams& io) {
 
 std::string serve_usage() {
     return "usage: ngfail serve [--host H] [--port N] [--api-key K] [--backend kubernetes|docker]\n"
+           "                    [--runtime simulated|process] [--state-dir DIR]\n"
            "                    [--pending-ms N] [--transition-ms N] [--tls-cert PEM --tls-key PEM] [--fault JSON]...\n"
            "\n"
            "Runs a local OpenSandbox: the lifecycle API (/v1/sandboxes...) and execd, reached through\n"
@@ -131,6 +149,10 @@ std::string serve_usage() {
            "look like (default kubernetes). --pending-ms keeps new sandboxes Pending that long;\n"
            "--transition-ms makes a Kubernetes pause or resume take that long (Pausing, Resuming).\n"
            "--tls-cert and --tls-key (PEM files) serve both ports over HTTPS.\n"
+           "--runtime process runs real commands in bubblewrap sandboxes (each with its own\n"
+           "namespaces, a private /home, /tmp and /workspace under --state-dir, a cgroup bounding its\n"
+           "memory, 512Mi unless the create request's resourceLimits.memory says otherwise); it needs\n"
+           "bubblewrap and a writable cgroup (root), and --api-key on a non-loopback --host.\n"
            "--fault queues a fault, repeatable, e.g.\n"
            "  --fault '{\"operation\":\"create\",\"action\":\"http_error\",\"status\":502,\n"
            "            \"code\":\"BACKEND_CONNECTION_FAILED\",\"message\":\"...\",\"times\":1}'\n"

@@ -910,7 +910,7 @@ TEST(interim_replies, are_skipped_before_a_sandbox_and_an_exec_stream) {
     EXPECT_EQ(got.value().state, "Running");
     const auto ran = c.try_exec("sbx-1", {.command = "echo hi"});
     ASSERT_TRUE(ran) << ran.error().what();
-    EXPECT_EQ(ran.value().stdout_text, "hi");
+    EXPECT_EQ(ran.value().stdout_text, "hi\n");
 }
 
 TEST(ranged_download, a_server_that_ignores_the_range_still_gives_only_the_bytes_asked_for) {
@@ -1137,7 +1137,7 @@ TEST(exec_streams, the_full_sse_grammar_is_read) {
     const auto ran = c.try_exec("sbx-1", {.command = "x"});
     ASSERT_TRUE(ran) << ran.error().what();
     EXPECT_EQ(ran.value().execution_id, "ex-1");
-    EXPECT_EQ(ran.value().stdout_text, "bare and data");
+    EXPECT_EQ(ran.value().stdout_text, "bare \nand data\n") << "a line per event, as execd sends output";
     EXPECT_EQ(ran.value().exit_code, 0);
 }
 

@@ -288,10 +288,10 @@ void execd_stream::take_simple_event(std::string_view type, std::string_view tex
         result_.execution_id = std::string(text);
     } else if (type == "stdout") {
         deliver(callbacks_.on_stdout, text);
-        append_output(result_.stdout_text, text);
+        append_line(result_.stdout_text, text);
     } else if (type == "stderr") {
         deliver(callbacks_.on_stderr, text);
-        append_output(result_.stderr_text, text);
+        append_line(result_.stderr_text, text);
     } else if (type == "execution_complete") {
         result_.exit_code = 0;
         terminal_ = true;
@@ -343,6 +343,15 @@ void execd_stream::deliver(const std::function<void(std::string_view)>& callback
     } catch (...) {
         throw std::system_error(make_error_code(errc::cancelled), "an output callback threw");
     }
+}
+
+// execd sends a command's output a line per event, without its terminator (it tails the
+// command's log by line): the lines are joined as the command wrote them, each ended by
+// "\n", as the official Python SDK joins them. An event that ends its own line (a code
+// kernel's, a server that sends whole output) is kept as it is.
+void execd_stream::append_line(std::string& to, std::string_view text) {
+    append_output(to, text);
+    if (!text.empty() && text.back() != '\n') append_output(to, "\n");
 }
 
 void execd_stream::append_output(std::string& to, std::string_view text) {

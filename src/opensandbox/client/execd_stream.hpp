@@ -63,6 +63,7 @@ private:
     // execution_complete; ping and status carry nothing to keep).
     void take_simple_event(std::string_view type, std::string_view text);
     void append_output(std::string& to, std::string_view text);
+    void append_line(std::string& to, std::string_view text);  // one stdout or stderr event
     void take_results(const boost::json::object& results);
     void take_error(const boost::json::object& error);
     static void deliver(const std::function<void(std::string_view)>& callback, std::string_view text);

@@ -1,5 +1,7 @@
 #include "backends.hpp"
 
+#include <ngfail/detail/enum_names.hpp>
+
 #include <array>
 
 namespace ngfail::opensandbox::testing::detail {
@@ -78,6 +80,15 @@ std::optional<backend> parse_backend(std::string_view text) noexcept {
         if (p.name == text) return p.kind;
     }
     return std::nullopt;
+}
+
+namespace {
+constexpr std::array<std::string_view, 2> runtime_names{"simulated", "process"};
+}  // namespace
+
+std::string_view name(runtime r) noexcept { return ngfail::detail::enum_name(runtime_names, r); }
+std::optional<runtime> parse_runtime(std::string_view text) noexcept {
+    return ngfail::detail::parse_enum<runtime>(runtime_names, text);
 }
 
 }  // namespace ngfail::opensandbox::testing

@@ -5,6 +5,7 @@
 #include "backends.hpp"
 #include "direct_addresses.hpp"
 #include "faults.hpp"
+#include "opensandbox/emulator/process/process_runtime.hpp"
 #include "http_server.hpp"
 #include "sandboxes.hpp"
 
@@ -15,6 +16,8 @@
 #include <boost/json/value.hpp>
 
 #include <algorithm>
+#include <stop_token>
+#include <thread>
 #include <type_traits>
 
 #include <atomic>
@@ -28,10 +31,15 @@ namespace ngfail::opensandbox::testing::detail {
 
 struct context {
     context(server_options o)
-        : options(std::move(o)), profile(profile_of(options.backend)), sandboxes(profile, options.pending_for, history_limits{.commands = options.commands_per_sandbox, .snapshots = options.max_snapshots, .sandboxes = options.max_sandboxes, .file_bytes = options.max_file_bytes}, options.transition_for), faults(options.max_faults) {}
+        : options(std::move(o)),
+          profile(profile_of(options.backend)),
+          processes(options.runtime == runtime::process ? std::make_unique<process_runtime>(options) : nullptr),
+          sandboxes(profile, options.pending_for, history_limits{.commands = options.commands_per_sandbox, .snapshots = options.max_snapshots, .sandboxes = options.max_sandboxes, .file_bytes = options.max_file_bytes}, options.transition_for), faults(options.max_faults) {}
 
     server_options options;
     const backend_profile& profile;
+    // The process runtime, when it runs (before the sandboxes: it outlives every one of them).
+    std::unique_ptr<process_runtime> processes;
     sandbox_store sandboxes;
     fault_queue faults;
     std::atomic<std::size_t> served{0};
@@ -42,6 +50,11 @@ struct context {
     // here, off the threads that serve connections: one sandbox's heaviest work then delays
     // only the requests that wait for that same sandbox (its lock), never another's.
     boost::asio::thread_pool workers{std::max(2u, options.threads)};
+    // The process runtime sweeps every second: an expired sandbox's processes go when its
+    // time does, not when it is next asked after (last: it stops before the rest goes).
+    std::jthread sweeper = processes ? std::jthread([this](std::stop_token stop) { sweep_every_second(stop); })
+                                     : std::jthread();
+    void sweep_every_second(std::stop_token stop);
 
     // Runs `work` on `workers` and resumes the calling coroutine on its own executor with
     // what it returned (or threw).

@@ -60,6 +60,10 @@ std::size_t embedded_server::open_connections() const noexcept { return impl_->s
 std::size_t embedded_server::threads() const noexcept { return impl_->server.thread_count(); }
 
 void embedded_server::stop() {
+    if (impl_->world.sweeper.joinable()) {  // it opens and closes listeners: before they go
+        impl_->world.sweeper.request_stop();
+        impl_->world.sweeper.join();
+    }
     impl_->server.stop();
     impl_->world.workers.join();
 }

@@ -73,6 +73,19 @@ shell_state shell_of(const run_request& r) {
     return shell;
 }
 
+// The command as the process runtime's supervisor starts it: execd's `cwd` and `envs`.
+process_command process_command_of(const run_request& r) {
+    process_command command{.command = std::string(r.command)};
+    if (const json::value* cwd = r.body->if_contains("cwd"); cwd && cwd->is_string()) command.cwd = cwd->as_string();
+    if (const json::value* envs = r.body->if_contains("envs"); envs && envs->is_object()) {
+        // run_request_of has checked that they are strings and fit
+        for (const auto& [name, value] : envs->as_object()) {
+            command.envs.push_back(std::string(name) + "=" + std::string(value.as_string()));
+        }
+    }
+    return command;
+}
+
 awaitable<void> exec(context& c, exchange& x, call& k) {
     const json::value body = co_await body_json(c, x);
     auto request = run_request_of(body);
@@ -85,6 +98,11 @@ awaitable<void> exec(context& c, exchange& x, call& k) {
     const bool background = background_field && background_field->is_bool() && background_field->as_bool();
     const std::optional<command_run> run = co_await start_run(c, x, k, r.command, background);
     if (!run) co_return;
+    if (c.processes) {
+        const process_work work{.box = c.sandboxes.box(k.sandbox_id), .command = process_command_of(r)};
+        co_await stream_run(c, x, k, *run, run->id, work, background, r.timeout);
+        co_return;
+    }
     const file_reader files = files_of(c, k);
     shell_state shell = shell_of(r);
     const std::function<simulated_run()> plan = [&] { return simulate(r.command, files, &shell); };

@@ -83,7 +83,7 @@ constexpr std::array<std::string_view, 10> fault_fields{"operation", "action",  
                                                         "reason",    "retry_after_s", "stall_ms", "status",  "times"};
 
 // A name from the request, as an error message may quote it: printable ASCII, 64 bytes.
-std::string quoted(std::string_view text) {
+std::string in_quotes(std::string_view text) {
     std::string out = "\"";
     for (const char c : text.substr(0, 64)) out += c >= 0x20 && c < 0x7f && c != '"' ? c : '?';
     return out + (text.size() > 64 ? "...\"" : "\"");
@@ -101,7 +101,7 @@ std::string action_list() {
 
 std::optional<std::string> unknown_operation(std::string_view operation) {
     if (parse_operation(operation)) return std::nullopt;
-    return "unknown operation " + quoted(operation) +
+    return "unknown operation " + in_quotes(operation) +
            " (the operations are the client's: create, exec, get, run_code, upload, ...; docs/opensandbox.md lists them)";
 }
 
@@ -109,7 +109,7 @@ std::optional<std::string> unknown_operation(std::string_view operation) {
 std::string takes_no(const action_row& row, std::string_view field) {
     std::string takes;
     for (const char c : row.takes) takes += c == ' ' ? std::string_view(", ") : std::string_view(&c, 1);
-    return "field " + quoted(field) + " does nothing to action " + quoted(row.name) +
+    return "field " + in_quotes(field) + " does nothing to action " + in_quotes(row.name) +
            (takes.empty() ? "; it takes only operation and times" : "; beside operation and times it takes " + takes);
 }
 
@@ -174,7 +174,7 @@ result<fault> parse_fault(std::string_view text) {
     if (!o) return bad_fault("expected a JSON object");
     for (const auto& field : *o) {
         if (std::find(fault_fields.begin(), fault_fields.end(), field.key()) == fault_fields.end()) {
-            return bad_fault("unknown field " + quoted(field.key()) + "; a fault has operation, action, code, message, "
+            return bad_fault("unknown field " + in_quotes(field.key()) + "; a fault has operation, action, code, message, "
                              "state, reason, status, retry_after_s, stall_ms and times");
         }
     }
@@ -184,7 +184,7 @@ result<fault> parse_fault(std::string_view text) {
         const auto* v = o->if_contains(key);
         if (!v || why) return;
         if (!v->is_string()) {
-            why = quoted(key) + " must be a string";
+            why = in_quotes(key) + " must be a string";
         } else {
             into = std::string(v->as_string());
         }
@@ -194,7 +194,7 @@ result<fault> parse_fault(std::string_view text) {
         const auto* v = o->if_contains(key);
         if (!v || why) return;
         if (!v->is_int64() || v->as_int64() < lo || v->as_int64() > hi) {
-            why = quoted(key) + " must be " + std::string(what) + " from " + std::to_string(lo) + " to " + std::to_string(hi);
+            why = in_quotes(key) + " must be " + std::string(what) + " from " + std::to_string(lo) + " to " + std::to_string(hi);
         } else {
             into(v->as_int64());
         }
@@ -208,7 +208,7 @@ result<fault> parse_fault(std::string_view text) {
     if (why) return bad_fault(std::move(*why));
     const auto row = std::find_if(action_names.begin(), action_names.end(),
                                   [&](const action_row& r) { return r.name == action_name; });
-    if (row == action_names.end()) return bad_fault("unknown action " + quoted(action_name) + "; the actions are " + action_list());
+    if (row == action_names.end()) return bad_fault("unknown action " + in_quotes(action_name) + "; the actions are " + action_list());
     f.what = row->what;
     for (const auto& field : *o) {
         if (!listed(always_taken, field.key()) && !listed(row->takes, field.key())) {
@@ -245,7 +245,7 @@ std::optional<std::string> never_acts(const fault& f) {
     const action_row* row = row_of(f.what);
     if (!row) return "no such action";
     if (!acts_on(row->acts_on, f.operation)) {
-        return "action " + quoted(row->name) + " does nothing to " + quoted(f.operation) + "; it acts on " +
+        return "action " + in_quotes(row->name) + " does nothing to " + in_quotes(f.operation) + "; it acts on " +
                described(row->acts_on);
     }
     if (const auto field = set_but_unused(f, *row)) return takes_no(*row, *field);

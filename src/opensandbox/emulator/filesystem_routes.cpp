@@ -11,6 +11,7 @@
 #include <cctype>
 #include <charconv>
 #include <limits>
+#include <system_error>
 
 namespace ngfail::opensandbox::testing::detail {
 namespace {
@@ -48,6 +49,20 @@ response error_of(const context& c, const exchange& x, fs_error e, const std::st
                                      " entries: list a deeper directory, or less deep");
     }
     return c.error_reply(x, 500, "RUNTIME_ERROR", std::string(doing) + " " + path);
+}
+
+// What a file operation on a process sandbox's real tree failed with, in execd's terms.
+fs_error fs_error_of(const std::system_error& e) {
+    switch (e.code().value()) {
+        case EISDIR: return fs_error::is_directory;
+        case ENOTDIR: return fs_error::not_directory;
+        case EEXIST: return fs_error::exists;
+        case EFBIG: return fs_error::too_large;
+        case ENOSPC:
+        case EDQUOT: return fs_error::no_space;
+        case ENAMETOOLONG: return fs_error::name_too_long;
+        default: return fs_error::not_found;  // ENOENT, and a path that leaves the tree (EXDEV)
+    }
 }
 
 template <class T>
@@ -163,6 +178,18 @@ response upload_reply(context& c, const exchange& x, const std::string& sandbox_
     }
     if (files.empty()) {
         return c.error_reply(x, 400, "INVALID_FILE_METADATA", "expected a metadata part with a path, then a file part");
+    }
+    if (c.processes) {
+        const auto box = c.sandboxes.box(sandbox_id);
+        if (!box) return c.not_found(x, sandbox_id);
+        for (const auto& [to, content] : files) {
+            try {
+                box->write_file(to.path, content, to.mode);
+            } catch (const std::system_error& e) {
+                return error_of(c, x, fs_error_of(e), file_tree::normal(to.path), "error writing file");
+            }
+        }
+        return c.empty_reply(x, 200);
     }
     const auto written = c.sandboxes.with_files(sandbox_id, [&](file_tree& tree) {
         for (auto& [to, content] : files) {
@@ -320,7 +347,27 @@ awaitable<void> download(context& c, exchange& x, call& k) {
         co_await x.reply(c.error_reply(x, 400, "MISSING_QUERY", "missing query parameter 'path'"));
         co_return;
     }
-    const auto file = c.sandboxes.file(k.sandbox_id, *path);  // holds the shared content while it streams
+    // (the shared content is held while it streams)
+    std::optional<file_entry> file = c.processes ? std::nullopt : c.sandboxes.file(k.sandbox_id, *path);
+    if (c.processes) {
+        const auto box = c.sandboxes.box(k.sandbox_id);
+        if (!box) {
+            co_await x.reply(c.not_found(x, k.sandbox_id));
+            co_return;
+        }
+        std::optional<std::string> bytes;
+        std::optional<fs_error> failed;
+        try {
+            bytes = co_await c.off_io([&] { return box->read_file(*path); });
+        } catch (const std::system_error& e) {
+            failed = fs_error_of(e);
+        }
+        if (failed && *failed != fs_error::not_found) {
+            co_await x.reply(error_of(c, x, *failed, file_tree::normal(*path), "error reading file"));
+            co_return;
+        }
+        if (bytes) file = file_entry{.content = std::make_shared<const std::string>(std::move(*bytes))};
+    }
     if (!file) {
         co_await x.reply(c.error_reply(x, 404, "FILE_NOT_FOUND",
                                        "file not found. open " + file_tree::normal(*path) + ": no such file or directory"));

@@ -274,6 +274,14 @@ awaitable<void> create(context& c, exchange& x, call& k) {
                                        "the entrypoint may hold at most 128 KiB, the image 16 KiB"));
         co_return;
     }
+    const json::value* limits = o->if_contains("resourceLimits");
+    const json::object* resource_limits = limits ? limits->if_object() : nullptr;
+    if (const json::value* memory = resource_limits ? resource_limits->if_contains("memory") : nullptr;
+        c.processes && memory && (!memory->is_string() || !memory_quantity(memory->as_string()))) {
+        co_await x.reply(c.error_reply(x, 400, "SANDBOX::INVALID_PARAMETER",
+                                       "resourceLimits.memory must be a quantity (512Mi, 2Gi, 1G)"));
+        co_return;
+    }
     const json::value* secure = o->if_contains("secureAccess");
     auto created = c.sandboxes.create(std::move(effective_image), std::move(entrypoint), std::move(metadata), timeout,
                                       secure && secure->is_bool() && secure->as_bool(),
@@ -283,6 +291,19 @@ awaitable<void> create(context& c, exchange& x, call& k) {
         co_return;
     }
     sandbox_record s = std::get<sandbox_record>(std::move(created));
+    if (c.processes) {
+        std::string why_not;
+        try {
+            c.sandboxes.attach(s.id, co_await c.off_io([&] { return c.processes->start(s.id, resource_limits); }));
+        } catch (const std::exception& e) {
+            why_not = e.what();
+        }
+        if (!why_not.empty()) {  // the container did not start: nothing of it is left
+            c.sandboxes.erase(s.id);
+            co_await x.reply(c.error_reply(x, 500, c.backend_code("SANDBOX_START_FAILED"), why_not));
+            co_return;
+        }
+    }
     if (k.active_fault && k.active_fault->what == fault::action::sandbox_status) {
         c.sandboxes.update(s.id, [&](sandbox_record& stored) {
             stored.state = k.active_fault->state;

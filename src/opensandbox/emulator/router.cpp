@@ -3,6 +3,9 @@
 // handler from the route tables.
 #include "context.hpp"
 
+#include <condition_variable>
+#include <mutex>
+
 #include <ngfail/event_id.hpp>
 
 #include <boost/json/parse.hpp>
@@ -147,6 +150,12 @@ bool on_own_address(const context& c, const exchange& x) {
 }
 
 awaitable<void> run_route(context& c, exchange& x, const route* r, call& k) {
+    if (c.processes && !process_runtime::serves(r->operation)) {
+        co_await x.reply(c.error_reply(x, 501, "NOT_IMPLEMENTED",
+                                       std::string(r->operation) +
+                                           " is not served by the process runtime yet (docs/opensandbox.md lists what is)"));
+        co_return;
+    }
     k.active_fault = c.faults.take(r->operation);
     if (k.active_fault) {
         if (auto reply = fault_reply(c, x, *k.active_fault)) {
@@ -228,6 +237,16 @@ void context::yield_to_connections() noexcept {
     // runs at once beside a worker. Only ever lowered, which needs no privilege.
     thread_local const bool lowered = ::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), 10) == 0;
     (void)lowered;
+}
+
+void context::sweep_every_second(std::stop_token stop) {
+    std::mutex m;
+    std::condition_variable_any woken;
+    std::unique_lock lock(m);
+    while (!woken.wait_for(lock, stop, std::chrono::seconds(1), [&] { return stop.stop_requested(); })) {
+        sandboxes.sweep();
+        reconcile_addresses();
+    }
 }
 
 void context::reconcile_addresses() {

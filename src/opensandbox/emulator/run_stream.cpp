@@ -1,6 +1,8 @@
 // Streams a run as execd does (see run_stream.hpp).
 #include "run_stream.hpp"
 
+#include "opensandbox/emulator/process/process_runs.hpp"
+
 #include <algorithm>
 
 #include <boost/asio/co_spawn.hpp>
@@ -29,9 +31,6 @@ std::string frame(json::object event) {
     return json::serialize(event) + "\n\n";
 }
 
-// Built outside the coroutines: GCC 12 rejects brace-initialised string literals inside a
-// co_await expression ("array used as initializer").
-std::string ping_frame() { return frame({{"type", "ping"}, {"text", "pong"}}); }
 // Output as JSON can carry it: bytes that are not UTF-8 become U+FFFD, as Go's encoder in
 // execd writes them.
 std::string as_utf8(std::string_view text) {
@@ -52,23 +51,12 @@ std::string as_utf8(std::string_view text) {
     return out;
 }
 
-std::string text_frame(std::string_view type, std::string_view text) {
-    return frame({{"type", type}, {"text", as_utf8(text)}});
-}
-std::string complete_frame(std::chrono::milliseconds took) {
-    return frame({{"type", "execution_complete"}, {"execution_time", took.count()}});
-}
-
-std::string error_frame(const raised_error& raised) {
+std::string raised_frame(const raised_error& raised) {
     json::array traceback;
     for (const std::string& line : raised.traceback) traceback.emplace_back(as_utf8(line));
     return frame({{"type", "error"},
                   {"error", json::object{{"ename", raised.name}, {"evalue", as_utf8(raised.value)},
                                          {"traceback", std::move(traceback)}}}});
-}
-// A command's failure, as execd's command runner reports it: the exit code as `evalue`.
-std::string error_frame(std::string_view evalue, std::string_view traceback) {
-    return error_frame({"CommandExecError", std::string(evalue), {std::string(traceback)}});
 }
 // A kernel's cell number, and its last expression's value: execd renames Jupyter's
 // "text/plain" to "text".
@@ -78,10 +66,32 @@ std::string result_frame(std::string_view text) {
 }
 // What a kernel reports when an interrupt stops the code it runs.
 std::string keyboard_interrupt_frame() {
-    return error_frame({"KeyboardInterrupt", "", {"KeyboardInterrupt: "}});
+    return raised_frame({"KeyboardInterrupt", "", {"KeyboardInterrupt: "}});
 }
 
 }  // namespace
+
+// Built outside the coroutines: GCC 12 rejects brace-initialised string literals inside a
+// co_await expression ("array used as initializer").
+std::string ping_frame() { return frame({{"type", "ping"}, {"text", "pong"}}); }
+std::string text_frame(std::string_view type, std::string_view text) {
+    return frame({{"type", type}, {"text", as_utf8(text)}});
+}
+std::string complete_frame(std::chrono::milliseconds took) {
+    return frame({{"type", "execution_complete"}, {"execution_time", took.count()}});
+}
+std::string error_frame(std::string_view evalue, std::string_view traceback) {
+    return raised_frame({"CommandExecError", std::string(evalue), {std::string(traceback)}});
+}
+
+void fail_sandbox(context& c, const std::string& sandbox_id, const status_shape& shape) {
+    c.sandboxes.update(sandbox_id, [&](sandbox_record& s) {
+        s.state = std::string(shape.state);
+        s.reason = std::string(shape.reason);
+        s.message = message_for(shape, s.id);
+    });
+    c.reconcile_addresses();
+}
 
 awaitable<json::value> body_json(context& c, const exchange& x) {
     const auto parse = [&] {
@@ -168,21 +178,12 @@ awaitable<void> run_in_background(context& c, std::string sandbox_id, std::strin
                                plan.exit_code == 0 ? "" : "exit status " + std::to_string(plan.exit_code));
 }
 
-void fail_sandbox(context& c, const std::string& sandbox_id, const status_shape& shape) {
-    c.sandboxes.update(sandbox_id, [&](sandbox_record& s) {
-        s.state = std::string(shape.state);
-        s.reason = std::string(shape.reason);
-        s.message = message_for(shape, s.id);
-    });
-    c.reconcile_addresses();
-}
-
 enum class afterwards { finished_or_ended, runs_on };
 
 // The stream itself; says whether the run goes on in the background after it.
 awaitable<afterwards> stream_until_the_end(context& c, exchange& x, call& k, const command_run& run,
-                                           std::string_view init_text, const std::function<simulated_run()>& plan_run,
-                                           bool background, std::optional<std::chrono::milliseconds> timeout) {
+                                           std::string_view init_text, const run_work& work, bool background,
+                                           std::optional<std::chrono::milliseconds> timeout) {
     using action = fault::action;
     const std::optional<action> misbehave = k.active_fault ? std::optional(k.active_fault->what) : std::nullopt;
     // Real execd's head goes out with its first event (gin writes it on the first flush): a
@@ -211,8 +212,13 @@ awaitable<afterwards> stream_until_the_end(context& c, exchange& x, call& k, con
         co_await x.end_stream();
         co_return afterwards::finished_or_ended;
     }
+    if (const auto* real = std::get_if<process_work>(&work)) {
+        const bool runs_on = co_await stream_process(c, x, k.sandbox_id, run, *real, background, timeout);
+        co_return runs_on ? afterwards::runs_on : afterwards::finished_or_ended;
+    }
     // The work, and the frames of what it printed (up to 16 MiB made into JSON), off the
     // connection threads: a long line holds its own sandbox, no one else's connection.
+    const auto& plan_run = std::get<std::function<simulated_run()>>(work);
     simulated_run plan = co_await c.off_io([&] { return plan_run(); });
     if (background) {
         co_await x.end_stream();
@@ -247,7 +253,7 @@ awaitable<afterwards> stream_until_the_end(context& c, exchange& x, call& k, con
     if (misbehave == action::no_terminal_event) {
         // the stream ends cleanly: no error, no execution_complete
     } else if (plan.raised) {
-        co_await x.chunk(error_frame(*plan.raised));
+        co_await x.chunk(raised_frame(*plan.raised));
     } else if (plan.exit_code == 0) {
         const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(mono_clock::now() - started);
         co_await x.chunk(complete_frame(took));
@@ -261,14 +267,13 @@ awaitable<afterwards> stream_until_the_end(context& c, exchange& x, call& k, con
 }  // namespace
 
 awaitable<void> stream_run(context& c, exchange& x, call& k, const command_run& run, std::string_view init_text,
-                           const std::function<simulated_run()>& plan_run, bool background,
-                           std::optional<std::chrono::milliseconds> timeout) {
+                           const run_work& work, bool background, std::optional<std::chrono::milliseconds> timeout) {
     // A run whose stream ended first (its peer went, a fault dropped it, its handler threw)
     // dies with it, as execd's request context SIGKILLs the process group when the client
     // disconnects: it must not stay "running" forever, one more entry a stranger could pile up.
     afterwards next = afterwards::finished_or_ended;
     try {
-        next = co_await stream_until_the_end(c, x, k, run, init_text, plan_run, background, timeout);
+        next = co_await stream_until_the_end(c, x, k, run, init_text, work, background, timeout);
     } catch (...) {
         c.sandboxes.finish_command(k.sandbox_id, run.id, -1, "signal: killed");
         throw;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "context.hpp"
+#include "opensandbox/emulator/process/process_sandbox.hpp"
 #include "simulated_shell.hpp"
 
 #include <boost/asio/awaitable.hpp>
@@ -14,11 +15,31 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <variant>
 
 namespace ngfail::opensandbox::testing::detail {
+
+// execd's event frames: one JSON object and a blank line, stamped with the time.
+[[nodiscard]] std::string ping_frame();
+[[nodiscard]] std::string text_frame(std::string_view type, std::string_view text);  // stdout, stderr, init
+[[nodiscard]] std::string complete_frame(std::chrono::milliseconds took);
+// A command's failure, as execd's command runner reports it (CommandExecError).
+[[nodiscard]] std::string error_frame(std::string_view evalue, std::string_view traceback);
+
+// The sandbox fails as `shape` says (an OOM kill, a crash), its own address with it.
+void fail_sandbox(context& c, const std::string& sandbox_id, const status_shape& shape);
+
+// What a run does once its stream has begun: a plan the simulated runtime works out, or a
+// real command in the process runtime's sandbox.
+struct process_work {
+    std::shared_ptr<process_sandbox> box;
+    process_command command;
+};
+using run_work = std::variant<std::function<simulated_run()>, process_work>;
 
 [[nodiscard]] std::int64_t now_ms();
 
@@ -42,12 +63,12 @@ boost::asio::awaitable<std::optional<command_run>> start_run(context& c, exchang
                                                              std::string_view text, bool background);
 
 // Streams the started `run`: `init` carries `init_text` (the run's id, a session's, a code
-// context's); `plan_run` says what the run does, and is called only when the run gets that
-// far (a fault may end the stream before). A background run ends the stream after `init`
-// and runs on; a foreground one runs for the plan's time, until its timeout kills it or an
-// interrupt ends it.
+// context's); `work` says what the run does, and is done only when the run gets that far
+// (a fault may end the stream before). A background run ends the stream after `init` and
+// runs on; a foreground one runs to its end, until its timeout kills it or an interrupt
+// ends it.
 boost::asio::awaitable<void> stream_run(context& c, exchange& x, call& k, const command_run& run,
-                                        std::string_view init_text, const std::function<simulated_run()>& plan_run,
-                                        bool background, std::optional<std::chrono::milliseconds> timeout);
+                                        std::string_view init_text, const run_work& work, bool background,
+                                        std::optional<std::chrono::milliseconds> timeout);
 
 }  // namespace ngfail::opensandbox::testing::detail

@@ -230,7 +230,33 @@ sandbox_store::held_sandbox* sandbox_store::live(const std::string& id) {
         apply(record, profile_.expired);
     }
     settle(record);
+    if (it->second->box && !holds_processes(record.state)) it->second->box.reset();
     return it->second.get();
+}
+
+bool sandbox_store::holds_processes(std::string_view state) const noexcept {
+    const auto is = [&](const status_shape& shape) { return shape.state == state; };
+    const auto passing = [&](const std::optional<status_shape>& shape) { return shape && is(*shape); };
+    return is(profile_.pending) || is(profile_.running) || is(profile_.paused) || passing(profile_.pausing) ||
+           passing(profile_.resuming);
+}
+
+void sandbox_store::attach(const std::string& id, std::shared_ptr<process_sandbox> box) {
+    const std::lock_guard lock(mutex_);
+    if (held_sandbox* s = live(id)) s->box = std::move(box);
+}
+
+std::shared_ptr<process_sandbox> sandbox_store::box(const std::string& id) {
+    const std::lock_guard lock(mutex_);
+    const held_sandbox* s = live(id);
+    return s ? s->box : nullptr;
+}
+
+void sandbox_store::sweep() {
+    const std::lock_guard lock(mutex_);
+    std::vector<std::string> ids;
+    for (const auto& entry : sandboxes_) ids.push_back(entry.first);
+    for (const std::string& id : ids) (void)live(id);
 }
 
 std::optional<sandbox_record> sandbox_store::find(const std::string& id) {

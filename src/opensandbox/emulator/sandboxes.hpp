@@ -84,6 +84,9 @@ private:
     std::size_t bytes_ = 0;  // names and values in env_
 };
 
+// A sandbox's container in the process runtime (process/process_sandbox.hpp).
+class process_sandbox;
+
 // A sandbox's terminals (execd's PTY sessions) by id; terminal.hpp says what one does.
 class simulated_terminal;
 using terminal_map = std::map<std::string, std::shared_ptr<simulated_terminal>>;  // shared: deletable where incomplete
@@ -192,6 +195,14 @@ public:
     // Removes the sandbox with everything it holds (commands, output, files).
     bool erase(const std::string& id);
 
+    // The process runtime's container of a sandbox: attached once it has started; released
+    // (its processes killed) when the sandbox goes or reaches a state no process lives in
+    // (failed, terminated, expired). None in the simulated runtime.
+    void attach(const std::string& id, std::shared_ptr<process_sandbox> box);
+    [[nodiscard]] std::shared_ptr<process_sandbox> box(const std::string& id);
+    // Applies the passage of time to every sandbox: expired ones go (and their processes).
+    void sweep();
+
     // The live records `keep` accepts, in id order: how many there are, and copies of at most
     // `count` of them from the `first` on. A list copies only the page it answers (4,096
     // sandboxes of 256 labels each are 100 MB of records).
@@ -286,6 +297,7 @@ private:
     // `record` is the store's (under its lock); the rest is the sandbox's, under `mutex`.
     struct held_sandbox {
         sandbox_record record;
+        std::shared_ptr<process_sandbox> box{};  // the store's, as `record` is
         std::recursive_mutex mutex{};  // recursive: a bash kernel's `cat` reads files while it holds the kernel
         // What `files` counts in the server's budget (`file_bytes_`); `gone_mark` once the
         // sandbox has left the table (a request that still holds it then finds nothing).
@@ -320,6 +332,7 @@ private:
     void settle(sandbox_record& s) const;  // applies the passage of time
     [[nodiscard]] bool expired(const sandbox_record& s) const;
     [[nodiscard]] held_sandbox* live(const std::string& id);  // under the lock; expires and settles
+    [[nodiscard]] bool holds_processes(std::string_view state) const noexcept;
     // A command and the sandbox holding it, found under the lock; both null when either is gone.
     // A command's sandbox, locked, and the command in it; both empty when either is gone.
     struct found_command {

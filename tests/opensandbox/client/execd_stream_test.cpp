@@ -58,7 +58,7 @@ TEST(execd_stream, an_event_that_is_not_one_json_object_is_malformed) {
         } catch (const std::system_error& e) {
             EXPECT_EQ(e.code(), ngfail::opensandbox::errc::malformed_response) << event;
         }
-        EXPECT_EQ(events.result().stdout_text, "before") << "what came before stays: " << event;
+        EXPECT_EQ(events.result().stdout_text, "before\n") << "what came before stays: " << event;
     }
 }
 
@@ -140,8 +140,22 @@ TEST(execd_stream, an_event_as_execd_writes_it_reads_as_the_parser_reads_it) {
             }
         }
     }
-    EXPECT_EQ(read_event(R"({"type":"stdout","text":"a\n\"b\"\\"})").stdout_text, "a\n\"b\"\\");
+    EXPECT_EQ(read_event(R"({"type":"stdout","text":"a\n\"b\"\\"})").stdout_text, "a\n\"b\"\\\n");
     EXPECT_EQ(read_event(R"({"type":"init","text":"exec-1","timestamp":1})").execution_id, "exec-1");
+}
+
+// Real execd sends output a line per event, without its end (it tails the command's log by
+// line; a blank line is "\n"): the result holds the lines as the command wrote them. Joined
+// as they came, "a" and "b" would read "ab".
+TEST(execd_stream, output_events_are_lines_as_execd_sends_them) {
+    execd_stream events(1 << 20);
+    for (const char* text : {"a", "b", "\\n", "c"}) {
+        events.feed(std::string(R"({"type":"stdout","text":")") + text + R"("})" "\n\n");
+    }
+    events.feed(R"({"type":"stderr","text":"warning"})" "\n\n");
+    events.feed(R"({"type":"stdout","text":"whole\nlines\n"})" "\n\n");  // a server that sends output whole
+    EXPECT_EQ(events.result().stdout_text, "a\nb\n\nc\nwhole\nlines\n");
+    EXPECT_EQ(events.result().stderr_text, "warning\n");
 }
 
 // What the one-pass reader leaves to the parser is still judged by it: not JSON is malformed.

@@ -25,6 +25,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -38,6 +39,22 @@ enum class backend { kubernetes, docker };
 
 [[nodiscard]] std::string_view name(backend b) noexcept;
 [[nodiscard]] std::optional<backend> parse_backend(std::string_view text) noexcept;
+
+// What runs behind the API. `simulated` (the default: deterministic, needs nothing of the
+// host) interprets a few shell commands and keeps files in memory. `process` runs real
+// commands in real sandboxes on this machine: each sandbox is a bubblewrap container with
+// its own mount, PID, IPC, UTS, user and network namespaces, the host's /usr read-only, a
+// private /home, /root, /tmp and /workspace, a non-root user, and a cgroup bounding its
+// memory and processes (an OOM kill is the kernel's). It needs bubblewrap, user namespaces
+// and a writable cgroup (root, on most machines): `process_runtime_unavailable()` says what
+// is missing. docs/opensandbox.md says which routes it serves so far.
+enum class runtime { simulated, process };
+
+[[nodiscard]] std::string_view name(runtime r) noexcept;
+[[nodiscard]] std::optional<runtime> parse_runtime(std::string_view text) noexcept;
+// Empty when this host can run `runtime::process`; else one line: what is missing, and how
+// to get it.
+[[nodiscard]] std::string process_runtime_unavailable();
 
 // One scripted misbehaviour, applied to the next `times` requests of `operation` (create,
 // get, list, kill, renew, pause, resume, endpoint, ping, exec, exec_status, exec_logs,
@@ -132,6 +149,15 @@ struct server_options {
     // Faults waiting for their operations (one more is a 409 FAULT::LIMIT_EXCEEDED, and
     // `inject` throws std::length_error) until one has fired.
     std::size_t max_faults = 1024;
+    // What runs behind the API (see `runtime`); the constructor throws std::runtime_error with
+    // `process_runtime_unavailable()`'s line when `process` cannot run here.
+    ngfail::opensandbox::testing::runtime runtime = runtime::simulated;
+    // The process runtime: where each sandbox's folder goes (empty: a fresh folder under
+    // $TMPDIR or /tmp, removed when the server stops), and what bounds a sandbox whose create
+    // request sets no `resourceLimits.memory`; its processes (pids) are always bounded.
+    std::string state_dir{};
+    std::int64_t sandbox_memory_bytes = std::int64_t{512} << 20;
+    std::int64_t sandbox_max_processes = 512;
     // Serve HTTPS on both listeners with this certificate chain and private key (PEM files);
     // plain HTTP when empty. Endpoints keep their form: clients reach them with the scheme
     // they reached the server with, as the official SDKs do.

@@ -59,6 +59,14 @@ std::int64_t keyed_value(const fs::path& path, std::string_view key) {
     return 0;
 }
 
+// SIGKILL to every process in the group at `dir`; how many there were.
+std::size_t kill_members(const fs::path& dir) {
+    std::istringstream procs(read_file(dir / "cgroup.procs"));
+    std::size_t killed = 0;
+    for (pid_t pid = 0; procs >> pid;) killed += ::kill(pid, SIGKILL) == 0 ? 1 : 0;
+    return killed;
+}
+
 fs::path under_own(std::string_view hierarchy, std::string_view controller, std::string_view name) {
     const auto own = own_group(controller);
     fs::path dir = hierarchy.empty() ? root : root / hierarchy;
@@ -86,6 +94,33 @@ cgroup::support cgroup::detect() {
     }
     return {.missing = "the cgroup memory and pids controllers (cgroup v2 with memory enabled, or v1's "
                        "/sys/fs/cgroup/memory and /sys/fs/cgroup/pids) are not mounted"};
+}
+
+std::size_t cgroup::remove_orphans(std::string_view prefix) {
+    const bool v2 = detect().v2;
+    std::vector<fs::path> parents;
+    if (v2) {
+        parents.push_back(under_own("", "", "x").parent_path());
+    } else {
+        parents.push_back(under_own("memory", "memory", "x").parent_path());
+        parents.push_back(under_own("pids", "pids", "x").parent_path());
+    }
+    std::size_t removed = 0;
+    for (const auto& parent : parents) {
+        std::error_code ec;
+        for (const auto& entry : fs::directory_iterator(parent, ec)) {
+            const std::string name = entry.path().filename().string();
+            if (!name.starts_with(prefix)) continue;
+            const std::string pid = name.substr(prefix.size(), name.find('-', prefix.size()) - prefix.size());
+            if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos) continue;
+            if (fs::exists(fs::path("/proc") / pid, ec)) continue;  // its server still runs
+            for (int tries = 0; tries < 200 && kill_members(entry.path()) > 0; ++tries) {
+                std::this_thread::sleep_for(std::chrono::milliseconds(5));
+            }
+            if (fs::remove(entry.path(), ec)) ++removed;
+        }
+    }
+    return removed;
 }
 
 cgroup::cgroup(std::string_view name, const cgroup_limits& limits) : v2_(detect().v2) {
@@ -136,12 +171,7 @@ std::int64_t cgroup::memory_used() const {
 
 std::size_t cgroup::kill_all() const {
     std::size_t killed = 0;
-    for (const auto& dir : dirs_) {
-        std::istringstream procs(read_file(dir / "cgroup.procs"));
-        for (pid_t pid = 0; procs >> pid;) {
-            if (::kill(pid, SIGKILL) == 0) ++killed;
-        }
-    }
+    for (const auto& dir : dirs_) killed += kill_members(dir);
     return killed;
 }
 

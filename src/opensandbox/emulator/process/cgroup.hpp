@@ -27,6 +27,11 @@ public:
     };
     [[nodiscard]] static support detect();
 
+    // Kills the processes of, and removes, every group under the server's own named
+    // `<prefix><pid>-…` whose server process `<pid>` is gone (a server killed by SIGKILL leaves
+    // its sandboxes' groups behind); how many it removed.
+    static std::size_t remove_orphans(std::string_view prefix);
+
     // Makes the group `name` under the server's own, with `limits`; throws
     // std::system_error with what could not be made.
     cgroup(std::string_view name, const cgroup_limits& limits);

@@ -15,6 +15,7 @@
 #include <sys/syscall.h>
 #include <grp.h>
 #include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -199,6 +200,7 @@ process_sandbox::~process_sandbox() {
             if (fd >= 0) ::close(fd);
         }
     }
+    for (const auto& [id, event] : exit_events_) ::close(event);
     ::close(tree_);
     std::error_code ignored;
     fs::remove_all(state_, ignored);
@@ -222,7 +224,7 @@ std::string process_sandbox::read_file(std::string_view path) const {
     }
 }
 
-void process_sandbox::write_file(std::string_view path, std::string_view bytes) const {
+void process_sandbox::write_file(std::string_view path, std::string_view bytes, int mode) const {
     const bool root = ::geteuid() == 0;
     // The parents first, one component at a time, each resolved within the tree.
     const fs::path inside = fs::path(std::string(path)).lexically_normal();
@@ -243,6 +245,9 @@ void process_sandbox::write_file(std::string_view path, std::string_view bytes) 
     const int fd = open_inside(tree_, inside.string(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd < 0) fail(std::string(path));
     if (root) (void)::fchown(fd, host_user, host_group);
+    mode_t permissions = 0;
+    for (const char digit : std::to_string(mode)) permissions = permissions * 8 + static_cast<mode_t>(digit - '0');
+    (void)::fchmod(fd, permissions & 07777);
     for (std::size_t done = 0; done < bytes.size();) {
         const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
         if (n < 0 && errno == EINTR) continue;
@@ -271,6 +276,7 @@ void process_sandbox::receive() {
         std::lock_guard lock(mutex_);
         if (n <= 0) {
             gone_ = true;
+            while (!exit_events_.empty()) signal_end(exit_events_.begin()->first);
             changed_.notify_all();
             return;
         }
@@ -288,7 +294,10 @@ void process_sandbox::receive() {
                                        : started{.id = id, .stdout_fd = fds[0], .stderr_fd = fds[1], .stdin_fd = fds[2]};
         } else {
             for (std::size_t i = 0; i < passed; ++i) ::close(fds[i]);
-            if (f.size() == 3 && f[0] == "exit") exits_[id] = value;
+            if (f.size() == 3 && f[0] == "exit") {
+                if (forgotten_.erase(id) == 0) exits_[id] = value;
+                signal_end(id);
+            }
             if (f.size() == 3 && f[0] == "failed") failed_[id] = value;
         }
         changed_.notify_all();
@@ -304,26 +313,61 @@ process_sandbox::started process_sandbox::start(const process_command& command) 
                                          command.cwd, command.command};
     for (const auto& env : command.envs) fields.emplace_back(env);
     const std::string bytes = supervisor::message(fields);
-    if (::send(control_, bytes.data(), bytes.size(), MSG_NOSIGNAL) < 0) fail("the sandbox's supervisor is gone");
+    if (::send(control_, bytes.data(), bytes.size(), MSG_NOSIGNAL) < 0) {
+        fail(errno == EMSGSIZE ? "the command is longer than the sandbox's control socket carries"
+                               : "the sandbox's supervisor is gone");
+    }
     changed_.wait(lock, [&] { return gone_ || started_.contains(id) || failed_.contains(id); });
-    if (const auto it = failed_.find(id); it != failed_.end()) fail("starting a command", it->second);
+    if (const auto it = failed_.find(id); it != failed_.end()) {
+        const int error = it->second;
+        failed_.erase(it);
+        fail("starting a command", error);
+    }
     const auto it = started_.find(id);
     if (it == started_.end()) fail("the sandbox's supervisor is gone", EPIPE);
-    const started out = it->second;
+    started out = it->second;
     started_.erase(it);
+    // The end may have come already (a command that exits at once): the event is then set.
+    const int event = ::eventfd(exits_.contains(id) ? 1 : 0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (event < 0) fail("eventfd");
+    out.exit_fd = ::fcntl(event, F_DUPFD_CLOEXEC, 0);
+    if (exits_.contains(id)) {
+        ::close(event);
+    } else {
+        exit_events_[id] = event;
+    }
     return out;
 }
 
-int process_sandbox::wait(int id) {
+int process_sandbox::wait_status(int id) {
     std::unique_lock lock(mutex_);
     changed_.wait(lock, [&] { return gone_ || exits_.contains(id); });
     const auto it = exits_.find(id);
-    if (it == exits_.end()) return 128 + SIGKILL;  // the sandbox went with it
+    if (it == exits_.end()) return SIGKILL;  // the sandbox went with it: as a wait status, killed
     const int status = it->second;
     exits_.erase(it);
+    return status;
+}
+
+int process_sandbox::wait(int id) {
+    const int status = wait_status(id);
     if (WIFEXITED(status)) return WEXITSTATUS(status);
     if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
     return -1;
+}
+
+void process_sandbox::forget(int id) {
+    const std::lock_guard lock(mutex_);
+    if (exits_.erase(id) == 0 && !gone_) forgotten_.insert(id);
+}
+
+void process_sandbox::signal_end(int id) {
+    const auto it = exit_events_.find(id);
+    if (it == exit_events_.end()) return;
+    const std::uint64_t one = 1;
+    (void)!::write(it->second, &one, sizeof one);
+    ::close(it->second);
+    exit_events_.erase(it);
 }
 
 void process_sandbox::signal(int id, int signal_number) {
@@ -357,6 +401,7 @@ process_sandbox::finished process_sandbox::run(const process_command& command) {
         }
     }
     out.exit_code = wait(s.id);
+    ::close(s.exit_fd);
     return out;
 }
 

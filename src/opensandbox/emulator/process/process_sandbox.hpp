@@ -18,6 +18,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -62,12 +63,19 @@ public:
         int stderr_fd = -1;    // pipes, with_stdin
         int stdin_fd = -1;     // with_stdin
         int terminal_fd = -1;  // terminal: the PTY's master, read for output, written for input
+        int exit_fd = -1;      // an eventfd, readable once the command has ended (`wait` then returns at once)
     };
     [[nodiscard]] started start(const process_command& command);
     // Waits for the command's end: its exit code as bash gives it (128 + a signal's number).
     int wait(int id);
+    // The same as waitpid's status (WIFSIGNALED tells a kill from an `exit 137`).
+    int wait_status(int id);
+    // Forgets the command's exit, now or when it comes (a command nobody will `wait` for).
+    void forget(int id);
     // A signal to the command's process group.
     void signal(int id, int signal_number);
+    // SIGKILL to every process of the sandbox (its supervisor too: the sandbox is dead).
+    void kill_all() const { group_.kill_all(); }
 
     // The kernel's count of OOM kills in the sandbox.
     [[nodiscard]] std::int64_t oom_kills() const { return group_.oom_kills(); }
@@ -79,8 +87,9 @@ public:
     // tree by the kernel (openat2 RESOLVE_IN_ROOT): `..`, an absolute symlink or a /proc path
     // cannot leave it. Failures are std::system_error with the errno (ENOENT, EISDIR, …).
     [[nodiscard]] std::string read_file(std::string_view path) const;
-    // Writes the file, making its parent directories (as mkdir -p).
-    void write_file(std::string_view path, std::string_view bytes) const;
+    // Writes the file with `mode` (octal digits written as a decimal number, as execd takes
+    // them: 644), making its parent directories (as mkdir -p).
+    void write_file(std::string_view path, std::string_view bytes, int mode = 644) const;
 
     // Runs a command to its end and keeps its output: for tests and short probes.
     struct finished {
@@ -92,6 +101,7 @@ public:
 
 private:
     void receive();  // the dispatcher: the supervisor's replies
+    void signal_end(int id);  // under mutex_: sets and forgets the command's exit event
 
     std::string id_;
     std::filesystem::path state_;  // the sandbox's folder: its tree (`files_`) and its own /etc
@@ -106,6 +116,8 @@ private:
     std::map<int, started> started_;
     std::map<int, int> exits_;  // id → wait status
     std::map<int, int> failed_;  // id → errno
+    std::map<int, int> exit_events_;  // id → the eventfd its end is signalled on (our copy)
+    std::set<int> forgotten_;         // ids whose exit nobody waits for
     bool gone_ = false;          // the supervisor's end closed
     std::thread receiver_;
 };

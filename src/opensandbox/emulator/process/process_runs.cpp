@@ -1,0 +1,281 @@
+#include "opensandbox/emulator/process/process_runs.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <array>
+#include <cctype>
+#include <csignal>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <utility>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace ngfail::opensandbox::testing::detail {
+
+std::vector<std::string> output_lines::add(std::string_view bytes) {
+    std::vector<std::string> events;
+    for (const char b : bytes) {
+        if (b == '\n' || b == '\r') {
+            if (!line_.empty()) {
+                events.push_back(std::move(line_));
+                line_.clear();
+            } else if (!(b == '\n' && after_cr_)) {
+                events.emplace_back("\n");  // a blank line, as execd surfaces it
+            }
+            after_cr_ = b == '\r';
+            continue;
+        }
+        after_cr_ = false;
+        line_ += b;
+        if (line_.size() >= max_line) {
+            events.push_back(std::move(line_));
+            line_.clear();
+        }
+    }
+    return events;
+}
+
+std::optional<std::string> output_lines::finish() {
+    if (line_.empty()) return std::nullopt;
+    return std::exchange(line_, {});
+}
+
+namespace {
+
+namespace asio = boost::asio;
+using namespace boost::asio::experimental::awaitable_operators;
+using boost::asio::awaitable;
+using descriptor = asio::posix::stream_descriptor;
+using std::chrono::milliseconds;
+
+// How long an interrupted command has between SIGTERM and SIGKILL.
+constexpr milliseconds interrupt_grace{3000};
+// How often a run looks at its sandbox, its deadline and its peer while it prints nothing.
+constexpr milliseconds look_every{50};
+
+// A command's end as execd reports it, Go's way (exec.ExitError): its exit code and "exit
+// status N", or -1 and "signal: killed" (os.ProcessState names signals in lower case).
+struct reported_end {
+    int exit_code = 0;
+    std::string error{};
+};
+
+reported_end end_of(int status) {
+    if (WIFSIGNALED(status)) {
+        const char* said = ::sigdescr_np(WTERMSIG(status));
+        std::string text = said ? said : "signal " + std::to_string(WTERMSIG(status));
+        if (!text.empty()) text[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(text[0])));
+        return {-1, "signal: " + text};
+    }
+    const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return {code, code == 0 ? "" : "exit status " + std::to_string(code)};
+}
+
+// A started command: its streams and its end event, owned; killed (its process group) if it
+// is given up before it ended, and its exit then forgotten.
+struct running_command {
+    std::shared_ptr<process_sandbox> box;
+    int id;
+    descriptor out, err, ended;
+    bool over = false;
+
+    running_command(std::shared_ptr<process_sandbox> b, const process_sandbox::started& s,
+                    const asio::any_io_executor& ex)
+        : box(std::move(b)), id(s.id), out(ex, s.stdout_fd), err(ex, s.stderr_fd), ended(ex, s.exit_fd) {
+        if (s.stdin_fd >= 0) ::close(s.stdin_fd);
+        for (descriptor* d : {&out, &err, &ended}) d->non_blocking(true);
+    }
+    running_command(const running_command&) = delete;
+    running_command& operator=(const running_command&) = delete;
+    ~running_command() {
+        if (over) return;
+        box->signal(id, SIGKILL);
+        box->forget(id);
+    }
+
+    // Whether its end has come (the event is read, once).
+    bool has_ended() {
+        std::uint64_t count = 0;
+        boost::system::error_code ec;
+        return ended.read_some(asio::buffer(&count, sizeof count), ec) == sizeof count && !ec;
+    }
+};
+
+// Done when `d` has something to read (or has closed); never when it is closed already.
+awaitable<void> readable(descriptor& d) {
+    if (d.is_open()) {
+        co_await d.async_wait(descriptor::wait_read, asio::use_awaitable);
+    } else {
+        asio::steady_timer never(d.get_executor(), asio::steady_timer::time_point::max());
+        co_await never.async_wait(asio::use_awaitable);
+    }
+}
+
+// Where a followed command's output goes: a foreground run's stream (as events, a line each),
+// and always the store's record of the command (raw, for its logs).
+struct output_sink {
+    context& c;
+    exchange* x;  // none: a background run
+    const std::string& sandbox_id;
+    const std::string& run_id;
+    output_lines stdout_lines{}, stderr_lines{};
+
+    // False once the peer has gone.
+    awaitable<bool> send(std::string_view type, std::string_view bytes, bool last) {
+        c.sandboxes.append_output(sandbox_id, run_id, bytes);
+        if (!x) co_return true;
+        output_lines& lines = type == "stdout" ? stdout_lines : stderr_lines;
+        std::vector<std::string> events = lines.add(bytes);
+        if (last) {
+            if (auto rest = lines.finish()) events.push_back(std::move(*rest));
+        }
+        for (const std::string& event : events) {
+            if (!co_await x->chunk(text_frame(type, event))) co_return false;
+        }
+        co_return true;
+    }
+};
+
+// Reads what `d` has now, to `sink`; closes `d` at its end. False once the peer has gone.
+awaitable<bool> drain(descriptor& d, std::string_view type, output_sink& sink, bool last) {
+    std::array<char, 64 * 1024> chunk{};
+    while (d.is_open()) {
+        boost::system::error_code ec;
+        const std::size_t n = d.read_some(asio::buffer(chunk), ec);
+        if (ec == asio::error::would_block || ec == asio::error::try_again) break;
+        const bool closed = ec || n == 0;
+        if (closed) d.close();
+        if (!co_await sink.send(type, std::string_view(chunk.data(), n), last || closed)) co_return false;
+        if (closed || n < chunk.size()) break;
+    }
+    co_return true;
+}
+
+enum class followed { ended, peer_gone, sandbox_gone };
+
+// Follows `cmd` to its end, acting on its timeout, an interrupt and its sandbox's going as
+// execd does, and sending pings on a foreground stream.
+awaitable<followed> follow(context& c, running_command& cmd, output_sink& sink, std::optional<milliseconds> timeout) {
+    const auto start = mono_clock::now();
+    auto next_ping = start + c.options.ping_every;
+    std::optional<mono_clock::time_point> kill_at;  // SIGKILL then: its timeout, or an interrupt's grace
+    if (timeout) kill_at = start + *timeout;
+    bool terminated = false;
+    asio::steady_timer tick(co_await asio::this_coro::executor);
+    for (;;) {
+        const bool over = cmd.has_ended();
+        // What it wrote before it ended is in the pipes now; what a child left running writes
+        // later is not waited for (execd's stream ends when the command does).
+        if (!co_await drain(cmd.out, "stdout", sink, over) || !co_await drain(cmd.err, "stderr", sink, over)) {
+            co_return followed::peer_gone;
+        }
+        if (sink.x && (!co_await sink.x->flush() || sink.x->stream().peer_left())) co_return followed::peer_gone;
+        if (over) co_return followed::ended;
+        const auto now = mono_clock::now();
+        const command_fate fate = c.sandboxes.fate(sink.sandbox_id, sink.run_id);
+        if (fate == command_fate::gone) co_return followed::sandbox_gone;
+        if (fate == command_fate::interrupted && !terminated) {
+            terminated = true;
+            cmd.box->signal(cmd.id, SIGTERM);
+            kill_at = std::min(kill_at.value_or(now + interrupt_grace), now + interrupt_grace);
+        }
+        if (kill_at && now >= *kill_at) {
+            cmd.box->signal(cmd.id, SIGKILL);
+            kill_at.reset();
+        }
+        if (sink.x && now >= next_ping) {
+            if (!co_await sink.x->chunk(ping_frame())) co_return followed::peer_gone;
+            next_ping += c.options.ping_every;
+        }
+        auto until = now + look_every;
+        if (sink.x) until = std::min(until, next_ping);
+        if (kill_at) until = std::min(until, *kill_at);
+        tick.expires_at(until);
+        co_await (readable(cmd.out) || readable(cmd.err) || readable(cmd.ended) || tick.async_wait(asio::use_awaitable));
+    }
+}
+
+// The command's end, recorded and (for a foreground run) sent; an OOM kill fails the sandbox.
+awaitable<void> finish(context& c, running_command& cmd, output_sink& sink, std::int64_t oom_kills_before,
+                       mono_clock::time_point started) {
+    cmd.over = true;
+    const int status = cmd.box->wait_status(cmd.id);  // at once: its end has come
+    const reported_end end = end_of(status);
+    if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL && cmd.box->oom_kills() > oom_kills_before) {
+        fail_sandbox(c, sink.sandbox_id, c.profile.oom_killed);
+        cmd.box->kill_all();
+    }
+    c.sandboxes.finish_command(sink.sandbox_id, sink.run_id, end.exit_code, end.error);
+    if (!sink.x) co_return;
+    if (end.exit_code == 0) {
+        const auto took = std::chrono::duration_cast<milliseconds>(mono_clock::now() - started);
+        co_await sink.x->chunk(complete_frame(took));
+    } else {
+        co_await sink.x->chunk(error_frame(std::to_string(end.exit_code), end.error));
+    }
+}
+
+awaitable<void> run_in_background(context& c, std::shared_ptr<running_command> cmd, std::string sandbox_id,
+                                  std::string run_id, std::int64_t oom_kills_before,
+                                  std::optional<milliseconds> timeout) {
+    output_sink sink{.c = c, .x = nullptr, .sandbox_id = sandbox_id, .run_id = run_id};
+    const auto started = mono_clock::now();
+    if (co_await follow(c, *cmd, sink, timeout) == followed::ended) {
+        co_await finish(c, *cmd, sink, oom_kills_before, started);
+    }
+}
+
+}  // namespace
+
+awaitable<bool> stream_process(context& c, exchange& x, const std::string& sandbox_id, const command_run& run,
+                               const process_work& work, bool background, std::optional<milliseconds> timeout) {
+    if (!work.box) {  // the sandbox's processes went with it (a failed or expired sandbox)
+        c.sandboxes.finish_command(sandbox_id, run.id, -1, "signal: killed");
+        co_await x.chunk(error_frame("-1", "signal: killed"));
+        co_await x.end_stream();
+        co_return false;
+    }
+    const std::int64_t oom_kills_before = work.box->oom_kills();
+    const auto started_at = mono_clock::now();
+    std::optional<process_sandbox::started> started;
+    std::string why_not;
+    try {
+        started = co_await c.off_io([&] { return work.box->start(work.command); });
+    } catch (const std::exception& e) {
+        why_not = e.what();
+    }
+    if (!started) {  // as execd reports a command that could not start: after `init`
+        c.sandboxes.finish_command(sandbox_id, run.id, -1, why_not);
+        co_await x.chunk(error_frame(why_not, why_not));
+        co_await x.end_stream();
+        co_return false;
+    }
+    auto cmd = std::make_shared<running_command>(work.box, *started, co_await asio::this_coro::executor);
+    if (background) {
+        co_await x.end_stream();
+        asio::co_spawn(co_await asio::this_coro::executor,
+                       run_in_background(c, std::move(cmd), sandbox_id, run.id, oom_kills_before, timeout),
+                       asio::detached);
+        co_return true;
+    }
+    output_sink sink{.c = c, .x = &x, .sandbox_id = sandbox_id, .run_id = run.id};
+    const followed how = co_await follow(c, *cmd, sink, timeout);
+    if (how == followed::ended) {
+        co_await finish(c, *cmd, sink, oom_kills_before, started_at);
+        co_await x.end_stream();
+    } else {
+        x.close_connection();  // its peer or its pod is gone; `cmd` kills what it left running
+    }
+    co_return false;
+}
+
+}  // namespace ngfail::opensandbox::testing::detail

@@ -1,0 +1,141 @@
+#include "opensandbox/emulator/process/process_runtime.hpp"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <cstdlib>
+#include <stdexcept>
+#include <utility>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace ngfail::opensandbox::testing::detail {
+namespace {
+
+namespace fs = std::filesystem;
+
+// What a server's folders and control groups are named: the prefix, then its process id.
+constexpr std::string_view own_prefix = "ngfail-";
+
+// The operations the process runtime serves so far (#43 brings the rest): the lifecycle but
+// pause, resume and snapshots; commands; uploads and downloads.
+constexpr std::array<std::string_view, 17> served{
+    "create", "get",  "list",      "kill",        "renew",     "metadata", "endpoint", "list_snapshots", "get_snapshot",
+    "delete_snapshot", "ping", "exec", "interrupt", "exec_status", "exec_logs", "upload", "download"};
+
+fs::path base_of(const server_options& o) {
+    if (!o.state_dir.empty()) return o.state_dir;
+    const char* tmp = std::getenv("TMPDIR");
+    return fs::path(tmp && *tmp ? tmp : "/tmp") / "ngfail-sandboxes";
+}
+
+// Removes the folders of servers that are gone (`ngfail-<pid>` whose process is not).
+void remove_orphan_folders(const fs::path& base) {
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(base, ec)) {
+        const std::string name = entry.path().filename().string();
+        if (!name.starts_with(own_prefix)) continue;
+        const std::string pid = name.substr(own_prefix.size());
+        if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos) continue;
+        if (!fs::exists(fs::path("/proc") / pid, ec)) fs::remove_all(entry.path(), ec);
+    }
+}
+
+}  // namespace
+
+std::optional<std::int64_t> memory_quantity(std::string_view text) noexcept {
+    std::int64_t number = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), number);
+    if (ec != std::errc() || number < 0) return std::nullopt;
+    const std::string_view suffix(end, static_cast<std::size_t>(text.data() + text.size() - end));
+    static constexpr std::array<std::pair<std::string_view, std::int64_t>, 9> units{{
+        {"", 1},
+        {"k", 1000},
+        {"M", 1000 * 1000},
+        {"G", 1000 * 1000 * 1000},
+        {"T", std::int64_t{1000} * 1000 * 1000 * 1000},
+        {"Ki", 1 << 10},
+        {"Mi", 1 << 20},
+        {"Gi", 1 << 30},
+        {"Ti", std::int64_t{1} << 40},
+    }};
+    const auto unit = std::find_if(units.begin(), units.end(), [&](const auto& u) { return u.first == suffix; });
+    constexpr std::int64_t most = std::int64_t{1} << 62;
+    if (unit == units.end() || number > most / unit->second) return std::nullopt;
+    return number * unit->second;
+}
+
+process_runtime::process_runtime(const server_options& options)
+    : defaults_{.memory_bytes = options.sandbox_memory_bytes, .max_pids = options.sandbox_max_processes} {
+    if (const std::string why = process_sandbox::unavailable(); !why.empty()) {
+        throw std::runtime_error("the process runtime cannot run here: " + why);
+    }
+    const fs::path base = base_of(options);
+    fs::create_directories(base);
+    // The sandboxes' user (nobody, when the server is root) walks through to its tree.
+    ::chmod(base.c_str(), 0711);
+    remove_orphan_folders(base);
+    (void)cgroup::remove_orphans(own_prefix);
+    root_ = base / (std::string(own_prefix) + std::to_string(::getpid()));
+    fs::create_directories(root_);
+    ::chmod(root_.c_str(), 0711);
+    owns_root_ = true;
+    reaper_ = std::thread([this] { tear_down(); });
+}
+
+process_runtime::~process_runtime() {
+    {
+        const std::lock_guard lock(mutex_);
+        stopping_ = true;
+    }
+    pending_.notify_all();
+    reaper_.join();
+    std::error_code ignored;
+    if (owns_root_) fs::remove_all(root_, ignored);
+}
+
+void process_runtime::tear_down() {
+    std::unique_lock lock(mutex_);
+    for (;;) {
+        pending_.wait(lock, [&] { return stopping_ || !dying_.empty(); });
+        if (dying_.empty()) return;  // stopping, and nothing left
+        process_sandbox* box = dying_.front();
+        dying_.pop_front();
+        lock.unlock();
+        delete box;  // kills its processes, removes its files and its group
+        lock.lock();
+    }
+}
+
+std::shared_ptr<process_sandbox> process_runtime::start(const std::string& id,
+                                                        const boost::json::object* resource_limits) {
+    cgroup_limits limits = defaults_;
+    if (resource_limits) {
+        if (const auto* memory = resource_limits->if_contains("memory"); memory && memory->is_string()) {
+            const auto bytes = memory_quantity(memory->as_string());
+            if (!bytes) throw std::invalid_argument("resourceLimits.memory is not a quantity (512Mi, 2Gi, 1G)");
+            limits.memory_bytes = *bytes;
+        }
+    }
+    auto box = std::make_unique<process_sandbox>(id, process_sandbox_options{.state_root = root_, .limits = limits});
+    return std::shared_ptr<process_sandbox>(box.release(), [this](process_sandbox* dying) {
+        {
+            const std::lock_guard lock(mutex_);
+            dying_.push_back(dying);
+        }
+        pending_.notify_one();
+    });
+}
+
+bool process_runtime::serves(std::string_view operation) noexcept {
+    return std::find(served.begin(), served.end(), operation) != served.end();
+}
+
+}  // namespace ngfail::opensandbox::testing::detail
+
+namespace ngfail::opensandbox::testing {
+
+std::string process_runtime_unavailable() { return detail::process_sandbox::unavailable(); }
+
+}  // namespace ngfail::opensandbox::testing

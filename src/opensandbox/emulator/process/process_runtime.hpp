@@ -1,0 +1,62 @@
+// The process runtime's side of a server: the folder its sandboxes live in, the bounds each
+// gets, which operations it serves so far, and a thread that tears sandboxes down, so that
+// a sandbox's going (a delete, an expiry) never waits for its processes to die.
+#pragma once
+
+#include "opensandbox/emulator/process/process_sandbox.hpp"
+
+#include <ngfail/opensandbox/testing/embedded_server.hpp>
+
+#include <boost/json/object.hpp>
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <thread>
+
+namespace ngfail::opensandbox::testing::detail {
+
+// A Kubernetes memory quantity ("512Mi", "2Gi", "1G", "1000k", "1073741824") in bytes; none
+// when `text` is not one, or is past 2^62.
+[[nodiscard]] std::optional<std::int64_t> memory_quantity(std::string_view text) noexcept;
+
+class process_runtime {
+public:
+    // Makes the state folder and removes what a killed server left (its folders and control
+    // groups, found by the dead process's id); throws std::runtime_error saying what the host
+    // lacks when it cannot run sandboxes.
+    explicit process_runtime(const server_options& options);
+    ~process_runtime();  // waits for the sandboxes being torn down, then removes its folder
+    process_runtime(const process_runtime&) = delete;
+    process_runtime& operator=(const process_runtime&) = delete;
+
+    // Starts sandbox `id`'s container, bounded by `resource_limits.memory` (a quantity) or the
+    // server's default. Its last owner's release hands it to the teardown thread. Throws
+    // std::system_error with what failed, std::invalid_argument for a memory limit that is
+    // not a quantity.
+    [[nodiscard]] std::shared_ptr<process_sandbox> start(const std::string& id,
+                                                         const boost::json::object* resource_limits);
+
+    // Whether the runtime serves `operation` (as faults name it) yet; the others answer 501.
+    [[nodiscard]] static bool serves(std::string_view operation) noexcept;
+
+private:
+    void tear_down();  // the teardown thread
+
+    std::filesystem::path root_;
+    bool owns_root_ = false;
+    cgroup_limits defaults_;
+    std::mutex mutex_;
+    std::condition_variable pending_;
+    std::deque<process_sandbox*> dying_;
+    bool stopping_ = false;
+    std::thread reaper_;
+};
+
+}  // namespace ngfail::opensandbox::testing::detail

@@ -1,0 +1,179 @@
+// `ngfail serve --runtime process` through the client, as a user drives it: real commands,
+// real exit codes and files, the kernel's OOM kill classified, a deleted sandbox's processes
+// gone. Skipped, with the reason, where the host cannot run process sandboxes.
+#include "support/emulator_calls.hpp"
+#include "support/peak_memory.hpp"
+
+#include <ngfail/opensandbox.hpp>
+#include <ngfail/opensandbox/testing/embedded_server.hpp>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+
+namespace {
+
+using namespace std::chrono_literals;
+using ngfail::kind;
+using ngfail::opensandbox::client;
+namespace sandbox_testing = ngfail::opensandbox::testing;
+namespace fs = std::filesystem;
+
+class process_runtime : public testing::Test {
+protected:
+    void SetUp() override {
+        if (const std::string why = sandbox_testing::process_runtime_unavailable(); !why.empty()) GTEST_SKIP() << why;
+        server.emplace(sandbox_testing::server_options{.api_key = "sk-p",
+                                                       .ping_every = 200ms,
+                                                       .runtime = sandbox_testing::runtime::process,
+                                                       .state_dir = state.string()});
+        sandboxes.emplace(ngfail::opensandbox::client_options{.port = server->port(), .api_key = "sk-p", .timeout = 20s});
+    }
+    void TearDown() override {
+        sandboxes.reset();
+        server.reset();
+        std::error_code ignored;
+        fs::remove_all(state, ignored);
+    }
+
+    const fs::path state = fs::temp_directory_path() / ("ngfail-runtime-test-" + std::to_string(::getpid()));
+    std::optional<sandbox_testing::embedded_server> server;
+    std::optional<client> sandboxes;
+};
+
+TEST_F(process_runtime, commands_run_for_real) {
+    const auto id = sandboxes->create({}).id;
+    const auto ok = sandboxes->exec(id, {.command = "echo one; echo two >&2; echo three"});
+    EXPECT_EQ(ok.exit_code, 0);
+    EXPECT_EQ(ok.stdout_text, "one\nthree\n");
+    EXPECT_EQ(ok.stderr_text, "two\n");
+    const auto failed = sandboxes->exec(id, {.command = "false"});
+    EXPECT_EQ(failed.exit_code, 1) << "the simulated runtime printed `ran: false` and exited 0";
+    EXPECT_EQ(failed.error_value, "1");
+    const auto no_dir = sandboxes->exec(id, {.command = "cd /no/such/dir"});
+    EXPECT_NE(no_dir.exit_code, 0);
+    EXPECT_THAT(no_dir.stderr_text, testing::HasSubstr("No such file or directory"));
+    const auto shell = sandboxes->exec(id, {.command = R"(export V="x y"; echo "$V" $(id -u) $(pwd))", .cwd = "/tmp"});
+    EXPECT_EQ(shell.stdout_text, "x y 1000 /tmp\n") << "a non-root user; quotes and substitutions are bash's";
+    const auto envs = sandboxes->exec(id, {.command = "echo $GREETING", .envs = {{"GREETING", "hello"}}});
+    EXPECT_EQ(envs.stdout_text, "hello\n");
+    const auto blank = sandboxes->exec(id, {.command = "printf 'a\\n\\nb'"});
+    EXPECT_EQ(blank.stdout_text, "a\n\nb\n") << "execd sends a line per event; a last line without its end gets one";
+}
+
+TEST_F(process_runtime, a_timeout_or_an_interrupt_kills_the_command) {
+    const auto id = sandboxes->create({}).id;
+    const auto started = std::chrono::steady_clock::now();
+    const auto timed_out = sandboxes->try_exec(id, {.command = "sleep 30", .timeout = 300ms});
+    ASSERT_FALSE(timed_out) << "execd kills it: error -1, signal: killed";
+    EXPECT_EQ(timed_out.error().code(), kind::provider_command_terminated) << timed_out.error().what();
+    EXPECT_LT(std::chrono::steady_clock::now() - started, 10s);
+
+    const auto background = sandboxes->exec(id, {.command = "echo started; sleep 30", .background = true});
+    ASSERT_FALSE(background.execution_id.empty());
+    for (int i = 0; i < 100 && sandboxes->exec_logs(id, background.execution_id).content.empty(); ++i) {
+        std::this_thread::sleep_for(20ms);
+    }
+    EXPECT_EQ(sandboxes->exec_logs(id, background.execution_id).content, "started\n");
+    EXPECT_TRUE(sandboxes->exec_status(id, background.execution_id).running);
+    sandboxes->interrupt(id, background.execution_id);
+    // A command a signal ended is a failure of the status call (provider_command_terminated).
+    ngfail::result<ngfail::opensandbox::command_status> status = ngfail::opensandbox::command_status{.running = true};
+    for (int i = 0; i < 200 && status && status.value().running; ++i) {
+        std::this_thread::sleep_for(20ms);
+        status = sandboxes->try_exec_status(id, background.execution_id);
+    }
+    ASSERT_FALSE(status) << "still running";
+    EXPECT_EQ(status.error().code(), kind::provider_command_terminated) << status.error().what();
+    EXPECT_EQ(std::get<ngfail::sandbox_details>(status.error().details()).exit_code, -1);
+    const auto raw = ngfail_test::call(server->port(), ngfail_test::http::verb::get,
+                                       "/sandboxes/" + id + "/proxy/44772/command/status/" + background.execution_id);
+    EXPECT_EQ(boost::json::parse(raw.body).at("error"), "signal: terminated")
+        << "SIGTERM to its process group, as execd's interrupt";
+}
+
+TEST_F(process_runtime, files_are_the_sandboxs_own) {
+    const auto id = sandboxes->create({}).id;
+    sandboxes->upload(id, "/workspace/data/input.txt", "42\n");
+    EXPECT_EQ(sandboxes->exec(id, {.command = "cat /workspace/data/input.txt; echo out > /workspace/out.txt"}).stdout_text,
+              "42\n");
+    EXPECT_EQ(sandboxes->download(id, "/workspace/out.txt"), "out\n");
+    const auto missing = sandboxes->try_download(id, "/workspace/none.txt");
+    ASSERT_FALSE(missing);
+    EXPECT_EQ(missing.error().http_status(), 404);
+    // `..` and an absolute symlink stay inside the sandbox's writable tree (its /home, /root,
+    // /tmp and /workspace): the host's /etc/hostname is out of reach.
+    (void)sandboxes->exec(id, {.command = "ln -s /etc/hostname /workspace/host"});
+    const auto host = sandboxes->try_download(id, "/workspace/host");
+    ASSERT_FALSE(host) << host.value();
+    EXPECT_EQ(host.error().http_status(), 404);
+    EXPECT_FALSE(sandboxes->try_download(id, "/../../../../proc/self/environ"));
+    EXPECT_FALSE(sandboxes->try_download(id, "/tmp/../../../etc/shadow"));
+}
+
+// The kernel kills the command; the sandbox fails as the Kubernetes backend reports an OOM
+// kill: Failed, reason FAILED, the pod's OOMKilled only in the message (which is not
+// evidence). The client says what the evidence proves: the command was killed, and the
+// sandbox is gone for the next call.
+TEST_F(process_runtime, an_oom_kill_is_the_kernels_and_the_sandbox_fails_as_the_backend_shows_it) {
+    // The supervisor is this program: a sanitizer's runtime in it takes most of 64 MiB.
+    if (ngfail_test::instrumented) GTEST_SKIP() << "a sanitized supervisor does not fit in 64 MiB";
+    const auto id = sandboxes->create({.resource_limits = {{"memory", "64Mi"}}}).id;
+    const auto r = sandboxes->try_exec(id, {.command = "python3 -c 'x = bytearray(300 * 1024 * 1024)'"});
+    ASSERT_TRUE(r.has_error()) << "exit " << r.value().exit_code.value_or(0);
+    EXPECT_EQ(r.error().code(), kind::provider_command_terminated) << r.error().what();
+    const auto after = sandboxes->get(id);
+    EXPECT_EQ(after.state, "Failed");
+    EXPECT_EQ(after.reason, "FAILED");
+    const auto next = sandboxes->try_exec(id, {.command = "echo alive"});
+    ASSERT_FALSE(next) << "a failed sandbox runs nothing";
+    EXPECT_NE(next.error().code(), kind::provider_credentials_rejected) << next.error().what();
+}
+
+TEST_F(process_runtime, a_deleted_sandbox_takes_its_processes_and_files_with_it) {
+    const auto id = sandboxes->create({}).id;
+    (void)sandboxes->exec(id, {.command = "sleep 300", .background = true});
+    // Its folder, found under --state-dir (the server's own folder is between them).
+    const auto folders = [&] {
+        std::size_t found = 0;
+        std::error_code ec;
+        for (fs::recursive_directory_iterator it(state, ec), end; !ec && it != end; it.increment(ec)) {
+            if (it->path().filename() == id) ++found;
+            if (it.depth() >= 1) it.disable_recursion_pending();
+        }
+        return found;
+    };
+    EXPECT_EQ(folders(), 1u) << "the sandbox's folder is under --state-dir";
+    sandboxes->kill(id);
+    for (int i = 0; i < 250 && folders() > 0; ++i) std::this_thread::sleep_for(20ms);
+    EXPECT_EQ(folders(), 0u) << "its folder went with it";
+    EXPECT_FALSE(sandboxes->try_get(id));
+}
+
+TEST_F(process_runtime, what_it_does_not_serve_yet_is_a_501_naming_it) {
+    const auto id = sandboxes->create({}).id;
+    const auto r = sandboxes->try_pause(id);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().http_status(), 501);
+    EXPECT_THAT(std::string(r.error().reason()), testing::HasSubstr("pause is not served by the process runtime yet"));
+}
+
+TEST(process_runtime_options, a_host_that_cannot_run_it_says_what_is_missing) {
+    const std::string why = sandbox_testing::process_runtime_unavailable();
+    if (why.empty()) GTEST_SKIP() << "this host can run process sandboxes";
+    EXPECT_THROW(sandbox_testing::embedded_server({.runtime = sandbox_testing::runtime::process}), std::runtime_error);
+}
+
+TEST(process_runtime_options, runtimes_have_names) {
+    EXPECT_EQ(sandbox_testing::name(sandbox_testing::runtime::process), "process");
+    EXPECT_EQ(sandbox_testing::parse_runtime("simulated"), sandbox_testing::runtime::simulated);
+    EXPECT_FALSE(sandbox_testing::parse_runtime("docker"));
+}
+
+}  // namespace
