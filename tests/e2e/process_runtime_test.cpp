@@ -164,6 +164,84 @@ TEST_F(process_runtime, what_it_does_not_serve_yet_is_a_501_naming_it) {
     EXPECT_THAT(std::string(r.error().reason()), testing::HasSubstr("pause is not served by the process runtime yet"));
 }
 
+// A stranger's attack (#43): the sandbox held the server's listeners (and answered its API
+// requests), its log, the supervisor's control socket, and its blocked SIGTERM.
+TEST_F(process_runtime, a_sandbox_holds_nothing_of_the_servers_and_cannot_touch_its_init) {
+    const auto id = sandboxes->create({}).id;
+    // (the shell's own descriptors, listed by a child: the child's would include its listing)
+    EXPECT_EQ(sandboxes->exec(id, {.command = "find /proc/$$/fd -mindepth 1 -printf '%f ' > /tmp/fds; cat /tmp/fds; true"})
+                  .stdout_text,
+              "0 1 2 \n");
+    EXPECT_EQ(sandboxes->exec(id, {.command = "grep SigBlk /proc/$$/status"}).stdout_text,
+              "SigBlk:\t0000000000000000\n");
+    const auto started = std::chrono::steady_clock::now();
+    EXPECT_EQ(sandboxes->exec(id, {.command = "timeout 1 sleep 20; echo $?"}).stdout_text, "124\n");
+    EXPECT_LT(std::chrono::steady_clock::now() - started, 10s) << "SIGTERM reaches what it runs";
+    // The supervisor is the namespace's init, undumpable: its descriptors are out of reach,
+    // and the kernel drops the signals its commands send it.
+    EXPECT_NE(sandboxes->exec(id, {.command = "ls /proc/1/fd"}).exit_code, 0);
+    (void)sandboxes->exec(id, {.command = "kill -KILL 1; kill -STOP 1"});
+    EXPECT_EQ(sandboxes->exec(id, {.command = "echo alive"}).stdout_text, "alive\n");
+}
+
+TEST_F(process_runtime, a_fifo_or_a_huge_sparse_file_is_refused_not_waited_for) {
+    const auto id = sandboxes->create({}).id;
+    (void)sandboxes->exec(id, {.command = "mkfifo /tmp/f; truncate -s 100G /tmp/sparse"});
+    const auto started = std::chrono::steady_clock::now();
+    const auto fifo = sandboxes->try_download(id, "/tmp/f");
+    ASSERT_FALSE(fifo);
+    EXPECT_THAT(std::string(fifo.error().reason()), testing::HasSubstr("not a regular file"));
+    EXPECT_FALSE(sandboxes->try_upload(id, "/tmp/f", "x")) << "writing one would wait for a reader";
+    const auto sparse = sandboxes->try_download(id, "/tmp/sparse");
+    ASSERT_FALSE(sparse);
+    EXPECT_THAT(std::string(sparse.error().reason()), testing::HasSubstr("file too large"));
+    EXPECT_LT(std::chrono::steady_clock::now() - started, 5s);
+    EXPECT_EQ(sandboxes->exec(id, {.command = "echo still"}).stdout_text, "still\n");
+}
+
+TEST_F(process_runtime, a_command_that_prints_without_end_is_bounded_and_still_timed_out) {
+    const auto id = sandboxes->create({}).id;
+    const auto started = std::chrono::steady_clock::now();
+    const auto flood = sandboxes->try_exec(id, {.command = "yes", .timeout = 500ms});
+    EXPECT_FALSE(flood) << "killed at its timeout though its pipe is never empty";
+    EXPECT_LT(std::chrono::steady_clock::now() - started, 15s);
+
+    const auto background = sandboxes->exec(id, {.command = "yes", .background = true});
+    const std::string logs_at =
+        "/sandboxes/" + id + "/proxy/44772/command/" + background.execution_id + "/logs?cursor=" + std::to_string(16 << 20);
+    for (int i = 0; i < 100 && ngfail_test::call(server->port(), ngfail_test::http::verb::get, logs_at).body.empty(); ++i) {
+        std::this_thread::sleep_for(200ms);
+    }
+    sandboxes->interrupt(id, background.execution_id);
+    const auto logs = ngfail_test::call(server->port(), ngfail_test::http::verb::get,
+                                        "/sandboxes/" + id + "/proxy/44772/command/" + background.execution_id +
+                                            "/logs?cursor=0");
+    EXPECT_LE(logs.body.size(), (16u << 20) + 100) << "what a command keeps is bounded";
+    EXPECT_THAT(logs.body.substr(logs.body.size() - std::min<std::size_t>(logs.body.size(), 100)),
+                testing::HasSubstr("output past 16 MiB is not kept"));
+}
+
+TEST_F(process_runtime, a_nul_in_a_command_its_directory_or_its_variables_is_refused) {
+    const auto id = sandboxes->create({}).id;
+    const std::string base = "/sandboxes/" + id + "/proxy/44772/command";
+    for (const char* body : {R"({"command":"echo ran","cwd":"/tmp\u0000echo INJECTED"})",
+                             R"({"command":"echo ran","envs":{"A":"b\u0000EVIL=1"}})",
+                             R"({"command":"echo one\u0000echo two"})"}) {
+        const auto r = ngfail_test::call(server->port(), ngfail_test::http::verb::post, base, body);
+        EXPECT_EQ(r.status, 400u) << body;
+        EXPECT_THAT(r.body, testing::HasSubstr("may not hold a NUL byte"));
+    }
+}
+
+TEST_F(process_runtime, a_memory_limit_too_small_to_run_or_not_a_quantity_is_refused) {
+    for (const char* memory : {"0", "4Ki", "15Mi", "lots"}) {
+        const auto r = sandboxes->try_create({.resource_limits = {{"memory", memory}}});
+        ASSERT_FALSE(r) << memory;
+        EXPECT_EQ(r.error().http_status(), 400) << memory;
+    }
+    EXPECT_TRUE(sandboxes->try_create({.resource_limits = {{"memory", "0.0625Gi"}}})) << "64 MiB, as a decimal";
+}
+
 TEST(process_runtime_options, a_host_that_cannot_run_it_says_what_is_missing) {
     const std::string why = sandbox_testing::process_runtime_unavailable();
     if (why.empty()) GTEST_SKIP() << "this host can run process sandboxes";

@@ -96,10 +96,20 @@ awaitable<void> exec(context& c, exchange& x, call& k) {
     const run_request& r = std::get<run_request>(request);
     const json::value* background_field = r.body->if_contains("background");
     const bool background = background_field && background_field->is_bool() && background_field->as_bool();
+    std::optional<process_command> real;
+    if (c.processes) {
+        real = process_command_of(r);
+        const auto holds_nul = [](std::string_view text) { return text.find('\0') != std::string_view::npos; };
+        if (holds_nul(real->command) || holds_nul(real->cwd) || std::any_of(real->envs.begin(), real->envs.end(), holds_nul)) {
+            // (a NUL ends the string a process is given: what follows it would be lost, or misread)
+            co_await x.reply(invalid_request(c, x, "command, cwd and envs may not hold a NUL byte"));
+            co_return;
+        }
+    }
     const std::optional<command_run> run = co_await start_run(c, x, k, r.command, background);
     if (!run) co_return;
-    if (c.processes) {
-        const process_work work{.box = c.sandboxes.box(k.sandbox_id), .command = process_command_of(r)};
+    if (real) {
+        const process_work work{.box = c.sandboxes.box(k.sandbox_id), .command = std::move(*real)};
         co_await stream_run(c, x, k, *run, run->id, work, background, r.timeout);
         co_return;
     }

@@ -43,6 +43,8 @@ response error_of(const context& c, const exchange& x, fs_error e, const std::st
             return c.error_reply(x, 500, "RUNTIME_ERROR", std::string(doing) + " " + path + ". no space left on device");
         case fs_error::name_too_long:
             return c.error_reply(x, 500, "RUNTIME_ERROR", std::string(doing) + " " + path + ". file name too long");
+        case fs_error::not_regular:
+            return c.error_reply(x, 500, "RUNTIME_ERROR", std::string(doing) + " " + path + ". not a regular file");
         case fs_error::too_many:
             return c.error_reply(x, 500, "RUNTIME_ERROR",
                                  std::string(doing) + " " + path + ". more than " + std::to_string(max_listed) +
@@ -58,6 +60,7 @@ fs_error fs_error_of(const std::system_error& e) {
         case ENOTDIR: return fs_error::not_directory;
         case EEXIST: return fs_error::exists;
         case EFBIG: return fs_error::too_large;
+        case EINVAL: return fs_error::not_regular;
         case ENOSPC:
         case EDQUOT: return fs_error::no_space;
         case ENAMETOOLONG: return fs_error::name_too_long;

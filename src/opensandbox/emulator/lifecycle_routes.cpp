@@ -277,9 +277,10 @@ awaitable<void> create(context& c, exchange& x, call& k) {
     const json::value* limits = o->if_contains("resourceLimits");
     const json::object* resource_limits = limits ? limits->if_object() : nullptr;
     if (const json::value* memory = resource_limits ? resource_limits->if_contains("memory") : nullptr;
-        c.processes && memory && (!memory->is_string() || !memory_quantity(memory->as_string()))) {
+        c.processes && memory &&
+        (!memory->is_string() || memory_quantity(memory->as_string()).value_or(0) < min_memory_bytes)) {
         co_await x.reply(c.error_reply(x, 400, "SANDBOX::INVALID_PARAMETER",
-                                       "resourceLimits.memory must be a quantity (512Mi, 2Gi, 1G)"));
+                                       "resourceLimits.memory must be a quantity of at least 16Mi (512Mi, 2Gi, 1G)"));
         co_return;
     }
     const json::value* secure = o->if_contains("secureAccess");

@@ -367,9 +367,14 @@ sandbox_store::found_command sandbox_store::held(const std::string& sandbox_id, 
 
 void sandbox_store::append_output(const std::string& sandbox_id, const std::string& command_id, std::string_view text) {
     const auto [s, lock, c] = held(sandbox_id, command_id);
-    if (!c) return;
-    c->output.append(text);
-    s->output_bytes += text.size();
+    if (!c || c->output_capped) return;
+    std::string kept(text.substr(0, max_command_output - std::min(c->output.size(), max_command_output)));
+    if (kept.size() < text.size()) {  // said once, after all that is kept
+        kept += "\n[ngfail serve: this command's output past 16 MiB is not kept]\n";
+        c->output_capped = true;
+    }
+    c->output += kept;
+    s->output_bytes += kept.size();
     forget_old_commands(*s);
 }
 

@@ -277,6 +277,9 @@ public:
     enum class refused_start { no_sandbox, too_many_running };
     [[nodiscard]] std::variant<command_run, refused_start> start_command(const std::string& sandbox_id,
                                                                          std::string content, bool background);
+    // A command keeps its first `max_command_output` bytes of output, then a line saying the
+    // rest was not kept (a real command may print without end; its logs must not).
+    static constexpr std::size_t max_command_output = 16 << 20;
     void append_output(const std::string& sandbox_id, const std::string& command_id, std::string_view text);
     void finish_command(const std::string& sandbox_id, const std::string& command_id, int exit_code,
                         std::string error);
@@ -292,6 +295,7 @@ private:
     struct held_command {
         command_run run;
         std::string output{};
+        bool output_capped = false;  // past max_command_output: the rest is not kept
         bool interrupted = false;
     };
     // `record` is the store's (under its lock); the rest is the sandbox's, under `mutex`.

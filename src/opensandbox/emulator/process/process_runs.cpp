@@ -37,8 +37,15 @@ std::vector<std::string> output_lines::add(std::string_view bytes) {
         after_cr_ = false;
         line_ += b;
         if (line_.size() >= max_line) {
-            events.push_back(std::move(line_));
-            line_.clear();
+            // Cut before a character that has not ended: no piece holds half of one.
+            std::size_t cut = line_.size();
+            for (int back = 0; back < 3 && cut > 1 && (static_cast<unsigned char>(line_[cut - 1]) & 0xc0) == 0x80; ++back) {
+                --cut;
+            }
+            if (cut > 0 && (static_cast<unsigned char>(line_[cut - 1]) & 0xc0) == 0xc0) --cut;  // a lead byte
+            if (cut == 0) cut = line_.size();
+            events.push_back(line_.substr(0, cut));
+            line_.erase(0, cut);
         }
     }
     return events;
@@ -57,6 +64,9 @@ using boost::asio::awaitable;
 using descriptor = asio::posix::stream_descriptor;
 using std::chrono::milliseconds;
 
+// Linux's bound on one argument (MAX_ARG_STRLEN, its NUL included): bash -c gets the command
+// as one.
+constexpr std::size_t max_argument_bytes = 128 * 1024;
 // How long an interrupted command has between SIGTERM and SIGKILL.
 constexpr milliseconds interrupt_grace{3000};
 // How often a run looks at its sandbox, its deadline and its peer while it prints nothing.
@@ -121,7 +131,7 @@ awaitable<void> readable(descriptor& d) {
 }
 
 // Where a followed command's output goes: a foreground run's stream (as events, a line each),
-// and always the store's record of the command (raw, for its logs).
+// or a background one's record in the store (raw, for its logs).
 struct output_sink {
     context& c;
     exchange* x;  // none: a background run
@@ -131,8 +141,10 @@ struct output_sink {
 
     // False once the peer has gone.
     awaitable<bool> send(std::string_view type, std::string_view bytes, bool last) {
-        c.sandboxes.append_output(sandbox_id, run_id, bytes);
-        if (!x) co_return true;
+        if (!x) {  // only a background command's output is asked for again (its logs)
+            c.sandboxes.append_output(sandbox_id, run_id, bytes);
+            co_return true;
+        }
         output_lines& lines = type == "stdout" ? stdout_lines : stderr_lines;
         std::vector<std::string> events = lines.add(bytes);
         if (last) {
@@ -145,10 +157,12 @@ struct output_sink {
     }
 };
 
-// Reads what `d` has now, to `sink`; closes `d` at its end. False once the peer has gone.
+// Reads what `d` has now, at most 256 KiB (a command that fills its pipe without end must
+// not keep the run from its timeout, its interrupt or its sandbox's going), to `sink`;
+// closes `d` at its end. False once the peer has gone.
 awaitable<bool> drain(descriptor& d, std::string_view type, output_sink& sink, bool last) {
     std::array<char, 64 * 1024> chunk{};
-    while (d.is_open()) {
+    for (int pieces = 0; d.is_open() && pieces < 4; ++pieces) {
         boost::system::error_code ec;
         const std::size_t n = d.read_some(asio::buffer(chunk), ec);
         if (ec == asio::error::would_block || ec == asio::error::try_again) break;
@@ -248,11 +262,16 @@ awaitable<bool> stream_process(context& c, exchange& x, const std::string& sandb
     const auto started_at = mono_clock::now();
     std::optional<process_sandbox::started> started;
     std::string why_not;
-    try {
-        started = co_await c.off_io([&] { return work.box->start(work.command); });
-    } catch (const std::exception& e) {
-        why_not = e.what();
+    if (work.command.command.size() >= max_argument_bytes) {
+        why_not = "fork/exec /usr/bin/bash: argument list too long";  // Go's words for E2BIG
+    } else {
+        try {
+            started = co_await c.off_io([&] { return work.box->start(work.command); });
+        } catch (const std::exception& e) {
+            why_not = e.what();
+        }
     }
+    if (!started && !work.box->alive()) fail_sandbox(c, sandbox_id, c.profile.crashed);  // its init died
     if (!started) {  // as execd reports a command that could not start: after `init`
         c.sandboxes.finish_command(sandbox_id, run.id, -1, why_not);
         co_await x.chunk(error_frame(why_not, why_not));

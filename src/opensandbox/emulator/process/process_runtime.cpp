@@ -48,7 +48,16 @@ std::optional<std::int64_t> memory_quantity(std::string_view text) noexcept {
     std::int64_t number = 0;
     const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), number);
     if (ec != std::errc() || number < 0) return std::nullopt;
-    const std::string_view suffix(end, static_cast<std::size_t>(text.data() + text.size() - end));
+    // A fraction ("1.5Gi"), to nine digits: kept in billionths until the unit is known.
+    std::int64_t billionths = 0;
+    const char* rest = end;
+    if (rest != text.data() + text.size() && *rest == '.') {
+        std::int64_t scale = 100'000'000;
+        for (++rest; rest != text.data() + text.size() && *rest >= '0' && *rest <= '9'; ++rest, scale /= 10) {
+            billionths += (*rest - '0') * scale;
+        }
+    }
+    const std::string_view suffix(rest, static_cast<std::size_t>(text.data() + text.size() - rest));
     static constexpr std::array<std::pair<std::string_view, std::int64_t>, 9> units{{
         {"", 1},
         {"k", 1000},
@@ -62,8 +71,8 @@ std::optional<std::int64_t> memory_quantity(std::string_view text) noexcept {
     }};
     const auto unit = std::find_if(units.begin(), units.end(), [&](const auto& u) { return u.first == suffix; });
     constexpr std::int64_t most = std::int64_t{1} << 62;
-    if (unit == units.end() || number > most / unit->second) return std::nullopt;
-    return number * unit->second;
+    if (unit == units.end() || number > most / unit->second - 1) return std::nullopt;
+    return number * unit->second + static_cast<std::int64_t>(static_cast<long double>(billionths) * unit->second / 1e9L);
 }
 
 process_runtime::process_runtime(const server_options& options)
@@ -114,11 +123,20 @@ std::shared_ptr<process_sandbox> process_runtime::start(const std::string& id,
     if (resource_limits) {
         if (const auto* memory = resource_limits->if_contains("memory"); memory && memory->is_string()) {
             const auto bytes = memory_quantity(memory->as_string());
-            if (!bytes) throw std::invalid_argument("resourceLimits.memory is not a quantity (512Mi, 2Gi, 1G)");
+            if (!bytes || *bytes < min_memory_bytes) {
+                throw std::invalid_argument("resourceLimits.memory must be a quantity of at least 16Mi (512Mi, 2Gi, 1G)");
+            }
             limits.memory_bytes = *bytes;
         }
     }
-    auto box = std::make_unique<process_sandbox>(id, process_sandbox_options{.state_root = root_, .limits = limits});
+    std::unique_ptr<process_sandbox> box;
+    try {
+        box = std::make_unique<process_sandbox>(id, process_sandbox_options{.state_root = root_, .limits = limits});
+    } catch (...) {
+        std::error_code ignored;
+        fs::remove_all(root_ / id, ignored);  // what it had made of its folder
+        throw;
+    }
     return std::shared_ptr<process_sandbox>(box.release(), [this](process_sandbox* dying) {
         {
             const std::lock_guard lock(mutex_);

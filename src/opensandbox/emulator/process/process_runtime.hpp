@@ -25,6 +25,8 @@ namespace ngfail::opensandbox::testing::detail {
 // A Kubernetes memory quantity ("512Mi", "2Gi", "1G", "1000k", "1073741824") in bytes; none
 // when `text` is not one, or is past 2^62.
 [[nodiscard]] std::optional<std::int64_t> memory_quantity(std::string_view text) noexcept;
+// The least memory a sandbox may have: its supervisor and a shell must fit.
+inline constexpr std::int64_t min_memory_bytes = std::int64_t{16} << 20;
 
 class process_runtime {
 public:

@@ -73,11 +73,20 @@ fs::path make_folder(const fs::path& dir, bool chown_to_sandbox) {
     return dir;
 }
 
-// A path inside the sandbox, opened within its tree.
+// The folders of the tree, which commands see at the same paths (the rest of what they see
+// is the host's, read-only, and out of the file routes' reach).
+constexpr std::array<std::string_view, 4> writable{"home", "root", "tmp", "workspace"};
+
+// A path inside the sandbox, opened within its tree; -1 with ENOENT for a path outside its
+// writable folders.
 int open_inside(int tree, std::string_view path, std::uint64_t flags, std::uint64_t mode = 0) {
-    std::string relative(path);
-    while (!relative.empty() && relative.front() == '/') relative.erase(0, 1);
+    std::string relative = fs::path(std::string(path)).lexically_normal().relative_path().string();
     if (relative.empty()) relative = ".";
+    const std::string_view first = std::string_view(relative).substr(0, relative.find('/'));
+    if (relative != "." && std::find(writable.begin(), writable.end(), first) == writable.end()) {
+        errno = ENOENT;
+        return -1;
+    }
     open_how how{.flags = flags | O_CLOEXEC, .mode = mode, .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
     for (;;) {
         const long fd = ::syscall(SYS_openat2, tree, relative.c_str(), &how, sizeof how);
@@ -88,7 +97,9 @@ int open_inside(int tree, std::string_view path, std::uint64_t flags, std::uint6
 
 std::vector<std::string> bwrap_arguments(const fs::path& folder, const std::string& self, bool network) {
     const fs::path tree = folder / "tree";
-    std::vector<std::string> a{"bwrap", "--unshare-all", "--die-with-parent", "--new-session",
+    // The supervisor is the namespace's init (--as-pid-1): the kernel drops the signals its
+    // commands send it (they run as the same user), so none can stop or kill it.
+    std::vector<std::string> a{"bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--as-pid-1",
                                "--uid", "1000", "--gid", "1000", "--hostname", "sandbox",
                                "--ro-bind", "/usr", "/usr",
                                "--symlink", "usr/bin", "/bin", "--symlink", "usr/sbin", "/sbin",
@@ -154,17 +165,27 @@ process_sandbox::process_sandbox(std::string id, const process_sandbox_options& 
     argv.push_back(nullptr);
     const std::string bwrap = which("bwrap");
     const bool root = ::geteuid() == 0;
+    const int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
     const pid_t pid = ::fork();
     if (pid == 0) {
         char ready = 0;
         (void)!::read(go[0], &ready, 1);
+        // The sandbox gets the control socket as fd 3 and nothing else of the server's: not
+        // its listeners, its log, what its own parent left open; nor its blocked signals.
+        for (int fd = 0; fd < 3; ++fd) ::dup2(null, fd);
         ::dup2(pair[1], 3);  // without close-on-exec: the supervisor's end
+        ::close_range(4, ~0U, 0);
+        sigset_t none;
+        sigemptyset(&none);
+        ::sigprocmask(SIG_SETMASK, &none, nullptr);
+        for (int sig = 1; sig < NSIG; ++sig) ::signal(sig, SIG_DFL);
         if (root && (::setgroups(0, nullptr) != 0 || ::setgid(host_group) != 0 || ::setuid(host_user) != 0)) {
             ::_exit(126);
         }
         ::execv(bwrap.c_str(), argv.data());
         ::_exit(127);
     }
+    if (null >= 0) ::close(null);
     ::close(pair[1]);
     ::close(go[0]);
     if (pid < 0) {
@@ -207,12 +228,25 @@ process_sandbox::~process_sandbox() {
 }
 
 std::string process_sandbox::read_file(std::string_view path) const {
-    const int fd = open_inside(tree_, path, O_RDONLY);
+    // Non-blocking: a FIFO would hold the thread until something wrote to it.
+    const int fd = open_inside(tree_, path, O_RDONLY | O_NONBLOCK | O_NOCTTY);
     if (fd < 0) fail(std::string(path));
+    struct stat st {};
+    const bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+    const int refused = !regular ? (S_ISDIR(st.st_mode) ? EISDIR : EINVAL)
+                                 : static_cast<std::size_t>(st.st_size) > max_read_bytes ? EFBIG : 0;
+    if (refused != 0) {
+        ::close(fd);
+        fail(std::string(path), refused);
+    }
     std::string bytes;
     std::array<char, 1 << 16> chunk{};
     for (;;) {
         const ssize_t n = ::read(fd, chunk.data(), chunk.size());
+        if (n > 0 && bytes.size() + static_cast<std::size_t>(n) > max_read_bytes) {
+            ::close(fd);
+            fail(std::string(path), EFBIG);  // it grew while read
+        }
         if (n > 0) {
             bytes.append(chunk.data(), static_cast<std::size_t>(n));
         } else if (n == 0 || errno != EINTR) {
@@ -242,12 +276,18 @@ void process_sandbox::write_file(std::string_view path, std::string_view bytes, 
         ::close(parent);
         made /= part;
     }
-    const int fd = open_inside(tree_, inside.string(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0) fail(std::string(path));
+    // Non-blocking, and checked before a byte is written: a FIFO is no file to write.
+    const int fd = open_inside(tree_, inside.string(), O_WRONLY | O_CREAT | O_NONBLOCK | O_NOCTTY, 0644);
+    if (fd < 0) fail(std::string(path), errno == ENXIO ? EINVAL : errno);
+    if (struct stat st {}; ::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || ::ftruncate(fd, 0) != 0) {
+        ::close(fd);
+        fail(std::string(path), EINVAL);
+    }
     if (root) (void)::fchown(fd, host_user, host_group);
+    // Permission bits only: a set-user-id file of the sandbox's has no business on the host.
     mode_t permissions = 0;
-    for (const char digit : std::to_string(mode)) permissions = permissions * 8 + static_cast<mode_t>(digit - '0');
-    (void)::fchmod(fd, permissions & 07777);
+    for (const char digit : std::to_string(mode)) permissions = permissions * 8 + static_cast<mode_t>((digit - '0') & 7);
+    (void)::fchmod(fd, permissions & 0777);
     for (std::size_t done = 0; done < bytes.size();) {
         const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
         if (n < 0 && errno == EINTR) continue;
@@ -289,7 +329,9 @@ void process_sandbox::receive() {
         const auto f = supervisor::fields(std::string_view(buffer.data(), static_cast<std::size_t>(n)));
         const int id = f.size() == 3 ? std::atoi(std::string(f[1]).c_str()) : 0;
         const int value = f.size() == 3 ? std::atoi(std::string(f[2]).c_str()) : 0;
-        if (f.size() == 3 && f[0] == "started") {
+        // Only a start the server waits for takes descriptors, once: a message that names any
+        // other has its descriptors closed (whoever sent it holds none of the server's).
+        if (f.size() == 3 && f[0] == "started" && pending_.contains(id) && !started_.contains(id) && passed >= 1) {
             started_[id] = passed == 1 ? started{.id = id, .terminal_fd = fds[0]}
                                        : started{.id = id, .stdout_fd = fds[0], .stderr_fd = fds[1], .stdin_fd = fds[2]};
         } else {
@@ -298,7 +340,7 @@ void process_sandbox::receive() {
                 if (forgotten_.erase(id) == 0) exits_[id] = value;
                 signal_end(id);
             }
-            if (f.size() == 3 && f[0] == "failed") failed_[id] = value;
+            if (f.size() == 3 && f[0] == "failed" && pending_.contains(id)) failed_[id] = value;
         }
         changed_.notify_all();
     }
@@ -317,7 +359,12 @@ process_sandbox::started process_sandbox::start(const process_command& command) 
         fail(errno == EMSGSIZE ? "the command is longer than the sandbox's control socket carries"
                                : "the sandbox's supervisor is gone");
     }
-    changed_.wait(lock, [&] { return gone_ || started_.contains(id) || failed_.contains(id); });
+    pending_.insert(id);
+    const bool answered = changed_.wait_for(lock, std::chrono::seconds(10), [&] {
+        return gone_ || started_.contains(id) || failed_.contains(id);
+    });
+    pending_.erase(id);
+    if (!answered) fail("the sandbox's supervisor does not answer", ETIMEDOUT);
     if (const auto it = failed_.find(id); it != failed_.end()) {
         const int error = it->second;
         failed_.erase(it);

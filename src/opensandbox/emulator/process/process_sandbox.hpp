@@ -77,6 +77,11 @@ public:
     // SIGKILL to every process of the sandbox (its supervisor too: the sandbox is dead).
     void kill_all() const { group_.kill_all(); }
 
+    // Whether its supervisor (the sandbox's init) still runs.
+    [[nodiscard]] bool alive() {
+        const std::lock_guard lock(mutex_);
+        return !gone_;
+    }
     // The kernel's count of OOM kills in the sandbox.
     [[nodiscard]] std::int64_t oom_kills() const { return group_.oom_kills(); }
     [[nodiscard]] std::int64_t memory_used() const { return group_.memory_used(); }
@@ -86,6 +91,9 @@ public:
     // The sandbox's files by their paths inside it (/workspace/a.txt), resolved within its
     // tree by the kernel (openat2 RESOLVE_IN_ROOT): `..`, an absolute symlink or a /proc path
     // cannot leave it. Failures are std::system_error with the errno (ENOENT, EISDIR, …).
+    // Only regular files of at most `max_read_bytes` (EINVAL, EFBIG), and only in its writable
+    // folders: /home, /root, /tmp, /workspace (ENOENT elsewhere).
+    static constexpr std::size_t max_read_bytes = 64 << 20;
     [[nodiscard]] std::string read_file(std::string_view path) const;
     // Writes the file with `mode` (octal digits written as a decimal number, as execd takes
     // them: 644), making its parent directories (as mkdir -p).
@@ -118,6 +126,7 @@ private:
     std::map<int, int> failed_;  // id → errno
     std::map<int, int> exit_events_;  // id → the eventfd its end is signalled on (our copy)
     std::set<int> forgotten_;         // ids whose exit nobody waits for
+    std::set<int> pending_;           // ids whose start the server waits for
     bool gone_ = false;          // the supervisor's end closed
     std::thread receiver_;
 };

@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -80,6 +81,11 @@ std::optional<wiring> wiring_named(std::string_view name) {
         ::setpgid(0, 0);
     }
     for (int i = 0; i < 3; ++i) ::dup2(streams[static_cast<std::size_t>(i)], i);
+    // A command holds its streams only: not the control socket, nor the supervisor's mask.
+    ::close_range(3, ~0U, 0);
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
     std::string cwd(f[3]);
     if (!cwd.empty() && ::chdir(cwd.c_str()) != 0) {
         const std::string said = "bash: line 1: cd: " + cwd + ": " + std::strerror(errno) + "\n";
@@ -163,6 +169,9 @@ void start(int control, const std::vector<std::string_view>& f, std::map<pid_t, 
 }  // namespace
 
 int serve(int control) noexcept {
+    // Its commands run as the same user: undumpable, it cannot be traced, nor its descriptors
+    // taken (pidfd_getfd, /proc/1/fd).
+    ::prctl(PR_SET_DUMPABLE, 0);
     sigset_t child;
     sigemptyset(&child);
     sigaddset(&child, SIGCHLD);
