@@ -244,8 +244,8 @@ awaitable<void> run_code(context& c, exchange& x, call& k) {
     const file_reader files = files_of(c, k);
     if (as_command) {
         shell_state shell;
-        const std::function<simulated_run()> plan = [&] { return simulate(r.code, files, &shell); };
-        co_await stream_run(c, x, k, *run, run->id, plan, r.language == "background-command", std::nullopt);
+        const simulated_work work = shell_work(r.code, [&] { return simulate(r.code, files, &shell); });
+        co_await stream_run(c, x, k, *run, run->id, work, r.language == "background-command", std::nullopt);
         co_return;
     }
     const auto claimed = c.sandboxes.with_contexts(k.sandbox_id, [&](code_contexts& all) {
@@ -259,15 +259,15 @@ awaitable<void> run_code(context& c, exchange& x, call& k) {
     }
     const std::string id = std::get<std::string>(*claimed);
     // The kernel's state is read when the run starts and kept when it ends.
-    const std::function<simulated_run()> plan = [&] {
+    const simulated_work work{.plan = [&] {
         std::optional<simulated_run> ran;
         (void)c.sandboxes.with_contexts(k.sandbox_id, [&](code_contexts& all) {
             if (const auto it = all.by_id.find(id); it != all.by_id.end()) ran = interpret(r.code, it->second.kernel, files);
             return true;
         });
         return ran.value_or(simulated_run{.in_kernel = true});
-    };
-    co_await stream_run(c, x, k, *run, id, plan, false, std::nullopt);
+    }};
+    co_await stream_run(c, x, k, *run, id, work, false, std::nullopt);
     (void)c.sandboxes.with_contexts(k.sandbox_id, [&](code_contexts& all) {
         if (const auto it = all.by_id.find(id); it != all.by_id.end() && it->second.running == run->id) {
             it->second.running.clear();

@@ -115,8 +115,8 @@ awaitable<void> exec(context& c, exchange& x, call& k) {
     }
     const file_reader files = files_of(c, k);
     shell_state shell = shell_of(r);
-    const std::function<simulated_run()> plan = [&] { return simulate(r.command, files, &shell); };
-    co_await stream_run(c, x, k, *run, run->id, plan, background, r.timeout);
+    const simulated_work work = shell_work(r.command, [&] { return simulate(r.command, files, &shell); });
+    co_await stream_run(c, x, k, *run, run->id, work, background, r.timeout);
 }
 
 // ---- bash sessions: a shell's working directory and variables kept between runs -----------------
@@ -179,15 +179,15 @@ awaitable<void> run_in_session(context& c, exchange& x, call& k) {
     const std::optional<command_run> run = co_await start_run(c, x, k, r.command, false);
     if (!run) co_return;
     const file_reader files = files_of(c, k);
-    const std::function<simulated_run()> plan = [&] {
+    const simulated_work work = shell_work(r.command, [&] {
         simulated_run ran = simulate(r.command, files, &shell);
         (void)c.sandboxes.with_sessions(k.sandbox_id, [&](std::map<std::string, shell_state>& sessions) {
             if (const auto it = sessions.find(k.param); it != sessions.end()) it->second = shell;
             return true;
         });
         return ran;
-    };
-    co_await stream_run(c, x, k, *run, k.param, plan, false, r.timeout);
+    });
+    co_await stream_run(c, x, k, *run, k.param, work, false, r.timeout);
 }
 
 awaitable<void> delete_session(context& c, exchange& x, call& k) {

@@ -217,9 +217,10 @@ awaitable<afterwards> stream_until_the_end(context& c, exchange& x, call& k, con
         co_return runs_on ? afterwards::runs_on : afterwards::finished_or_ended;
     }
     // The work, and the frames of what it printed (up to 16 MiB made into JSON), off the
-    // connection threads: a long line holds its own sandbox, no one else's connection.
-    const auto& plan_run = std::get<std::function<simulated_run()>>(work);
-    simulated_run plan = co_await c.off_io([&] { return plan_run(); });
+    // connection threads unless light: a long line holds its own sandbox, no one else's
+    // connection.
+    const auto& simulated = std::get<simulated_work>(work);
+    simulated_run plan = co_await c.off_io_if(!simulated.light, [&] { return simulated.plan(); });
     if (background) {
         co_await x.end_stream();
         asio::co_spawn(co_await asio::this_coro::executor,
@@ -238,7 +239,8 @@ awaitable<afterwards> stream_until_the_end(context& c, exchange& x, call& k, con
         co_await x.end_stream();
         co_return afterwards::finished_or_ended;
     }
-    const std::string output = co_await c.off_io([&] {
+    const bool much_output = plan.stdout_text.size() + plan.stderr_text.size() > context::light_input_bytes;
+    const std::string output = co_await c.off_io_if(much_output, [&] {
         std::string frames;
         if (!plan.stdout_text.empty()) frames += text_frame("stdout", plan.stdout_text);
         if (!plan.stderr_text.empty()) frames += text_frame("stderr", plan.stderr_text);

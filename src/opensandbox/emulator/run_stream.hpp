@@ -39,7 +39,21 @@ struct process_work {
     std::shared_ptr<process_sandbox> box;
     process_command command;
 };
-using run_work = std::variant<std::function<simulated_run()>, process_work>;
+// A plan is worked out on a worker thread unless it is `light`: a worker's round trip costs
+// more than a short command's whole run, and most commands are short.
+struct simulated_work {
+    std::function<simulated_run()> plan;
+    bool light = false;
+};
+using run_work = std::variant<simulated_work, process_work>;
+
+// A shell's command line up to this size is light: at most a few hundred expansions of the
+// shell's 64 KiB of variables and its 16 MiB of output, milliseconds on any build. A kernel's
+// code is never light (its names are unbounded copies).
+inline constexpr std::size_t light_command_bytes = 256;
+[[nodiscard]] inline simulated_work shell_work(std::string_view command, std::function<simulated_run()> plan) {
+    return {.plan = std::move(plan), .light = command.size() <= light_command_bytes};
+}
 
 [[nodiscard]] std::int64_t now_ms();
 

@@ -1,5 +1,6 @@
 #include "simulated_shell.hpp"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cmath>
@@ -334,12 +335,19 @@ private:
     // An expansion's text: kept whole in double quotes, else split on blanks, as bash splits it.
     void expansion(std::string_view text, bool quoted) {
         if (quoted) return literal(text);
-        for (const char c : text) {
-            if (blank(c)) {
-                finish_word();
-            } else {
-                literal(std::string_view(&c, 1));
+        // Split at blanks, a run of other bytes at a time (a byte at a time was most of a
+        // 64 KiB variable's cost). Each blank's next place is found by memchr, again only once
+        // passed: linear however the blanks mix.
+        std::array<std::size_t, 3> next{text.find(' '), text.find('\t'), text.find('\n')};
+        for (std::size_t from = 0; from < text.size() && !stopped;) {
+            for (std::size_t k = 0; k < next.size(); ++k) {
+                if (next[k] < from) next[k] = text.find(" \t\n"[k], from);
             }
+            const std::size_t blank_at = std::min(*std::min_element(next.begin(), next.end()), text.size());
+            if (blank_at > from) literal(text.substr(from, blank_at - from));
+            if (blank_at == text.size()) break;
+            finish_word();
+            from = blank_at + 1;
         }
     }
 

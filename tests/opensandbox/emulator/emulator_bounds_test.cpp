@@ -135,6 +135,34 @@ TEST(sandbox_isolation, a_search_at_its_bounds_never_delays_another_sandbox) {
     EXPECT_LE(longest, longest_allowed_wait);
 }
 
+TEST(sandbox_isolation, a_short_line_at_its_bounds_never_delays_another_sandbox) {
+    embedded_server s;
+    const std::string busy = create(s);
+    const std::string other = create(s);
+    // A short line is worked out on its connection's thread: at its worst it prints the run's
+    // 16 MiB from a file, or expands the shell's 64 KiB of variables a hundred times over.
+    ASSERT_EQ(ngfail_test::upload(s, busy, {{"/f", std::string(16 << 20, 'f')}}).status, 200u);
+    const auto session = call(s.port(), http::verb::post, execd(busy) + "/session");
+    ASSERT_EQ(session.status, 200u) << session.body;
+    const std::string run = execd(busy) + "/session/" + std::string(session.object().at("session_id").as_string()) + "/run";
+    const auto in_session = [&](const std::string& command) {
+        return call(s.port(), http::verb::post, run, json::serialize(json::object{{"command", command}}));
+    };
+    ASSERT_EQ(in_session("export A=" + std::string(64 * 1024 - 8, 'a')).status, 200u);
+    const std::string expansions = "true " + repeated("$A", 120);
+    ASSERT_LE(expansions.size(), 256u);
+    reply printed;
+    reply expanded;
+    const auto longest = others_wait_while(s, other, [&] {
+        printed = run_command(s, busy, "cat /f");
+        for (int i = 0; i < 4; ++i) expanded = in_session(expansions);
+    });
+    EXPECT_EQ(printed.status, 200u);
+    EXPECT_GT(printed.body.size(), std::size_t{16} << 20);
+    EXPECT_THAT(expanded.body, HasSubstr("execution_complete"));
+    EXPECT_LE(longest, longest_allowed_wait);
+}
+
 // `count` directories under `root` as one POST /directories body.
 std::string directories_body(const std::string& root, int count) {
     json::object dirs;
