@@ -67,6 +67,36 @@ TEST_F(process_runtime, commands_run_for_real) {
     EXPECT_EQ(blank.stdout_text, "a\n\nb\n") << "execd sends a line per event; a last line without its end gets one";
 }
 
+TEST_F(process_runtime, a_session_keeps_its_directory_and_exports_as_execd_does) {
+    const auto id = sandboxes->create({}).id;
+    const std::string session = sandboxes->create_session(id, "/workspace/project");
+    const auto first = sandboxes->run_in_session(id, session, {.command = R"(pwd; export V="a b"; cd sub 2>/dev/null || mkdir sub && cd sub)"});
+    EXPECT_EQ(first.exit_code, 0) << first.stdout_text;
+    EXPECT_EQ(first.stdout_text, "/workspace/project\n") << "the session's directory was made; no marker reaches the client";
+    const auto second = sandboxes->run_in_session(id, session, {.command = R"(echo "$V" $(pwd); echo oops >&2; printf 'no end')"});
+    EXPECT_EQ(second.stdout_text, "a b /workspace/project/sub\noops\nno end\n")
+        << "cd and export stay; stderr joins stdout, as execd's sessions give it";
+    EXPECT_EQ(second.stderr_text, "");
+    const auto quoted = sandboxes->run_in_session(id, session, {.command = R"(export Q='it'"'"'s "$HOME" \ `x`'; false)"});
+    EXPECT_EQ(quoted.exit_code, 1);
+    EXPECT_EQ(sandboxes->run_in_session(id, session, {.command = "printf '%s' \"$Q\""}).stdout_text, R"(it's "$HOME" \ `x`)" "\n")
+        << "a value bash quotes in `export -p` comes back as it was";
+    const auto left = sandboxes->run_in_session(id, session, {.command = "cd /tmp; export GONE=1; exit 3"});
+    EXPECT_EQ(left.exit_code, 3);
+    EXPECT_EQ(sandboxes->run_in_session(id, session, {.command = "pwd; echo \"[$GONE]\""}).stdout_text,
+              "/workspace/project/sub\n[]\n")
+        << "a run that ends its shell leaves the session as it was";
+    const std::string elsewhere = sandboxes->create_session(id);
+    EXPECT_EQ(sandboxes->run_in_session(id, elsewhere, {.command = "pwd; echo \"[$V]\""}).stdout_text, "/home/sandbox\n[]\n")
+        << "sessions are apart; one without a directory starts at home";
+    const auto outside = sandboxes->try_create_session(id, "/etc/nope");
+    ASSERT_FALSE(outside);
+    EXPECT_EQ(outside.error().http_status(), 500);
+    EXPECT_THAT(std::string(outside.error().reason()), testing::HasSubstr("error creating session. mkdir /etc/nope"));
+    sandboxes->delete_session(id, session);
+    EXPECT_FALSE(sandboxes->try_run_in_session(id, session, {.command = "true"}));
+}
+
 TEST_F(process_runtime, a_timeout_or_an_interrupt_kills_the_command) {
     const auto id = sandboxes->create({}).id;
     const auto started = std::chrono::steady_clock::now();
@@ -228,6 +258,15 @@ TEST_F(process_runtime, a_nul_in_a_command_its_directory_or_its_variables_is_ref
                              R"({"command":"echo ran","envs":{"A":"b\u0000EVIL=1"}})",
                              R"({"command":"echo one\u0000echo two"})"}) {
         const auto r = ngfail_test::call(server->port(), ngfail_test::http::verb::post, base, body);
+        EXPECT_EQ(r.status, 400u) << body;
+        EXPECT_THAT(r.body, testing::HasSubstr("may not hold a NUL byte"));
+    }
+    const std::string execd = "/sandboxes/" + id + "/proxy/44772/session";
+    const auto nul_session = ngfail_test::call(server->port(), ngfail_test::http::verb::post, execd, R"({"cwd":"/tmp/a\u0000b"})");
+    EXPECT_EQ(nul_session.status, 400u) << nul_session.body;
+    const std::string session = sandboxes->create_session(id);
+    for (const char* body : {R"({"command":"echo one\u0000echo two"})", R"({"command":"pwd","cwd":"/tmp\u0000x"})"}) {
+        const auto r = ngfail_test::call(server->port(), ngfail_test::http::verb::post, execd + "/" + session + "/run", body);
         EXPECT_EQ(r.status, 400u) << body;
         EXPECT_THAT(r.body, testing::HasSubstr("may not hold a NUL byte"));
     }

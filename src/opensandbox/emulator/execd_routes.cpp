@@ -3,6 +3,7 @@
 // directories are in filesystem_routes.cpp).
 #include "context.hpp"
 #include "run_stream.hpp"
+#include "opensandbox/emulator/process/process_runs.hpp"
 #include "simulated_shell.hpp"
 
 #include <ngfail/event_id.hpp>
@@ -73,6 +74,10 @@ shell_state shell_of(const run_request& r) {
     return shell;
 }
 
+// A NUL ends the string a process is given: what follows it would be lost, or misread. The
+// process runtime refuses one in what it gives a process (a 400, before anything starts).
+bool holds_nul(std::string_view text) { return text.find('\0') != std::string_view::npos; }
+
 // The command as the process runtime's supervisor starts it: execd's `cwd` and `envs`.
 process_command process_command_of(const run_request& r) {
     process_command command{.command = std::string(r.command)};
@@ -99,9 +104,7 @@ awaitable<void> exec(context& c, exchange& x, call& k) {
     std::optional<process_command> real;
     if (c.processes) {
         real = process_command_of(r);
-        const auto holds_nul = [](std::string_view text) { return text.find('\0') != std::string_view::npos; };
         if (holds_nul(real->command) || holds_nul(real->cwd) || std::any_of(real->envs.begin(), real->envs.end(), holds_nul)) {
-            // (a NUL ends the string a process is given: what follows it would be lost, or misread)
             co_await x.reply(invalid_request(c, x, "command, cwd and envs may not hold a NUL byte"));
             co_return;
         }
@@ -124,6 +127,7 @@ awaitable<void> exec(context& c, exchange& x, call& k) {
 // POST /session {"cwd"}: the body may be empty; the directory is made, as execd makes it.
 awaitable<void> create_session(context& c, exchange& x, call& k) {
     shell_state shell;
+    if (c.processes) shell.cwd.clear();  // a real session starts where its bash would: home
     if (!x.req().body().empty()) {
         json::error_code ec;
         const json::value body = json::parse(x.req().body(), ec);
@@ -132,9 +136,35 @@ awaitable<void> create_session(context& c, exchange& x, call& k) {
             co_await x.reply(invalid_request(c, x, "error parsing request. cwd must be a string"));
             co_return;
         }
+        if (c.processes && cwd && holds_nul(cwd->as_string())) {
+            co_await x.reply(invalid_request(c, x, "error parsing request. cwd may not hold a NUL byte"));
+            co_return;
+        }
         if (cwd && !cwd->as_string().empty()) {
             shell.cwd = file_tree::normal(cwd->as_string());
-            (void)c.sandboxes.with_files(k.sandbox_id, [&](file_tree& t) { return t.make_directories(shell.cwd, 755); });
+            if (!c.processes) {
+                (void)c.sandboxes.with_files(k.sandbox_id, [&](file_tree& t) { return t.make_directories(shell.cwd, 755); });
+            }
+        }
+    }
+    if (c.processes) {
+        const auto box = c.sandboxes.box(k.sandbox_id);
+        std::string failed;
+        if (box && !shell.cwd.empty()) {
+            failed = co_await c.off_io([&] {
+                try {
+                    box->make_directories(shell.cwd);
+                    return std::string();
+                } catch (const std::system_error& e) {
+                    std::string why = e.code().message();  // Go's *PathError: "mkdir /x: not a directory"
+                    if (!why.empty()) why[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(why[0])));
+                    return "mkdir " + shell.cwd + ": " + why;
+                }
+            });
+        }
+        if (!failed.empty()) {
+            co_await x.reply(c.error_reply(x, 500, "RUNTIME_ERROR", "error creating session. " + failed));
+            co_return;
         }
     }
     const std::string id = to_string(event_id::generate());
@@ -176,8 +206,22 @@ awaitable<void> run_in_session(context& c, exchange& x, call& k) {
     }
     shell_state shell = **state;
     if (cwd && cwd->is_string() && !cwd->as_string().empty()) shell.cwd = file_tree::normal(cwd->as_string());
+    if (c.processes && (holds_nul(r.command) || holds_nul(shell.cwd))) {
+        co_await x.reply(invalid_request(c, x, "error parsing request. command and cwd may not hold a NUL byte"));
+        co_return;
+    }
     const std::optional<command_run> run = co_await start_run(c, x, k, r.command, false);
     if (!run) co_return;
+    if (c.processes) {
+        auto session = std::make_shared<session_run>(shell);
+        process_work work{.box = c.sandboxes.box(k.sandbox_id), .command = {.command = session->script(r.command)}, .session = session};
+        co_await stream_run(c, x, k, *run, k.param, work, false, r.timeout);
+        (void)c.sandboxes.with_sessions(k.sandbox_id, [&](std::map<std::string, shell_state>& sessions) {
+            if (const auto it = sessions.find(k.param); it != sessions.end()) it->second = session->after(it->second);
+            return true;
+        });
+        co_return;
+    }
     const file_reader files = files_of(c, k);
     const simulated_work work = shell_work(r.command, [&] {
         simulated_run ran = simulate(r.command, files, &shell);

@@ -35,9 +35,11 @@ void fail_sandbox(context& c, const std::string& sandbox_id, const status_shape&
 
 // What a run does once its stream has begun: a plan the simulated runtime works out, or a
 // real command in the process runtime's sandbox.
+class session_run;  // process/process_runs.hpp
 struct process_work {
     std::shared_ptr<process_sandbox> box;
     process_command command;
+    std::shared_ptr<session_run> session{};  // a bash session's run: what it leaves is read here
 };
 // A plan is worked out on a worker thread unless it is `light`: a worker's round trip costs
 // more than a short command's whole run, and most commands are short.

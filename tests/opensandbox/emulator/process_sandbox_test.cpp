@@ -20,6 +20,7 @@
 namespace {
 
 using ngfail::opensandbox::testing::detail::process_sandbox;
+using ngfail::opensandbox::testing::detail::process_command;
 using ngfail::opensandbox::testing::detail::process_streams;
 
 void write_all(int fd, std::string_view bytes) {
@@ -111,6 +112,40 @@ TEST_F(process_sandboxes, files_by_their_paths_inside_never_reach_the_host) {
     }
     EXPECT_THROW(box.write_file("/workspace/abs", "x"), std::system_error) << "its target is not in the tree";
     EXPECT_FALSE(fs::exists(root / "etc")) << "nothing written beside the tree";
+}
+
+TEST_F(process_sandboxes, directories_are_made_inside_and_a_file_in_the_way_fails) {
+    process_sandbox box("sbx-dirs", {.state_root = root});
+    box.make_directories("/workspace/a/b/c", 700);
+    EXPECT_EQ(box.run({.command = "stat -c %a /workspace/a/b/c"}).stdout_text, "700\n");
+    box.write_file("/workspace/f", "x");
+    try {
+        box.make_directories("/workspace/f/g");
+        ADD_FAILURE() << "made a directory below a file";
+    } catch (const std::system_error& e) {
+        EXPECT_EQ(e.code(), std::errc::not_a_directory) << e.what();
+    }
+    EXPECT_THROW(box.make_directories("/etc/x"), std::system_error) << "only the writable folders are the tree";
+    ASSERT_EQ(box.run({.command = "ln -s /proc/self/root /workspace/proc; ln -s /etc /workspace/etc"}).exit_code, 0);
+    EXPECT_THROW(box.make_directories("/workspace/proc/x"), std::system_error) << "a link is resolved in the tree";
+    EXPECT_THROW(box.make_directories("/workspace/etc/x"), std::system_error);
+    EXPECT_FALSE(fs::exists("/etc/x"));
+    EXPECT_FALSE(fs::exists(box.files() / "etc")) << "a refused path makes nothing";
+}
+
+TEST_F(process_sandboxes, a_nul_in_any_field_is_refused_before_the_supervisor_sees_it) {
+    process_sandbox box("sbx-nul", {.state_root = root});
+    const std::string nul("a\0b", 3);
+    for (const auto& command : {process_command{.command = "echo " + nul}, process_command{.command = "true", .cwd = nul},
+                                process_command{.command = "true", .envs = {"A=" + nul}}}) {
+        try {
+            (void)box.start(command);
+            ADD_FAILURE() << "started a command with a NUL in it";
+        } catch (const std::system_error& e) {
+            EXPECT_EQ(e.code(), std::errc::invalid_argument) << e.what();
+        }
+    }
+    EXPECT_EQ(box.run({.command = "echo still"}).stdout_text, "still\n");
 }
 
 TEST_F(process_sandboxes, a_bash_fed_on_stdin_keeps_its_directory_and_exports) {

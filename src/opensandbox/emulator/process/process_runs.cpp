@@ -1,5 +1,7 @@
 #include "opensandbox/emulator/process/process_runs.hpp"
 
+#include <ngfail/event_id.hpp>
+
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
@@ -8,6 +10,7 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <csignal>
@@ -54,6 +57,104 @@ std::vector<std::string> output_lines::add(std::string_view bytes) {
 std::optional<std::string> output_lines::finish() {
     if (line_.empty()) return std::nullopt;
     return std::exchange(line_, {});
+}
+
+namespace {
+
+// Bash's quoting of any text: in single quotes, each of its own as '"'"'.
+std::string single_quoted(std::string_view text) {
+    std::string quoted = "'";
+    for (const char ch : text) quoted += ch == '\'' ? std::string_view(R"('"'"')") : std::string_view(&ch, 1);
+    return quoted + "'";
+}
+
+bool is_variable_name(std::string_view name) {
+    const auto letter = [](char ch) { return std::isalpha(static_cast<unsigned char>(ch)) != 0 || ch == '_'; };
+    return !name.empty() && letter(name.front()) &&
+           std::all_of(name.begin(), name.end(), [&](char ch) { return letter(ch) || std::isdigit(static_cast<unsigned char>(ch)) != 0; });
+}
+
+// A prompt's variables, which execd does not carry from one run to the next.
+bool carried_over(std::string_view name, std::string_view value) {
+    static constexpr std::array<std::string_view, 5> prompts{"PS1", "PS2", "PS3", "PS4", "PROMPT_COMMAND"};
+    return is_variable_name(name) && std::find(prompts.begin(), prompts.end(), name) == prompts.end() &&
+           value.size() <= session_run::max_kept_value;
+}
+
+// One line of `export -p`: `declare -x NAME="value"` (bash escapes \\, \", \$ and \` in it)
+// or `declare -x NAME`. None for anything else, or a value whose line did not hold it all.
+std::optional<std::pair<std::string, std::string>> exported_variable(std::string_view line) {
+    static constexpr std::string_view prefix = "declare -x ";
+    if (!line.starts_with(prefix)) return std::nullopt;
+    line.remove_prefix(prefix.size());
+    const std::size_t equals = line.find('=');
+    std::string name(line.substr(0, equals));
+    if (equals == std::string_view::npos) return std::pair{std::move(name), std::string()};
+    std::string_view quoted = line.substr(equals + 1);
+    if (quoted.size() < 2 || quoted.front() != '"' || quoted.back() != '"') return std::nullopt;
+    quoted = quoted.substr(1, quoted.size() - 2);
+    std::string value;
+    for (std::size_t i = 0; i < quoted.size(); ++i) {
+        if (quoted[i] == '\\' && i + 1 < quoted.size() && std::string_view("\\\"$`").find(quoted[i + 1]) != std::string_view::npos) ++i;
+        value += quoted[i];
+    }
+    return std::pair{std::move(name), std::move(value)};
+}
+
+}  // namespace
+
+session_run::session_run(const shell_state& shell) : shell_(shell), marker_("__ngfail_" + to_string(event_id::generate())) {}
+
+std::string session_run::script(std::string_view command) const {
+    std::string s = "exec 2>&1\n";
+    for (const auto& [name, value] : shell_.env()) {
+        if (carried_over(name, value)) s += "export " + name + "=" + single_quoted(value) + "\n";
+    }
+    if (!shell_.cwd.empty()) s += "cd " + single_quoted(shell_.cwd) + "\n";
+    s += command;
+    if (!command.ends_with('\n')) s += '\n';
+    s += "__ngfail_status=$?\n";
+    s += "printf '%s\\n' '" + marker_ + ":variables'\n";
+    s += "export -p\n";
+    s += "printf '" + marker_ + ":directory:%s\\n' \"$PWD\"\n";
+    s += "exit \"$__ngfail_status\"\n";
+    return s;
+}
+
+std::optional<std::string> session_run::command_output(std::string line) {
+    const std::string variables = marker_ + ":variables";
+    const std::string directory = marker_ + ":directory:";
+    switch (reading_) {
+    case reading::output:
+        if (!line.ends_with(variables)) return line;
+        reading_ = reading::variables;
+        line.resize(line.size() - variables.size());
+        if (line.empty()) return std::nullopt;
+        return line;
+    case reading::variables:
+        if (line.starts_with(directory)) {
+            cwd_ = line.substr(directory.size());
+            reading_ = reading::after;
+        } else {
+            exported_.push_back(std::move(line));
+        }
+        return std::nullopt;
+    case reading::after:
+        return std::nullopt;  // what a child it left running printed after the run
+    }
+    return std::nullopt;
+}
+
+shell_state session_run::after(const shell_state& before) const {
+    if (!cwd_) return before;  // it never got to the end of its script
+    shell_state next;
+    next.cwd = *cwd_;
+    for (const std::string& line : exported_) {
+        if (auto variable = exported_variable(line); variable && carried_over(variable->first, variable->second)) {
+            (void)next.set(std::move(variable->first), std::move(variable->second));  // past the bound: not kept
+        }
+    }
+    return next;
 }
 
 namespace {
@@ -137,6 +238,7 @@ struct output_sink {
     exchange* x;  // none: a background run
     const std::string& sandbox_id;
     const std::string& run_id;
+    session_run* session = nullptr;  // a session's run: its markers are taken out
     output_lines stdout_lines{}, stderr_lines{};
 
     // False once the peer has gone.
@@ -150,7 +252,12 @@ struct output_sink {
         if (last) {
             if (auto rest = lines.finish()) events.push_back(std::move(*rest));
         }
-        for (const std::string& event : events) {
+        for (std::string& event : events) {
+            if (session) {
+                auto own = session->command_output(std::move(event));
+                if (!own) continue;
+                event = std::move(*own);
+            }
             if (!co_await x->chunk(text_frame(type, event))) co_return false;
         }
         co_return true;
@@ -286,7 +393,7 @@ awaitable<bool> stream_process(context& c, exchange& x, const std::string& sandb
                        asio::detached);
         co_return true;
     }
-    output_sink sink{.c = c, .x = &x, .sandbox_id = sandbox_id, .run_id = run.id};
+    output_sink sink{.c = c, .x = &x, .sandbox_id = sandbox_id, .run_id = run.id, .session = work.session.get()};
     const followed how = co_await follow(c, *cmd, sink, timeout);
     if (how == followed::ended) {
         co_await finish(c, *cmd, sink, oom_kills_before, started_at);

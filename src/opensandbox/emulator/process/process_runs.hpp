@@ -25,6 +25,35 @@ boost::asio::awaitable<bool> stream_process(context& c, exchange& x, const std::
                                             const command_run& run, const process_work& work, bool background,
                                             std::optional<std::chrono::milliseconds> timeout);
 
+// A bash session's run, as execd runs one: a fresh `bash` given the session's exported
+// variables and directory, its stderr joined to its stdout, then told to print what it
+// leaves (`export -p`, `pwd`, its status) between markers that never reach the client. A
+// command that ends the shell (`exit 3`) leaves the session as it was.
+class session_run {
+public:
+    // The variables execd does not carry over (a prompt's), and the longest value it does.
+    static constexpr std::size_t max_kept_value = 8 * 1024;
+
+    explicit session_run(const shell_state& shell);
+    // What bash is given to run `command` in the session.
+    [[nodiscard]] std::string script(std::string_view command) const;
+    // Whether an event of the run's output is the command's (else a marker's, kept here).
+    // A line the command left without its end arrives with the first marker after it: its
+    // text is returned for sending.
+    [[nodiscard]] std::optional<std::string> command_output(std::string line);
+    // The session after the run: its variables and directory as the run left them, or
+    // `before` when the run never printed them.
+    [[nodiscard]] shell_state after(const shell_state& before) const;
+
+private:
+    shell_state shell_;
+    std::string marker_;  // unique to the run: no command's output imitates it
+    enum class reading { output, variables, after } reading_ = reading::output;
+    std::vector<std::string> exported_{};
+    std::optional<std::string> cwd_{};
+    bool complete_ = false;
+};
+
 // Output cut into the events execd sends: a line each, without its terminator (`\n`, `\r`
 // or `\r\n`); an empty line as "\n". A line longer than `max_line` is sent in pieces (execd
 // keeps any line whole; this keeps a server's memory bounded).

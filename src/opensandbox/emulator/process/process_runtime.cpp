@@ -19,10 +19,11 @@ namespace fs = std::filesystem;
 constexpr std::string_view own_prefix = "ngfail-";
 
 // The operations the process runtime serves so far (#43 brings the rest): the lifecycle but
-// pause, resume and snapshots; commands; uploads and downloads.
-constexpr std::array<std::string_view, 17> served{
+// pause, resume and snapshots; commands and bash sessions; uploads and downloads.
+constexpr std::array<std::string_view, 20> served{
     "create", "get",  "list",      "kill",        "renew",     "metadata", "endpoint", "list_snapshots", "get_snapshot",
-    "delete_snapshot", "ping", "exec", "interrupt", "exec_status", "exec_logs", "upload", "download"};
+    "delete_snapshot", "ping", "exec", "interrupt", "exec_status", "exec_logs", "create_session", "run_in_session",
+    "delete_session", "upload", "download"};
 
 fs::path base_of(const server_options& o) {
     if (!o.state_dir.empty()) return o.state_dir;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <optional>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -77,19 +78,27 @@ fs::path make_folder(const fs::path& dir, bool chown_to_sandbox) {
 // is the host's, read-only, and out of the file routes' reach).
 constexpr std::array<std::string_view, 4> writable{"home", "root", "tmp", "workspace"};
 
+// A path inside the sandbox relative to its tree ("." for the tree itself); none for a path
+// outside its writable folders.
+std::optional<std::string> relative_inside(std::string_view path) {
+    std::string relative = fs::path(std::string(path)).lexically_normal().relative_path().string();
+    if (relative.empty()) return ".";
+    const std::string_view first = std::string_view(relative).substr(0, relative.find('/'));
+    if (std::find(writable.begin(), writable.end(), first) == writable.end()) return std::nullopt;
+    return relative;
+}
+
 // A path inside the sandbox, opened within its tree; -1 with ENOENT for a path outside its
 // writable folders.
 int open_inside(int tree, std::string_view path, std::uint64_t flags, std::uint64_t mode = 0) {
-    std::string relative = fs::path(std::string(path)).lexically_normal().relative_path().string();
-    if (relative.empty()) relative = ".";
-    const std::string_view first = std::string_view(relative).substr(0, relative.find('/'));
-    if (relative != "." && std::find(writable.begin(), writable.end(), first) == writable.end()) {
+    const std::optional<std::string> relative = relative_inside(path);
+    if (!relative) {
         errno = ENOENT;
         return -1;
     }
     open_how how{.flags = flags | O_CLOEXEC, .mode = mode, .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
     for (;;) {
-        const long fd = ::syscall(SYS_openat2, tree, relative.c_str(), &how, sizeof how);
+        const long fd = ::syscall(SYS_openat2, tree, relative->c_str(), &how, sizeof how);
         if (fd >= 0) return static_cast<int>(fd);
         if (errno != EINTR && errno != EAGAIN) return -1;
     }
@@ -258,15 +267,27 @@ std::string process_sandbox::read_file(std::string_view path) const {
     }
 }
 
-void process_sandbox::write_file(std::string_view path, std::string_view bytes, int mode) const {
+namespace {
+
+// execd's modes: octal digits written as a decimal number (644); permission bits only (a
+// set-user-id file of the sandbox's has no business on the host).
+mode_t permissions_of(int mode) {
+    mode_t permissions = 0;
+    for (const char digit : std::to_string(mode)) permissions = permissions * 8 + static_cast<mode_t>((digit - '0') & 7);
+    return permissions & 0777;
+}
+
+}  // namespace
+
+void process_sandbox::make_directories(std::string_view path, int mode) const {
     const bool root = ::geteuid() == 0;
-    // The parents first, one component at a time, each resolved within the tree.
-    const fs::path inside = fs::path(std::string(path)).lexically_normal();
+    // One component at a time, each resolved within the tree; none beside its writable folders.
+    if (!relative_inside(path)) fail(std::string(path), ENOENT);
     fs::path made;
-    for (const auto& part : inside.parent_path().relative_path()) {
+    for (const auto& part : fs::path(std::string(path)).lexically_normal().relative_path()) {
         const int parent = open_inside(tree_, made.string(), O_PATH | O_DIRECTORY);
         if (parent < 0) fail(std::string(path));
-        const bool created = ::mkdirat(parent, part.c_str(), 0755) == 0;
+        const bool created = ::mkdirat(parent, part.c_str(), permissions_of(mode)) == 0;
         if (!created && errno != EEXIST) {
             const int error = errno;
             ::close(parent);
@@ -276,6 +297,16 @@ void process_sandbox::write_file(std::string_view path, std::string_view bytes, 
         ::close(parent);
         made /= part;
     }
+    // What exists must be a directory (mkdir -p fails on a file in the way).
+    const int last = open_inside(tree_, made.string(), O_PATH | O_DIRECTORY);
+    if (last < 0) fail(std::string(path));
+    ::close(last);
+}
+
+void process_sandbox::write_file(std::string_view path, std::string_view bytes, int mode) const {
+    const bool root = ::geteuid() == 0;
+    const fs::path inside = fs::path(std::string(path)).lexically_normal();
+    make_directories(inside.parent_path().string());
     // Non-blocking, and checked before a byte is written: a FIFO is no file to write.
     const int fd = open_inside(tree_, inside.string(), O_WRONLY | O_CREAT | O_NONBLOCK | O_NOCTTY, 0644);
     if (fd < 0) fail(std::string(path), errno == ENXIO ? EINVAL : errno);
@@ -284,10 +315,7 @@ void process_sandbox::write_file(std::string_view path, std::string_view bytes, 
         fail(std::string(path), EINVAL);
     }
     if (root) (void)::fchown(fd, host_user, host_group);
-    // Permission bits only: a set-user-id file of the sandbox's has no business on the host.
-    mode_t permissions = 0;
-    for (const char digit : std::to_string(mode)) permissions = permissions * 8 + static_cast<mode_t>((digit - '0') & 7);
-    (void)::fchmod(fd, permissions & 0777);
+    (void)::fchmod(fd, permissions_of(mode));
     for (std::size_t done = 0; done < bytes.size();) {
         const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
         if (n < 0 && errno == EINTR) continue;
@@ -347,6 +375,11 @@ void process_sandbox::receive() {
 }
 
 process_sandbox::started process_sandbox::start(const process_command& command) {
+    // A NUL ends the string a process is given: what follows it would be lost, or misread.
+    const auto holds_nul = [](std::string_view text) { return text.find('\0') != std::string_view::npos; };
+    if (holds_nul(command.command) || holds_nul(command.cwd) || std::any_of(command.envs.begin(), command.envs.end(), holds_nul)) {
+        fail("a command, its directory or its variables hold a NUL byte", EINVAL);
+    }
     std::unique_lock lock(mutex_);
     const int id = next_id_++;
     const std::string number = std::to_string(id);

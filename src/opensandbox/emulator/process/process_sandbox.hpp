@@ -65,6 +65,7 @@ public:
         int terminal_fd = -1;  // terminal: the PTY's master, read for output, written for input
         int exit_fd = -1;      // an eventfd, readable once the command has ended (`wait` then returns at once)
     };
+    // Throws std::system_error: EINVAL for a NUL byte in any field, or what the start met.
     [[nodiscard]] started start(const process_command& command);
     // Waits for the command's end: its exit code as bash gives it (128 + a signal's number).
     int wait(int id);
@@ -95,6 +96,9 @@ public:
     // folders: /home, /root, /tmp, /workspace (ENOENT elsewhere).
     static constexpr std::size_t max_read_bytes = 64 << 20;
     [[nodiscard]] std::string read_file(std::string_view path) const;
+    // Makes the directory and its parents (as mkdir -p) with `mode` (written as execd takes
+    // it, see `write_file`); fails with ENOTDIR when a file is in the way.
+    void make_directories(std::string_view path, int mode = 755) const;
     // Writes the file with `mode` (octal digits written as a decimal number, as execd takes
     // them: 644), making its parent directories (as mkdir -p).
     void write_file(std::string_view path, std::string_view bytes, int mode = 644) const;

@@ -1,0 +1,127 @@
+// How the process runtime turns a command's output into execd's events, and a bash session's
+// run into its next state. The session scripts run in the host's own bash: what is tested is
+// the script and the reading of its output, not the sandbox.
+#include "opensandbox/emulator/process/process_runs.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace {
+
+using ngfail::opensandbox::testing::detail::output_lines;
+using ngfail::opensandbox::testing::detail::session_run;
+using ngfail::opensandbox::testing::detail::shell_state;
+using testing::ElementsAre;
+
+std::vector<std::string> events_of(std::initializer_list<std::string_view> pieces) {
+    output_lines lines;
+    std::vector<std::string> events;
+    for (const std::string_view piece : pieces) {
+        for (std::string& e : lines.add(piece)) events.push_back(std::move(e));
+    }
+    if (auto rest = lines.finish()) events.push_back(std::move(*rest));
+    return events;
+}
+
+TEST(output_lines, a_line_is_an_event_whatever_pieces_it_came_in) {
+    EXPECT_THAT(events_of({"one\ntw", "o\r\nthree"}), ElementsAre("one", "two", "three"));
+    EXPECT_THAT(events_of({"a\n\nb\r\r\n"}), ElementsAre("a", "\n", "b", "\n")) << "a blank line is an event of its own";
+}
+
+TEST(output_lines, a_line_past_its_bound_is_cut_between_characters) {
+    const std::string line = std::string(output_lines::max_line - 1, 'x') + "\xc3\xa9" + "end";
+    const auto events = events_of({line});
+    ASSERT_EQ(events.size(), 2u);
+    EXPECT_EQ(events[0], std::string(output_lines::max_line - 1, 'x')) << "no piece holds half of \u00e9";
+    EXPECT_EQ(events[1], "\xc3\xa9" "end");
+}
+
+// Runs `script` in the host's bash; its output, cut into events as a run's are.
+std::vector<std::string> run_in_bash(const std::string& script, int* exit_code = nullptr) {
+    std::array<int, 2> out{};
+    if (::pipe(out.data()) != 0) return {};
+    const pid_t child = ::fork();
+    if (child == 0) {
+        ::dup2(out[1], 1);
+        ::close(out[0]);
+        ::close(out[1]);
+        ::execlp("bash", "bash", "--noprofile", "--norc", "-c", script.c_str(), static_cast<char*>(nullptr));
+        ::_exit(127);
+    }
+    ::close(out[1]);
+    std::string bytes;
+    std::array<char, 4096> chunk{};
+    for (ssize_t n; (n = ::read(out[0], chunk.data(), chunk.size())) > 0;) bytes.append(chunk.data(), static_cast<std::size_t>(n));
+    ::close(out[0]);
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    if (exit_code) *exit_code = WEXITSTATUS(status);
+    output_lines lines;
+    std::vector<std::string> events = lines.add(bytes);
+    if (auto rest = lines.finish()) events.push_back(std::move(*rest));
+    return events;
+}
+
+// One run of `command` in the session `shell`: what the client is sent, and the session after.
+struct session_step {
+    std::vector<std::string> sent;
+    shell_state after;
+    int exit_code = -1;
+};
+session_step step(const shell_state& shell, const std::string& command) {
+    session_run run(shell);
+    session_step s;
+    for (std::string& event : run_in_bash(run.script(command), &s.exit_code)) {
+        if (auto own = run.command_output(std::move(event))) s.sent.push_back(std::move(*own));
+    }
+    s.after = run.after(shell);
+    return s;
+}
+
+TEST(session_run, what_a_run_leaves_is_the_next_runs_start_and_no_marker_is_sent) {
+    shell_state start;
+    start.cwd = "/tmp";
+    const auto first = step(start, "export A='x y' B=\"it's \\\"q\\\" \\\\ \\$ `echo`\"; cd /; printf 'no end'");
+    EXPECT_THAT(first.sent, ElementsAre("no end")) << "a last line without its end arrives alone";
+    EXPECT_EQ(first.after.cwd, "/");
+    EXPECT_EQ(first.after.env().at("A"), "x y");
+    EXPECT_EQ(first.after.env().at("B"), "it's \"q\" \\ $ ");
+    const auto second = step(first.after, "echo \"$A|$B\" $(pwd); echo err >&2");
+    EXPECT_THAT(second.sent, ElementsAre("x y|it's \"q\" \\ $  /", "err")) << "stderr joins stdout";
+    EXPECT_EQ(second.exit_code, 0);
+}
+
+TEST(session_run, a_run_that_ends_its_shell_leaves_the_session_as_it_was) {
+    shell_state start;
+    start.cwd = "/tmp";
+    (void)start.set("KEEP", "1");
+    const auto ended = step(start, "cd /; export NEW=1; exit 7");
+    EXPECT_EQ(ended.exit_code, 7);
+    EXPECT_EQ(ended.after.cwd, "/tmp");
+    EXPECT_FALSE(ended.after.env().contains("NEW"));
+    EXPECT_EQ(ended.after.env().at("KEEP"), "1");
+}
+
+TEST(session_run, a_prompt_or_a_value_past_8_kib_is_not_carried_over_and_a_status_is) {
+    const auto s = step({}, "export PS1='$ ' BIG=" + std::string(9000, 'b') + " SMALL=ok; false");
+    EXPECT_EQ(s.exit_code, 1) << "the command's status is the run's";
+    EXPECT_FALSE(s.after.env().contains("PS1"));
+    EXPECT_FALSE(s.after.env().contains("BIG"));
+    EXPECT_EQ(s.after.env().at("SMALL"), "ok");
+}
+
+TEST(session_run, output_that_imitates_a_marker_is_the_commands) {
+    const auto s = step({}, "echo '__ngfail_x:variables'; echo __PWD__:/etc");
+    EXPECT_THAT(s.sent, ElementsAre("__ngfail_x:variables", "__PWD__:/etc"));
+    EXPECT_NE(s.after.cwd, "/etc");
+}
+
+}  // namespace
