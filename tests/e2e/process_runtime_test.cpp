@@ -3,6 +3,7 @@
 // gone. Skipped, with the reason, where the host cannot run process sandboxes.
 #include "support/emulator_calls.hpp"
 #include "support/peak_memory.hpp"
+#include "opensandbox/emulator/process/process_runtime.hpp"
 
 #include <ngfail/opensandbox.hpp>
 #include <ngfail/opensandbox/testing/embedded_server.hpp>
@@ -188,10 +189,64 @@ TEST_F(process_runtime, a_deleted_sandbox_takes_its_processes_and_files_with_it)
 
 TEST_F(process_runtime, what_it_does_not_serve_yet_is_a_501_naming_it) {
     const auto id = sandboxes->create({}).id;
-    const auto r = sandboxes->try_pause(id);
+    const auto r = sandboxes->try_create_snapshot(id);
     ASSERT_FALSE(r);
     EXPECT_EQ(r.error().http_status(), 501);
-    EXPECT_THAT(std::string(r.error().reason()), testing::HasSubstr("pause is not served by the process runtime yet"));
+    EXPECT_THAT(std::string(r.error().reason()), testing::HasSubstr("is not served by the process runtime yet"));
+}
+
+TEST_F(process_runtime, a_paused_sandbox_is_frozen_and_a_resumed_one_goes_on) {
+    const auto id = sandboxes->create({}).id;
+    // A tick a line, every 20 ms, to a file the test reads from the host (execd does not
+    // answer while the sandbox is paused).
+    (void)sandboxes->exec(id, {.command = "while :; do echo t >> /tmp/ticks; sleep 0.02; done", .background = true});
+    const fs::path ticks = state / ("ngfail-" + std::to_string(::getpid())) / id / "tree/tmp/ticks";
+    const auto size = [&] {
+        std::error_code ec;
+        const auto n = fs::file_size(ticks, ec);
+        return ec ? std::uintmax_t{0} : n;
+    };
+    for (int i = 0; i < 250 && size() < 4; ++i) std::this_thread::sleep_for(20ms);
+    ASSERT_GE(size(), 4u) << "the command ticks";
+    sandboxes->pause(id);
+    std::this_thread::sleep_for(100ms);  // a write under way when the freeze came lands
+    const auto paused_at = size();
+    std::this_thread::sleep_for(300ms);
+    EXPECT_EQ(size(), paused_at) << "nothing of a paused sandbox runs";
+    sandboxes->resume(id);
+    for (int i = 0; i < 250 && size() == paused_at; ++i) std::this_thread::sleep_for(20ms);
+    EXPECT_GT(size(), paused_at) << "a resumed sandbox goes on where it stood";
+    EXPECT_EQ(sandboxes->exec(id, {.command = "echo back"}).stdout_text, "back\n");
+    sandboxes->pause(id);
+    sandboxes->kill(id);  // a paused sandbox's processes die too (cgroup v1 thaws them to)
+    EXPECT_FALSE(sandboxes->try_get(id));
+}
+
+TEST_F(process_runtime, metrics_are_the_sandboxs_own_group_and_limits_reach_the_kernel) {
+    const auto id = sandboxes->create({.resource_limits = {{"memory", "64Mi"}, {"cpu", "250m"}}}).id;
+    const auto idle = sandboxes->get_metrics(id);
+    EXPECT_DOUBLE_EQ(idle.mem_total_mib, 64.0) << "its memory limit";
+    EXPECT_DOUBLE_EQ(idle.cpu_count, 0.25) << "its CPU limit";
+    EXPECT_GT(idle.mem_used_mib, 0.0);
+    EXPECT_LT(idle.mem_used_mib, 64.0);
+    EXPECT_GT(idle.timestamp_ms, 0);
+    // A busy loop of at least a second's wall time: the kernel gives it a quarter of a CPU.
+    const auto looped = sandboxes->exec(
+        id, {.command = "TIMEFORMAT=%U; time (end=$((SECONDS + 2)); while [ $SECONDS -lt $end ]; do :; done)"});
+    const double cpu_seconds = std::stod(looped.stderr_text);
+    EXPECT_LT(cpu_seconds, 0.8) << "1-2 s of wall time; without the limit it would have been all CPU";
+    EXPECT_GT(cpu_seconds, 0.1);
+    const auto busy = sandboxes->get_metrics(id);
+    EXPECT_GT(busy.cpu_used_pct, 20.0) << "a second of a busy loop, against a quarter of a CPU";
+    EXPECT_LE(busy.cpu_used_pct, 100.0);
+    std::this_thread::sleep_for(300ms);
+    EXPECT_LT(sandboxes->get_metrics(id).cpu_used_pct, busy.cpu_used_pct) << "a share since the last sample";
+    for (const char* cpu : {"5m", "lots", "-1", "2000"}) {
+        const auto refused = sandboxes->try_create({.resource_limits = {{"cpu", cpu}}});
+        ASSERT_FALSE(refused) << cpu;
+        EXPECT_EQ(refused.error().http_status(), 400) << cpu;
+        EXPECT_THAT(std::string(refused.error().reason()), testing::HasSubstr("resourceLimits.cpu")) << cpu;
+    }
 }
 
 // A stranger's attack (#43): the sandbox held the server's listeners (and answered its API
@@ -285,6 +340,22 @@ TEST(process_runtime_options, a_host_that_cannot_run_it_says_what_is_missing) {
     const std::string why = sandbox_testing::process_runtime_unavailable();
     if (why.empty()) GTEST_SKIP() << "this host can run process sandboxes";
     EXPECT_THROW(sandbox_testing::embedded_server({.runtime = sandbox_testing::runtime::process}), std::runtime_error);
+}
+
+TEST(process_runtime_options, quantities_read_as_kubernetes_writes_them) {
+    using ngfail::opensandbox::testing::detail::cpu_quantity;
+    using ngfail::opensandbox::testing::detail::memory_quantity;
+    EXPECT_EQ(memory_quantity("512Mi"), std::int64_t{512} << 20);
+    EXPECT_EQ(memory_quantity("1.5Gi"), std::int64_t{3} << 29);
+    EXPECT_EQ(memory_quantity("1G"), 1'000'000'000);
+    EXPECT_FALSE(memory_quantity("12 Mi"));
+    EXPECT_FALSE(memory_quantity("9999999999Ti")) << "past 2^62";
+    EXPECT_EQ(cpu_quantity("500m"), 500);
+    EXPECT_EQ(cpu_quantity("2"), 2000);
+    EXPECT_EQ(cpu_quantity("0.25"), 250);
+    for (const char* refused : {"", "m", "9m", "1001", "-1", "1e3", "one", "1.5.0", "nan", "inf"}) {
+        EXPECT_FALSE(cpu_quantity(refused)) << refused;
+    }
 }
 
 TEST(process_runtime_options, runtimes_have_names) {

@@ -314,12 +314,24 @@ json::object simulated_metrics() {
             {"timestamp", now_ms()}};
 }
 
-awaitable<void> metrics(context& c, exchange& x, call&) { co_await x.reply(c.json_reply(x, 200, simulated_metrics())); }
+// The process runtime's sandbox reports its own control group (process_sandbox::sample).
+awaitable<json::object> metrics_of(context& c, const call& k) {
+    const auto box = c.processes ? c.sandboxes.box(k.sandbox_id) : nullptr;
+    if (!box) co_return simulated_metrics();
+    const process_sandbox::usage u = co_await c.off_io([&] { return box->sample(); });
+    co_return json::object{{"cpu_count", u.cpu_count}, {"cpu_used_pct", u.cpu_used_pct}, {"mem_total_mib", u.mem_total_mib},
+                           {"mem_used_mib", u.mem_used_mib}, {"timestamp", now_ms()}};
+}
+
+awaitable<void> metrics(context& c, exchange& x, call& k) {
+    const json::object sampled = co_await metrics_of(c, k);
+    co_await x.reply(c.json_reply(x, 200, sampled));
+}
 
 // As execd's WatchMetrics: an event stream of bare JSON lines, a sample every `metrics_every`,
 // until the peer goes (a write that fails or outlasts the write deadline ends it) or the
 // server stops. Nothing accumulates: a peer that does not read is cut at the deadline.
-awaitable<void> watch_metrics(context& c, exchange& x, call&) {
+awaitable<void> watch_metrics(context& c, exchange& x, call& k) {
     http::response<http::empty_body> head(http::status::ok, x.req().version());
     head.set(http::field::content_type, "text/event-stream");
     head.set(http::field::cache_control, "no-cache");
@@ -330,7 +342,8 @@ awaitable<void> watch_metrics(context& c, exchange& x, call&) {
         co_return;
     }
     do {
-        if (!co_await x.chunk(json::serialize(simulated_metrics()) + "\n")) co_return;
+        const json::object sampled = co_await metrics_of(c, k);
+        if (!co_await x.chunk(json::serialize(sampled) + "\n")) co_return;
     } while (co_await x.wait(c.options.metrics_every));
     x.close_connection();
 }

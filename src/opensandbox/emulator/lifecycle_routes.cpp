@@ -275,13 +275,14 @@ awaitable<void> create(context& c, exchange& x, call& k) {
         co_return;
     }
     const json::value* limits = o->if_contains("resourceLimits");
-    const json::object* resource_limits = limits ? limits->if_object() : nullptr;
-    if (const json::value* memory = resource_limits ? resource_limits->if_contains("memory") : nullptr;
-        c.processes && memory &&
-        (!memory->is_string() || memory_quantity(memory->as_string()).value_or(0) < min_memory_bytes)) {
-        co_await x.reply(c.error_reply(x, 400, "SANDBOX::INVALID_PARAMETER",
-                                       "resourceLimits.memory must be a quantity of at least 16Mi (512Mi, 2Gi, 1G)"));
-        co_return;
+    std::optional<cgroup_limits> bounds;
+    if (c.processes) {
+        auto given = c.processes->limits_of(limits ? limits->if_object() : nullptr);
+        if (const auto* why = std::get_if<std::string>(&given)) {
+            co_await x.reply(c.error_reply(x, 400, "SANDBOX::INVALID_PARAMETER", *why));
+            co_return;
+        }
+        bounds = std::get<cgroup_limits>(given);
     }
     const json::value* secure = o->if_contains("secureAccess");
     auto created = c.sandboxes.create(std::move(effective_image), std::move(entrypoint), std::move(metadata), timeout,
@@ -295,7 +296,7 @@ awaitable<void> create(context& c, exchange& x, call& k) {
     if (c.processes) {
         std::string why_not;
         try {
-            c.sandboxes.attach(s.id, co_await c.off_io([&] { return c.processes->start(s.id, resource_limits); }));
+            c.sandboxes.attach(s.id, co_await c.off_io([&] { return c.processes->start(s.id, *bounds); }));
         } catch (const std::exception& e) {
             why_not = e.what();
         }
@@ -455,11 +456,20 @@ awaitable<void> renew(context& c, exchange& x, call& k) {
 
 // Pause and resume: 202, then the new state, through the backend's passing phase (Pausing,
 // Resuming) when it has one; any other starting state, or one still passing, is a conflict.
+// A pause or a resume; in the process runtime its processes are frozen or thawed (before the
+// 202: a command the client runs after a resume finds them going).
 awaitable<void> transition(context& c, exchange& x, call& k, std::string_view verb, const status_shape& from,
-                           const std::optional<status_shape>& passing, const status_shape& to) {
+                           const std::optional<status_shape>& passing, const status_shape& to, bool frozen) {
+    const auto box = c.processes ? c.sandboxes.box(k.sandbox_id) : nullptr;
+    if (box && !box->can_freeze()) {
+        co_await x.reply(c.error_reply(x, 501, "NOT_IMPLEMENTED",
+                                       std::string(verb) + " needs the cgroup freezer, which this host does not mount"));
+        co_return;
+    }
     std::optional<std::string> conflict;
     const bool found =
         c.sandboxes.update(k.sandbox_id, [&](sandbox_record& s) { conflict = c.sandboxes.pass(s, verb, from, passing, to); });
+    if (box && found && !conflict) co_await c.off_io([&] { box->freeze(frozen); });
     response res = !found    ? c.not_found(x, k.sandbox_id)
                    : conflict ? c.error_reply(x, 409, c.backend_code("INVALID_STATE"), *conflict)
                               : c.empty_reply(x, 202);
@@ -468,10 +478,10 @@ awaitable<void> transition(context& c, exchange& x, call& k, std::string_view ve
 }
 
 awaitable<void> pause(context& c, exchange& x, call& k) {
-    co_await transition(c, x, k, "pause", c.profile.running, c.profile.pausing, c.profile.paused);
+    co_await transition(c, x, k, "pause", c.profile.running, c.profile.pausing, c.profile.paused, true);
 }
 awaitable<void> resume(context& c, exchange& x, call& k) {
-    co_await transition(c, x, k, "resume", c.profile.paused, c.profile.resuming, c.profile.running);
+    co_await transition(c, x, k, "resume", c.profile.paused, c.profile.resuming, c.profile.running, false);
 }
 
 // JSON Merge Patch (RFC 7396) of the metadata: a null deletes a key.

@@ -1,6 +1,8 @@
 #include "opensandbox/emulator/process/cgroup.hpp"
 
+#include <algorithm>
 #include <csignal>
+#include <limits>
 #include <fstream>
 #include <sstream>
 #include <system_error>
@@ -59,6 +61,22 @@ std::int64_t keyed_value(const fs::path& path, std::string_view key) {
     return 0;
 }
 
+// v1's hierarchies, by the directory they are mounted at (which names their controller).
+struct v1_hierarchy {
+    std::string_view name;
+    bool required;
+};
+constexpr std::array<v1_hierarchy, 5> v1_hierarchies{{
+    {"memory", true}, {"pids", true}, {"freezer", false}, {"cpu", false}, {"cpuacct", false}}};
+
+// A number in a cgroup file; none for "max", an empty or unreadable file.
+std::optional<std::int64_t> number_in(const fs::path& path) {
+    std::istringstream in(read_file(path));
+    std::int64_t value = 0;
+    if (in >> value) return value;
+    return std::nullopt;
+}
+
 // SIGKILL to every process in the group at `dir`; how many there were.
 std::size_t kill_members(const fs::path& dir) {
     std::istringstream procs(read_file(dir / "cgroup.procs"));
@@ -102,8 +120,10 @@ std::size_t cgroup::remove_orphans(std::string_view prefix) {
     if (v2) {
         parents.push_back(under_own("", "", "x").parent_path());
     } else {
-        parents.push_back(under_own("memory", "memory", "x").parent_path());
-        parents.push_back(under_own("pids", "pids", "x").parent_path());
+        for (const auto& h : v1_hierarchies) {
+            std::error_code ec;
+            if (fs::exists(root / h.name, ec)) parents.push_back(under_own(h.name, h.name, "x").parent_path());
+        }
     }
     std::size_t removed = 0;
     for (const auto& parent : parents) {
@@ -114,6 +134,12 @@ std::size_t cgroup::remove_orphans(std::string_view prefix) {
             const std::string pid = name.substr(prefix.size(), name.find('-', prefix.size()) - prefix.size());
             if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos) continue;
             if (fs::exists(fs::path("/proc") / pid, ec)) continue;  // its server still runs
+            if (fs::exists(entry.path() / "freezer.state", ec)) {
+                try {
+                    write_file(entry.path() / "freezer.state", "THAWED");  // v1 holds a frozen kill
+                } catch (const std::system_error&) {
+                }
+            }
             for (int tries = 0; tries < 200 && kill_members(entry.path()) > 0; ++tries) {
                 std::this_thread::sleep_for(std::chrono::milliseconds(5));
             }
@@ -124,21 +150,40 @@ std::size_t cgroup::remove_orphans(std::string_view prefix) {
 }
 
 cgroup::cgroup(std::string_view name, const cgroup_limits& limits) : v2_(detect().v2) {
-    const auto make = [&](fs::path dir) {
-        fs::create_directories(dir);
-        dirs_.push_back(std::move(dir));
+    const auto make = [&](fs::path made) {
+        fs::create_directories(made);
+        if (std::find(dirs_.begin(), dirs_.end(), made) == dirs_.end()) dirs_.push_back(made);
+        return made;
     };
+    constexpr std::int64_t period_us = 100'000;
     if (v2_) {
-        make(under_own("", "", name));
-        if (limits.memory_bytes) write_file(dirs_[0] / "memory.max", std::to_string(*limits.memory_bytes));
-        if (limits.memory_bytes) write_file(dirs_[0] / "memory.swap.max", "0");
-        if (limits.max_pids) write_file(dirs_[0] / "pids.max", std::to_string(*limits.max_pids));
+        of_.fill(make(under_own("", "", name)));
+        const fs::path& group = dirs_[0];
+        if (limits.memory_bytes) write_file(group / "memory.max", std::to_string(*limits.memory_bytes));
+        if (limits.memory_bytes) write_file(group / "memory.swap.max", "0");
+        if (limits.max_pids) write_file(group / "pids.max", std::to_string(*limits.max_pids));
+        std::error_code ec;  // the cpu controller is there only where the parent hands it down
+        if (limits.millicpus && fs::exists(group / "cpu.max", ec)) {
+            write_file(group / "cpu.max", std::to_string(*limits.millicpus * period_us / 1000) + " " + std::to_string(period_us));
+        }
         return;
     }
-    make(under_own("memory", "memory", name));
-    make(under_own("pids", "pids", name));
-    if (limits.memory_bytes) write_file(dirs_[0] / "memory.limit_in_bytes", std::to_string(*limits.memory_bytes));
-    if (limits.max_pids) write_file(dirs_[1] / "pids.max", std::to_string(*limits.max_pids));
+    for (std::size_t i = 0; i < v1_hierarchies.size(); ++i) {
+        const v1_hierarchy& h = v1_hierarchies[i];
+        std::error_code ec;
+        if (!h.required && !fs::exists(root / h.name, ec)) continue;
+        try {
+            of_[i] = make(under_own(h.name, h.name, name));
+        } catch (const fs::filesystem_error&) {
+            if (h.required) throw;  // a freezer or a CPU account the server may not make: done without
+        }
+    }
+    if (limits.memory_bytes) write_file(dir(memory) / "memory.limit_in_bytes", std::to_string(*limits.memory_bytes));
+    if (limits.max_pids) write_file(dir(pids) / "pids.max", std::to_string(*limits.max_pids));
+    if (limits.millicpus && !dir(cpu).empty()) {
+        write_file(dir(cpu) / "cpu.cfs_period_us", std::to_string(period_us));
+        write_file(dir(cpu) / "cpu.cfs_quota_us", std::to_string(*limits.millicpus * period_us / 1000));
+    }
 }
 
 cgroup::~cgroup() {
@@ -146,32 +191,60 @@ cgroup::~cgroup() {
         if (kill_all() == 0) break;
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
-    for (const auto& dir : dirs_) {
+    for (const auto& group : dirs_) {
         std::error_code ignored;
-        fs::remove(dir, ignored);  // rmdir: a group's files are the kernel's
+        fs::remove(group, ignored);  // rmdir: a group's files are the kernel's
     }
 }
 
 void cgroup::add(int pid) const {
-    for (const auto& dir : dirs_) write_file(dir / "cgroup.procs", std::to_string(pid));
+    for (const auto& group : dirs_) write_file(group / "cgroup.procs", std::to_string(pid));
 }
 
 std::int64_t cgroup::oom_kills() const {
-    return v2_ ? keyed_value(dirs_[0] / "memory.events", "oom_kill") : keyed_value(dirs_[0] / "memory.oom_control", "oom_kill");
+    return keyed_value(dir(memory) / (v2_ ? "memory.events" : "memory.oom_control"), "oom_kill");
 }
 
 std::int64_t cgroup::memory_used() const {
-    const std::string used = read_file(dirs_[0] / (v2_ ? "memory.current" : "memory.usage_in_bytes"));
-    try {
-        return std::stoll(used);
-    } catch (...) {
-        return 0;
+    return number_in(dir(memory) / (v2_ ? "memory.current" : "memory.usage_in_bytes")).value_or(0);
+}
+
+std::optional<std::int64_t> cgroup::memory_limit() const {
+    const auto limit = number_in(dir(memory) / (v2_ ? "memory.max" : "memory.limit_in_bytes"));
+    // v1 says "no limit" with the largest page-aligned number
+    if (!limit || *limit >= std::numeric_limits<std::int64_t>::max() / 2) return std::nullopt;
+    return limit;
+}
+
+std::optional<std::int64_t> cgroup::cpu_used_ns() const {
+    if (v2_) {
+        const std::int64_t usec = keyed_value(dir(cpu) / "cpu.stat", "usage_usec");
+        return usec * 1000;
     }
+    if (dir(cpuacct).empty()) return std::nullopt;
+    return number_in(dir(cpuacct) / "cpuacct.usage");
+}
+
+bool cgroup::freeze(bool frozen) const {
+    if (v2_) {
+        write_file(dir(freezer) / "cgroup.freeze", frozen ? "1" : "0");
+        return true;
+    }
+    if (dir(freezer).empty()) return false;
+    write_file(dir(freezer) / "freezer.state", frozen ? "FROZEN" : "THAWED");
+    return true;
 }
 
 std::size_t cgroup::kill_all() const {
     std::size_t killed = 0;
-    for (const auto& dir : dirs_) killed += kill_members(dir);
+    for (const auto& group : dirs_) killed += kill_members(group);
+    // A v1 frozen process takes its SIGKILL only once thawed (v2 kills it where it stands).
+    if (!v2_ && !dir(freezer).empty()) {
+        try {
+            (void)freeze(false);
+        } catch (const std::system_error&) {
+        }
+    }
     return killed;
 }
 

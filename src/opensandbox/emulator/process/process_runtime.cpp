@@ -19,11 +19,11 @@ namespace fs = std::filesystem;
 constexpr std::string_view own_prefix = "ngfail-";
 
 // The operations the process runtime serves so far (#43 brings the rest): the lifecycle but
-// pause, resume and snapshots; commands and bash sessions; uploads and downloads.
-constexpr std::array<std::string_view, 20> served{
-    "create", "get",  "list",      "kill",        "renew",     "metadata", "endpoint", "list_snapshots", "get_snapshot",
-    "delete_snapshot", "ping", "exec", "interrupt", "exec_status", "exec_logs", "create_session", "run_in_session",
-    "delete_session", "upload", "download"};
+// snapshots; commands, bash sessions and metrics; uploads and downloads.
+constexpr std::array<std::string_view, 24> served{
+    "create", "get",  "list",      "kill",        "renew",     "metadata", "endpoint", "pause", "resume", "list_snapshots",
+    "get_snapshot", "delete_snapshot", "ping", "exec", "interrupt", "exec_status", "exec_logs", "create_session",
+    "run_in_session", "delete_session", "metrics", "watch_metrics", "upload", "download"};
 
 fs::path base_of(const server_options& o) {
     if (!o.state_dir.empty()) return o.state_dir;
@@ -118,18 +118,36 @@ void process_runtime::tear_down() {
     }
 }
 
-std::shared_ptr<process_sandbox> process_runtime::start(const std::string& id,
-                                                        const boost::json::object* resource_limits) {
+std::optional<std::int64_t> cpu_quantity(std::string_view text) noexcept {
+    const bool milli = text.ends_with('m');
+    if (milli) text.remove_suffix(1);
+    double number = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), number, std::chars_format::fixed);
+    if (text.empty() || ec != std::errc() || end != text.data() + text.size() || !(number >= 0)) return std::nullopt;
+    const double millicpus = milli ? number : number * 1000;
+    if (millicpus < 10 || millicpus > 1'000'000) return std::nullopt;
+    return static_cast<std::int64_t>(millicpus);
+}
+
+std::variant<cgroup_limits, std::string> process_runtime::limits_of(const boost::json::object* resource_limits) const {
     cgroup_limits limits = defaults_;
-    if (resource_limits) {
-        if (const auto* memory = resource_limits->if_contains("memory"); memory && memory->is_string()) {
-            const auto bytes = memory_quantity(memory->as_string());
-            if (!bytes || *bytes < min_memory_bytes) {
-                throw std::invalid_argument("resourceLimits.memory must be a quantity of at least 16Mi (512Mi, 2Gi, 1G)");
-            }
-            limits.memory_bytes = *bytes;
+    const auto given = [&](std::string_view key) { return resource_limits ? resource_limits->if_contains(key) : nullptr; };
+    if (const auto* memory = given("memory")) {
+        const auto bytes = memory->is_string() ? memory_quantity(memory->as_string()) : std::nullopt;
+        if (!bytes || *bytes < min_memory_bytes) {
+            return "resourceLimits.memory must be a quantity of at least 16Mi (512Mi, 2Gi, 1G)";
         }
+        limits.memory_bytes = *bytes;
     }
+    if (const auto* cpu = given("cpu")) {
+        const auto millicpus = cpu->is_string() ? cpu_quantity(cpu->as_string()) : std::nullopt;
+        if (!millicpus) return "resourceLimits.cpu must be a quantity from 10m to 1000 (500m, 1, 0.25)";
+        limits.millicpus = *millicpus;
+    }
+    return limits;
+}
+
+std::shared_ptr<process_sandbox> process_runtime::start(const std::string& id, const cgroup_limits& limits) {
     std::unique_ptr<process_sandbox> box;
     try {
         box = std::make_unique<process_sandbox>(id, process_sandbox_options{.state_root = root_, .limits = limits});

@@ -19,6 +19,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <variant>
 
 namespace ngfail::opensandbox::testing::detail {
 
@@ -27,6 +28,9 @@ namespace ngfail::opensandbox::testing::detail {
 [[nodiscard]] std::optional<std::int64_t> memory_quantity(std::string_view text) noexcept;
 // The least memory a sandbox may have: its supervisor and a shell must fit.
 inline constexpr std::int64_t min_memory_bytes = std::int64_t{16} << 20;
+// A Kubernetes CPU quantity ("500m", "1", "0.25") in thousandths of a CPU; none when `text`
+// is not one, or is under 10m (the kernel's least quota) or over 1000 CPUs.
+[[nodiscard]] std::optional<std::int64_t> cpu_quantity(std::string_view text) noexcept;
 
 class process_runtime {
 public:
@@ -38,12 +42,14 @@ public:
     process_runtime(const process_runtime&) = delete;
     process_runtime& operator=(const process_runtime&) = delete;
 
-    // Starts sandbox `id`'s container, bounded by `resource_limits.memory` (a quantity) or the
-    // server's default. Its last owner's release hands it to the teardown thread. Throws
-    // std::system_error with what failed, std::invalid_argument for a memory limit that is
-    // not a quantity.
-    [[nodiscard]] std::shared_ptr<process_sandbox> start(const std::string& id,
-                                                         const boost::json::object* resource_limits);
+    // The bounds a create request's `resourceLimits` gives a sandbox: `memory` (else the
+    // server's default) and `cpu` (else none), the server's process bound; or why they are
+    // refused, in one line.
+    [[nodiscard]] std::variant<cgroup_limits, std::string> limits_of(const boost::json::object* resource_limits) const;
+
+    // Starts sandbox `id`'s container with `limits`. Its last owner's release hands it to the
+    // teardown thread. Throws std::system_error with what failed.
+    [[nodiscard]] std::shared_ptr<process_sandbox> start(const std::string& id, const cgroup_limits& limits);
 
     // Whether the runtime serves `operation` (as faults name it) yet; the others answer 501.
     [[nodiscard]] static bool serves(std::string_view operation) noexcept;

@@ -4,11 +4,11 @@
 
 #include <algorithm>
 #include <array>
-#include <optional>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <system_error>
 
 #include <fcntl.h>
@@ -161,6 +161,7 @@ process_sandbox::process_sandbox(std::string id, const process_sandbox_options& 
       state_(make_folder(options.state_root / id_, ::geteuid() == 0)),
       files_(state_ / "tree"),
       tree_(::open(files_.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC)),
+      millicpus_(options.limits.millicpus),
       group_("ngfail-" + std::to_string(::getpid()) + "-" + id_, options.limits) {
     if (tree_ < 0) fail("opening " + files_.string());
     std::array<int, 2> pair{};
@@ -234,6 +235,26 @@ process_sandbox::~process_sandbox() {
     ::close(tree_);
     std::error_code ignored;
     fs::remove_all(state_, ignored);
+}
+
+process_sandbox::usage process_sandbox::sample() {
+    constexpr double mib = 1024.0 * 1024.0;
+    const double host_cpus = std::max(1u, std::thread::hardware_concurrency());
+    const double host_memory = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGESIZE));
+    usage u;
+    u.cpu_count = millicpus_ ? static_cast<double>(*millicpus_) / 1000.0 : host_cpus;
+    u.mem_total_mib = static_cast<double>(group_.memory_limit().value_or(static_cast<std::int64_t>(host_memory))) / mib;
+    u.mem_used_mib = static_cast<double>(group_.memory_used()) / mib;
+    const std::lock_guard lock(sample_mutex_);
+    const auto now = std::chrono::steady_clock::now();
+    const std::int64_t cpu_ns = group_.cpu_used_ns().value_or(cpu_ns_at_sample_);
+    const double wall_ns = static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(now - sampled_at_).count());
+    if (wall_ns > 0) {
+        u.cpu_used_pct = std::clamp(100.0 * static_cast<double>(cpu_ns - cpu_ns_at_sample_) / (wall_ns * u.cpu_count), 0.0, 100.0);
+    }
+    sampled_at_ = now;
+    cpu_ns_at_sample_ = cpu_ns;
+    return u;
 }
 
 std::string process_sandbox::read_file(std::string_view path) const {

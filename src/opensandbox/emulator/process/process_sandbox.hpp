@@ -12,6 +12,7 @@
 
 #include "opensandbox/emulator/process/cgroup.hpp"
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <filesystem>
@@ -86,6 +87,22 @@ public:
     // The kernel's count of OOM kills in the sandbox.
     [[nodiscard]] std::int64_t oom_kills() const { return group_.oom_kills(); }
     [[nodiscard]] std::int64_t memory_used() const { return group_.memory_used(); }
+
+    // What execd's /metrics reports, of the sandbox's own group: its CPUs (its CPU limit, else
+    // the host's), the share of them it used since the last sample (since it started, for the
+    // first), its memory limit (else the host's memory) and what it uses now.
+    struct usage {
+        double cpu_count = 0;
+        double cpu_used_pct = 0;
+        double mem_total_mib = 0;
+        double mem_used_mib = 0;
+    };
+    [[nodiscard]] usage sample();
+
+    // Pause and resume: every process stops where it stands, or goes on. `can_freeze` is false
+    // where the host has no freezer (cgroup v1 without its freezer hierarchy).
+    [[nodiscard]] bool can_freeze() const noexcept { return group_.can_freeze(); }
+    void freeze(bool frozen) const { (void)group_.freeze(frozen); }
     // The host folder that holds the sandbox's writable tree (home, root, tmp, workspace).
     [[nodiscard]] const std::filesystem::path& files() const noexcept { return files_; }
 
@@ -119,6 +136,10 @@ private:
     std::filesystem::path state_;  // the sandbox's folder: its tree (`files_`) and its own /etc
     std::filesystem::path files_;
     int tree_ = -1;                // files_, opened: the root its paths resolve in
+    std::optional<std::int64_t> millicpus_;
+    std::mutex sample_mutex_;
+    std::chrono::steady_clock::time_point sampled_at_ = std::chrono::steady_clock::now();
+    std::int64_t cpu_ns_at_sample_ = 0;
     cgroup group_;
     int control_ = -1;
     int bwrap_pid_ = -1;
