@@ -94,6 +94,19 @@ TEST_F(process_runtime, a_session_keeps_its_directory_and_exports_as_execd_does)
     ASSERT_FALSE(outside);
     EXPECT_EQ(outside.error().http_status(), 500);
     EXPECT_THAT(std::string(outside.error().reason()), testing::HasSubstr("error creating session. mkdir /etc/nope"));
+    // A link out of the writable folders leads to the host's /usr inside the sandbox: the
+    // same refusal, and nothing made (a stranger's attack: a folder no command could see).
+    ASSERT_EQ(sandboxes->exec(id, {.command = "ln -s ../../../../../usr /tmp/usrlink"}).exit_code, 0);
+    EXPECT_FALSE(sandboxes->try_create_session(id, "/tmp/usrlink/made"));
+    EXPECT_FALSE(sandboxes->try_create_session(id, "/workspace/" + std::string(5000, 'd')));
+    // Quotes take five times their room once quoted for bash: 32 KB of them no longer make
+    // the session's script too long to start (a stranger's attack: every later run failed).
+    const std::string quotes = sandboxes->create_session(id);
+    ASSERT_EQ(sandboxes->run_in_session(id, quotes, {.command = R"(q=$(printf '%8000s' ''); q=${q// /\'}; for i in 1 2 3 4; do export Q$i="$q"; done)"})
+                  .exit_code,
+              0);
+    const auto after_quotes = sandboxes->run_in_session(id, quotes, {.command = "echo ${#Q1} ${#Q4}"});
+    EXPECT_EQ(after_quotes.stdout_text, "8000 8000\n");
     sandboxes->delete_session(id, session);
     EXPECT_FALSE(sandboxes->try_run_in_session(id, session, {.command = "true"}));
 }
@@ -165,6 +178,19 @@ TEST_F(process_runtime, an_oom_kill_is_the_kernels_and_the_sandbox_fails_as_the_
     const auto next = sandboxes->try_exec(id, {.command = "echo alive"});
     ASSERT_FALSE(next) << "a failed sandbox runs nothing";
     EXPECT_NE(next.error().code(), kind::provider_credentials_rejected) << next.error().what();
+}
+
+// A session's bash outlives the command the kernel killed: the kernel's count fails the
+// sandbox all the same (a stranger's attack: it stayed Running).
+TEST_F(process_runtime, an_oom_kill_in_a_session_fails_the_sandbox_too) {
+    if (ngfail_test::instrumented) GTEST_SKIP() << "a sanitized supervisor does not fit in 64 MiB";
+    const auto id = sandboxes->create({.resource_limits = {{"memory", "64Mi"}}}).id;
+    const std::string session = sandboxes->create_session(id);
+    const auto r = sandboxes->try_run_in_session(id, session, {.command = "python3 -c 'x = bytearray(300 * 1024 * 1024)'"});
+    if (r) {
+        EXPECT_EQ(r.value().exit_code, 137);
+    }
+    EXPECT_EQ(sandboxes->get(id).state, "Failed");
 }
 
 TEST_F(process_runtime, a_deleted_sandbox_takes_its_processes_and_files_with_it) {

@@ -136,8 +136,8 @@ awaitable<void> create_session(context& c, exchange& x, call& k) {
             co_await x.reply(invalid_request(c, x, "error parsing request. cwd must be a string"));
             co_return;
         }
-        if (c.processes && cwd && holds_nul(cwd->as_string())) {
-            co_await x.reply(invalid_request(c, x, "error parsing request. cwd may not hold a NUL byte"));
+        if (c.processes && cwd && (holds_nul(cwd->as_string()) || cwd->as_string().size() > max_path_bytes)) {
+            co_await x.reply(invalid_request(c, x, "error parsing request. cwd may not hold a NUL byte or pass 4096 bytes"));
             co_return;
         }
         if (cwd && !cwd->as_string().empty()) {
@@ -204,17 +204,19 @@ awaitable<void> run_in_session(context& c, exchange& x, call& k) {
         co_await x.reply(c.error_reply(x, 500, "RUNTIME_ERROR", "error running in session. context not found"));
         co_return;
     }
-    shell_state shell = **state;
-    if (cwd && cwd->is_string() && !cwd->as_string().empty()) shell.cwd = file_tree::normal(cwd->as_string());
-    if (c.processes && (holds_nul(r.command) || holds_nul(shell.cwd))) {
-        co_await x.reply(invalid_request(c, x, "error parsing request. command and cwd may not hold a NUL byte"));
+    const std::string_view asked_cwd = cwd && cwd->is_string() ? std::string_view(cwd->as_string()) : std::string_view();
+    if (c.processes && (holds_nul(r.command) || holds_nul(asked_cwd) || asked_cwd.size() > max_path_bytes)) {
+        co_await x.reply(invalid_request(c, x, "error parsing request. command and cwd may not hold a NUL byte, "
+                                               "nor cwd pass 4096 bytes"));
         co_return;
     }
+    shell_state shell = **state;
+    if (!asked_cwd.empty()) shell.cwd = file_tree::normal(asked_cwd);
     const std::optional<command_run> run = co_await start_run(c, x, k, r.command, false);
     if (!run) co_return;
     if (c.processes) {
-        auto session = std::make_shared<session_run>(shell);
-        process_work work{.box = c.sandboxes.box(k.sandbox_id), .command = {.command = session->script(r.command)}, .session = session};
+        auto session = std::make_shared<session_run>(shell, r.command);
+        process_work work{.box = c.sandboxes.box(k.sandbox_id), .command = {.command = session->command_line()}, .session = session};
         co_await stream_run(c, x, k, *run, k.param, work, false, r.timeout);
         (void)c.sandboxes.with_sessions(k.sandbox_id, [&](std::map<std::string, shell_state>& sessions) {
             if (const auto it = sessions.find(k.param); it != sessions.end()) it->second = session->after(it->second);

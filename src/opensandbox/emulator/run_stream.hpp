@@ -49,12 +49,14 @@ struct simulated_work {
 };
 using run_work = std::variant<simulated_work, process_work>;
 
-// A shell's command line up to this size is light: at most a few hundred expansions of the
-// shell's 64 KiB of variables and its 16 MiB of output, milliseconds on any build. A kernel's
-// code is never light (its names are unbounded copies).
+// A shell's command line up to this size, without a command substitution, is light: at most
+// a few hundred expansions of the shell's 64 KiB of variables and its 16 MiB of output,
+// milliseconds on any build. A substitution splits what it substitutes (up to 16 MiB, each
+// level again: seconds), and a kernel's code is never light (its names are unbounded copies).
 inline constexpr std::size_t light_command_bytes = 256;
 [[nodiscard]] inline simulated_work shell_work(std::string_view command, std::function<simulated_run()> plan) {
-    return {.plan = std::move(plan), .light = command.size() <= light_command_bytes};
+    const bool substitutes = command.find("$(") != std::string_view::npos || command.find('`') != std::string_view::npos;
+    return {.plan = std::move(plan), .light = command.size() <= light_command_bytes && !substitutes};
 }
 
 [[nodiscard]] std::int64_t now_ms();

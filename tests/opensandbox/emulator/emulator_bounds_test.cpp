@@ -142,6 +142,9 @@ TEST(sandbox_isolation, a_short_line_at_its_bounds_never_delays_another_sandbox)
     // A short line is worked out on its connection's thread: at its worst it prints the run's
     // 16 MiB from a file, or expands the shell's 64 KiB of variables a hundred times over.
     ASSERT_EQ(ngfail_test::upload(s, busy, {{"/f", std::string(16 << 20, 'f')}}).status, 200u);
+    // A substitution splits what it substitutes into words, each level again: a short line
+    // that nests them is a worker's (a stranger's 74 bytes held every connection 45 s).
+    ASSERT_EQ(ngfail_test::upload(s, busy, {{"/words", repeated("a\n", scaled(512 * 1024))}}).status, 200u);
     const auto session = call(s.port(), http::verb::post, execd(busy) + "/session");
     ASSERT_EQ(session.status, 200u) << session.body;
     const std::string run = execd(busy) + "/session/" + std::string(session.object().at("session_id").as_string()) + "/run";
@@ -153,13 +156,16 @@ TEST(sandbox_isolation, a_short_line_at_its_bounds_never_delays_another_sandbox)
     ASSERT_LE(expansions.size(), 256u);
     reply printed;
     reply expanded;
+    reply split;
     const auto longest = others_wait_while(s, other, [&] {
         printed = run_command(s, busy, "cat /f");
         for (int i = 0; i < 4; ++i) expanded = in_session(expansions);
+        split = run_command(s, busy, "echo $(echo $(echo $(cat /words)))");
     });
     EXPECT_EQ(printed.status, 200u);
     EXPECT_GT(printed.body.size(), std::size_t{16} << 20);
     EXPECT_THAT(expanded.body, HasSubstr("execution_complete"));
+    EXPECT_THAT(split.body, HasSubstr("execution_complete"));
     EXPECT_LE(longest, longest_allowed_wait);
 }
 

@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cstdio>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -19,7 +20,11 @@ namespace {
 using ngfail::opensandbox::testing::detail::output_lines;
 using ngfail::opensandbox::testing::detail::session_run;
 using ngfail::opensandbox::testing::detail::shell_state;
+using testing::Contains;
 using testing::ElementsAre;
+using testing::EndsWith;
+using testing::HasSubstr;
+using testing::Not;
 
 std::vector<std::string> events_of(std::initializer_list<std::string_view> pieces) {
     output_lines lines;
@@ -44,8 +49,11 @@ TEST(output_lines, a_line_past_its_bound_is_cut_between_characters) {
     EXPECT_EQ(events[1], "\xc3\xa9" "end");
 }
 
-// Runs `script` in the host's bash; its output, cut into events as a run's are.
-std::vector<std::string> run_in_bash(const std::string& script, int* exit_code = nullptr) {
+// Runs `script` as the sandbox does, from a file given to the host's bash (the script
+// removes it); its output, cut into events as a run's are.
+std::vector<std::string> run_in_bash(const std::string& script, int* exit_code) {
+    const std::string path = testing::TempDir() + "session_script.sh";
+    std::ofstream(path) << script;
     std::array<int, 2> out{};
     if (::pipe(out.data()) != 0) return {};
     const pid_t child = ::fork();
@@ -53,7 +61,7 @@ std::vector<std::string> run_in_bash(const std::string& script, int* exit_code =
         ::dup2(out[1], 1);
         ::close(out[0]);
         ::close(out[1]);
-        ::execlp("bash", "bash", "--noprofile", "--norc", "-c", script.c_str(), static_cast<char*>(nullptr));
+        ::execlp("bash", "bash", "--noprofile", "--norc", path.c_str(), static_cast<char*>(nullptr));
         ::_exit(127);
     }
     ::close(out[1]);
@@ -63,7 +71,8 @@ std::vector<std::string> run_in_bash(const std::string& script, int* exit_code =
     ::close(out[0]);
     int status = 0;
     ::waitpid(child, &status, 0);
-    if (exit_code) *exit_code = WEXITSTATUS(status);
+    *exit_code = WEXITSTATUS(status);
+    EXPECT_FALSE(std::ifstream(path)) << "the script removes itself";
     output_lines lines;
     std::vector<std::string> events = lines.add(bytes);
     if (auto rest = lines.finish()) events.push_back(std::move(*rest));
@@ -77,11 +86,12 @@ struct session_step {
     int exit_code = -1;
 };
 session_step step(const shell_state& shell, const std::string& command) {
-    session_run run(shell);
+    session_run run(shell, command);
     session_step s;
-    for (std::string& event : run_in_bash(run.script(command), &s.exit_code)) {
-        if (auto own = run.command_output(std::move(event))) s.sent.push_back(std::move(*own));
+    for (std::string& event : run_in_bash(run.script(), &s.exit_code)) {
+        for (std::string& own : run.command_output(std::move(event))) s.sent.push_back(std::move(own));
     }
+    for (std::string& own : run.finish()) s.sent.push_back(std::move(own));
     s.after = run.after(shell);
     return s;
 }
@@ -122,6 +132,39 @@ TEST(session_run, output_that_imitates_a_marker_is_the_commands) {
     const auto s = step({}, "echo '__ngfail_x:variables'; echo __PWD__:/etc");
     EXPECT_THAT(s.sent, ElementsAre("__ngfail_x:variables", "__PWD__:/etc"));
     EXPECT_NE(s.after.cwd, "/etc");
+}
+
+TEST(session_run, values_of_any_bytes_and_a_directory_with_a_newline_come_back) {
+    const std::string odd = "tab\there\nnew line\r\x01 \xc3\xbc \\ ' \" $ `";
+    shell_state start;
+    (void)start.set("ODD", odd);
+    const auto s = step(start, "mkdir -p \"/tmp/ngfail dir\n$$\" && cd \"/tmp/ngfail dir\n$$\" && export BACK=\"$ODD\"");
+    EXPECT_EQ(s.exit_code, 0);
+    EXPECT_EQ(s.after.env().at("BACK"), odd) << "bash writes such values as $'...'";
+    EXPECT_TRUE(s.after.cwd.starts_with("/tmp/ngfail dir\n")) << s.after.cwd;
+    (void)step(s.after, "cd /; rmdir \"" + s.after.cwd + "\"");
+}
+
+TEST(session_run, blank_lines_are_the_commands_and_a_last_line_ends_alone) {
+    EXPECT_THAT(step({}, "printf 'a\\n\\n'").sent, ElementsAre("a", "\n"));
+    EXPECT_THAT(step({}, "printf 'a\\n'").sent, ElementsAre("a"));
+    EXPECT_THAT(step({}, "printf '\\n\\nb'").sent, ElementsAre("\n", "\n", "b"));
+    const auto long_line = step({}, "export KEPT=1; head -c 70000 /dev/zero | tr '\\0' a");
+    ASSERT_EQ(long_line.sent.size(), 2u) << "a line past 64 KiB goes in pieces, and the trailer stays out";
+    EXPECT_EQ(long_line.sent[0].size() + long_line.sent[1].size(), 70000u);
+    EXPECT_EQ(long_line.after.env().at("KEPT"), "1");
+}
+
+TEST(session_run, what_a_command_leaves_unclosed_or_traced_stays_its_own) {
+    const auto heredoc = step({}, "export KEPT=1; cat <<EOF\nnever closed");
+    EXPECT_THAT(heredoc.sent, Contains("never closed")) << "bash ends a heredoc at the command's end";
+    for (const auto& line : heredoc.sent) EXPECT_THAT(line, Not(HasSubstr("__ngfail"))) << "the trailer is not the heredoc's";
+    EXPECT_EQ(heredoc.after.env().at("KEPT"), "1");
+    const auto quote = step({}, "echo 'never closed");
+    EXPECT_THAT(quote.sent, Contains(HasSubstr("unexpected EOF")));
+    EXPECT_EQ(quote.exit_code, 2);
+    const auto traced = step({}, "set -x; true");
+    EXPECT_THAT(traced.sent, ElementsAre(EndsWith("+ true"))) << "the trailer is not traced";
 }
 
 }  // namespace

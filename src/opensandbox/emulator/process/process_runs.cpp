@@ -81,16 +81,69 @@ bool carried_over(std::string_view name, std::string_view value) {
            value.size() <= session_run::max_kept_value;
 }
 
-// One line of `export -p`: `declare -x NAME="value"` (bash escapes \\, \", \$ and \` in it)
-// or `declare -x NAME`. None for anything else, or a value whose line did not hold it all.
-std::optional<std::pair<std::string, std::string>> exported_variable(std::string_view line) {
-    static constexpr std::string_view prefix = "declare -x ";
-    if (!line.starts_with(prefix)) return std::nullopt;
-    line.remove_prefix(prefix.size());
+// ANSI-C quoting's escapes (bash's $'…'): the character each letter stands for.
+constexpr std::array<std::pair<char, char>, 11> c_escapes{{{'a', '\a'}, {'b', '\b'}, {'e', '\x1b'}, {'E', '\x1b'},
+                                                          {'f', '\f'}, {'n', '\n'}, {'r', '\r'}, {'t', '\t'},
+                                                          {'v', '\v'}, {'\\', '\\'}, {'\'', '\''}}};
+
+std::optional<std::string> ansi_c_quoted(std::string_view body) {
+    std::string value;
+    for (std::size_t i = 0; i < body.size(); ++i) {
+        if (body[i] != '\\') {
+            value += body[i];
+            continue;
+        }
+        if (++i == body.size()) return std::nullopt;
+        const char e = body[i];
+        if (const auto* known = std::find_if(c_escapes.begin(), c_escapes.end(), [&](const auto& c) { return c.first == e; });
+            known != c_escapes.end()) {
+            value += known->second;
+        } else if (e == '"' || e == '?') {
+            value += e;
+        } else if (e >= '0' && e <= '7') {  // up to three octal digits
+            int code = 0;
+            std::size_t digits = 0;
+            for (; digits < 3 && i < body.size() && body[i] >= '0' && body[i] <= '7'; ++digits, ++i) code = code * 8 + (body[i] - '0');
+            --i;
+            value += static_cast<char>(code & 0xff);
+        } else if (e == 'x') {  // up to two hex digits
+            int code = 0;
+            std::size_t digits = 0;
+            for (++i; digits < 2 && i < body.size() && std::isxdigit(static_cast<unsigned char>(body[i])) != 0; ++digits, ++i) {
+                code = code * 16 + (std::isdigit(static_cast<unsigned char>(body[i])) != 0 ? body[i] - '0' : (body[i] | 0x20) - 'a' + 10);
+            }
+            --i;
+            if (digits == 0) return std::nullopt;
+            value += static_cast<char>(code);
+        } else {
+            return std::nullopt;  // \u, \c and the like: bash does not write them here
+        }
+    }
+    return value;
+}
+
+// One line of `export -p` or `declare -p`: `declare -x NAME=VALUE`, `declare -- NAME=VALUE`
+// or `declare -x NAME` (exported, no value). None for anything else.
+std::optional<std::pair<std::string, std::string>> declared_variable(std::string_view line) {
+    if (!line.starts_with("declare -")) return std::nullopt;
+    const std::size_t space = line.find(' ', 9);
+    if (space == std::string_view::npos) return std::nullopt;
+    line.remove_prefix(space + 1);
     const std::size_t equals = line.find('=');
     std::string name(line.substr(0, equals));
+    if (!is_variable_name(name)) return std::nullopt;
     if (equals == std::string_view::npos) return std::pair{std::move(name), std::string()};
-    std::string_view quoted = line.substr(equals + 1);
+    auto value = bash_quoted_value(line.substr(equals + 1));
+    if (!value) return std::nullopt;
+    return std::pair{std::move(name), std::move(*value)};
+}
+
+}  // namespace
+
+std::optional<std::string> bash_quoted_value(std::string_view quoted) {
+    if (quoted.size() >= 3 && quoted.starts_with("$'") && quoted.back() == '\'') {
+        return ansi_c_quoted(quoted.substr(2, quoted.size() - 3));
+    }
     if (quoted.size() < 2 || quoted.front() != '"' || quoted.back() != '"') return std::nullopt;
     quoted = quoted.substr(1, quoted.size() - 2);
     std::string value;
@@ -98,61 +151,78 @@ std::optional<std::pair<std::string, std::string>> exported_variable(std::string
         if (quoted[i] == '\\' && i + 1 < quoted.size() && std::string_view("\\\"$`").find(quoted[i + 1]) != std::string_view::npos) ++i;
         value += quoted[i];
     }
-    return std::pair{std::move(name), std::move(value)};
+    return value;
 }
 
-}  // namespace
-
-session_run::session_run(const shell_state& shell) : shell_(shell), marker_("__ngfail_" + to_string(event_id::generate())) {}
-
-std::string session_run::script(std::string_view command) const {
-    std::string s = "exec 2>&1\n";
-    for (const auto& [name, value] : shell_.env()) {
+session_run::session_run(const shell_state& shell, std::string_view command)
+    : marker_("__ngfail_" + to_string(event_id::generate())), script_path_("/tmp/." + marker_ + ".sh") {
+    std::string& s = script_;
+    s = "builtin command rm -f -- \"$0\"\nexec 2>&1\n";
+    for (const auto& [name, value] : shell.env()) {
         if (carried_over(name, value)) s += "export " + name + "=" + single_quoted(value) + "\n";
     }
-    if (!shell_.cwd.empty()) s += "cd " + single_quoted(shell_.cwd) + "\n";
-    s += command;
-    if (!command.ends_with('\n')) s += '\n';
-    s += "__ngfail_status=$?\n";
-    s += "printf '%s\\n' '" + marker_ + ":variables'\n";
-    s += "export -p\n";
-    s += "printf '" + marker_ + ":directory:%s\\n' \"$PWD\"\n";
+    if (!shell.cwd.empty()) s += "cd " + single_quoted(shell.cwd) + "\n";
+    s += "__ngfail_command=" + single_quoted(command) + "\n";
+    s += "eval \"$__ngfail_command\"\n";
+    // The trailer: traced by none of the command's `set -x`, printed by bash's own builtins.
+    s += "{ __ngfail_status=$?; set +xv; } 2>/dev/null\n";
+    s += "builtin printf '\\n%s\\n' '" + marker_ + ":variables'\n";
+    s += "builtin export -p\n";
+    s += "__ngfail_directory=$(builtin pwd)\n";
+    s += "builtin declare -p __ngfail_directory\n";
+    s += "builtin printf '%s\\n' '" + marker_ + ":end'\n";
     s += "exit \"$__ngfail_status\"\n";
-    return s;
 }
 
-std::optional<std::string> session_run::command_output(std::string line) {
-    const std::string variables = marker_ + ":variables";
-    const std::string directory = marker_ + ":directory:";
+std::string session_run::command_line() const { return "exec bash --noprofile --norc " + script_path_; }
+
+std::vector<std::string> session_run::command_output(std::string line) {
+    std::vector<std::string> own;
     switch (reading_) {
     case reading::output:
-        if (!line.ends_with(variables)) return line;
-        reading_ = reading::variables;
-        line.resize(line.size() - variables.size());
-        if (line.empty()) return std::nullopt;
-        return line;
-    case reading::variables:
-        if (line.starts_with(directory)) {
-            cwd_ = line.substr(directory.size());
-            reading_ = reading::after;
-        } else {
-            exported_.push_back(std::move(line));
+        if (line == marker_ + ":variables") {
+            // The blank line before it was the trailer's (its printf starts the marker's line)
+            blank_held_ = false;
+            reading_ = reading::variables;
+            return own;
         }
-        return std::nullopt;
+        if (std::exchange(blank_held_, false)) own.emplace_back("\n");
+        if (line == "\n") {
+            blank_held_ = true;
+        } else {
+            own.push_back(std::move(line));
+        }
+        return own;
+    case reading::variables:
+        if (line == marker_ + ":end") {
+            complete_ = true;
+            reading_ = reading::after;
+        } else if (auto variable = declared_variable(line)) {
+            if (variable->first == "__ngfail_directory") {
+                if (!variable->second.empty()) cwd_ = std::move(variable->second);
+            } else if (line.starts_with("declare -x ")) {
+                exported_.push_back(std::move(*variable));
+            }
+        }
+        return own;
     case reading::after:
-        return std::nullopt;  // what a child it left running printed after the run
+        return own;  // what a child it left running printed after the run
     }
-    return std::nullopt;
+    return own;
+}
+
+std::vector<std::string> session_run::finish() {
+    std::vector<std::string> own;
+    if (std::exchange(blank_held_, false)) own.emplace_back("\n");
+    return own;
 }
 
 shell_state session_run::after(const shell_state& before) const {
-    if (!cwd_) return before;  // it never got to the end of its script
+    if (!complete_) return before;  // it never got to the end of its script
     shell_state next;
-    next.cwd = *cwd_;
-    for (const std::string& line : exported_) {
-        if (auto variable = exported_variable(line); variable && carried_over(variable->first, variable->second)) {
-            (void)next.set(std::move(variable->first), std::move(variable->second));  // past the bound: not kept
-        }
+    next.cwd = cwd_.value_or(before.cwd);
+    for (const auto& [name, value] : exported_) {
+        if (carried_over(name, value)) (void)next.set(name, value);  // past 64 KiB in all: not kept
     }
     return next;
 }
@@ -252,12 +322,17 @@ struct output_sink {
         if (last) {
             if (auto rest = lines.finish()) events.push_back(std::move(*rest));
         }
-        for (std::string& event : events) {
-            if (session) {
-                auto own = session->command_output(std::move(event));
-                if (!own) continue;
-                event = std::move(*own);
+        if (session && type == "stdout") {
+            std::vector<std::string> own;
+            for (std::string& event : events) {
+                for (std::string& e : session->command_output(std::move(event))) own.push_back(std::move(e));
             }
+            if (last) {
+                for (std::string& e : session->finish()) own.push_back(std::move(e));
+            }
+            events = std::move(own);
+        }
+        for (const std::string& event : events) {
             if (!co_await x->chunk(text_frame(type, event))) co_return false;
         }
         co_return true;
@@ -331,7 +406,9 @@ awaitable<void> finish(context& c, running_command& cmd, output_sink& sink, std:
     cmd.over = true;
     const int status = cmd.box->wait_status(cmd.id);  // at once: its end has come
     const reported_end end = end_of(status);
-    if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL && cmd.box->oom_kills() > oom_kills_before) {
+    // The kernel's count is the evidence, whoever it killed: a session's bash outlives the
+    // command it ran, and reports the kill as status 137.
+    if (cmd.box->oom_kills() > oom_kills_before) {
         fail_sandbox(c, sink.sandbox_id, c.profile.oom_killed);
         cmd.box->kill_all();
     }
@@ -373,7 +450,10 @@ awaitable<bool> stream_process(context& c, exchange& x, const std::string& sandb
         why_not = "fork/exec /usr/bin/bash: argument list too long";  // Go's words for E2BIG
     } else {
         try {
-            started = co_await c.off_io([&] { return work.box->start(work.command); });
+            started = co_await c.off_io([&] {
+                if (work.session) work.box->write_file(work.session->script_path(), work.session->script(), 600);
+                return work.box->start(work.command);
+            });
         } catch (const std::exception& e) {
             why_not = e.what();
         }

@@ -27,32 +27,47 @@ boost::asio::awaitable<bool> stream_process(context& c, exchange& x, const std::
 
 // A bash session's run, as execd runs one: a fresh `bash` given the session's exported
 // variables and directory, its stderr joined to its stdout, then told to print what it
-// leaves (`export -p`, `pwd`, its status) between markers that never reach the client. A
-// command that ends the shell (`exit 3`) leaves the session as it was.
+// leaves (`export -p`, its directory) between markers that never reach the client. A
+// command that ends the shell (`exit 3`, `set -e`) leaves the session as it was.
+//
+// Unlike execd's, the script is a file (a session's variables, quoted, may pass the 128 KiB
+// an argument may hold), the command is `eval`ed (an unclosed quote or heredoc is its own
+// syntax error, not the trailer's), values of any bytes come back (bash's $'…' quoting is
+// read), and the markers carry a random token.
 class session_run {
 public:
-    // The variables execd does not carry over (a prompt's), and the longest value it does.
+    // The longest value execd carries over to the next run.
     static constexpr std::size_t max_kept_value = 8 * 1024;
 
-    explicit session_run(const shell_state& shell);
-    // What bash is given to run `command` in the session.
-    [[nodiscard]] std::string script(std::string_view command) const;
-    // Whether an event of the run's output is the command's (else a marker's, kept here).
-    // A line the command left without its end arrives with the first marker after it: its
-    // text is returned for sending.
-    [[nodiscard]] std::optional<std::string> command_output(std::string line);
+    session_run(const shell_state& shell, std::string_view command);
+    // The script that runs the command in the session, where it goes in the sandbox (it
+    // removes itself once started), and the command line that runs it.
+    [[nodiscard]] const std::string& script() const noexcept { return script_; }
+    [[nodiscard]] const std::string& script_path() const noexcept { return script_path_; }
+    [[nodiscard]] std::string command_line() const;
+    // The events of the run's output that are the command's (none, one, or a blank line held
+    // back and then the next), taking the markers' lines for the session's next state.
+    [[nodiscard]] std::vector<std::string> command_output(std::string line);
+    // What is held back once the output has ended.
+    [[nodiscard]] std::vector<std::string> finish();
     // The session after the run: its variables and directory as the run left them, or
-    // `before` when the run never printed them.
+    // `before` when the run never printed them all.
     [[nodiscard]] shell_state after(const shell_state& before) const;
 
 private:
-    shell_state shell_;
-    std::string marker_;  // unique to the run: no command's output imitates it
+    std::string marker_;  // unique to the run: no command's output imitates it by chance
+    std::string script_path_;
+    std::string script_;
     enum class reading { output, variables, after } reading_ = reading::output;
-    std::vector<std::string> exported_{};
+    bool blank_held_ = false;  // a blank line that may be the trailer's own
+    std::vector<std::pair<std::string, std::string>> exported_{};
     std::optional<std::string> cwd_{};
     bool complete_ = false;
 };
+
+// Bash's quoting of a value in `declare -p` and `export -p`: "…" (with \\, \", \$ and \`) or
+// $'…' (ANSI-C escapes); none for anything else.
+[[nodiscard]] std::optional<std::string> bash_quoted_value(std::string_view quoted);
 
 // Output cut into the events execd sends: a line each, without its terminator (`\n`, `\r`
 // or `\r\n`); an empty line as "\n". A line longer than `max_line` is sent in pieces (execd

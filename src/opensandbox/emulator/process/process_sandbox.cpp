@@ -78,6 +78,9 @@ fs::path make_folder(const fs::path& dir, bool chown_to_sandbox) {
 // is the host's, read-only, and out of the file routes' reach).
 constexpr std::array<std::string_view, 4> writable{"home", "root", "tmp", "workspace"};
 
+// Linux's PATH_MAX: a longer path is refused before any work (ENAMETOOLONG).
+constexpr std::size_t max_path = 4096;
+
 // A path inside the sandbox relative to its tree ("." for the tree itself); none for a path
 // outside its writable folders.
 std::optional<std::string> relative_inside(std::string_view path) {
@@ -88,20 +91,47 @@ std::optional<std::string> relative_inside(std::string_view path) {
     return relative;
 }
 
-// A path inside the sandbox, opened within its tree; -1 with ENOENT for a path outside its
-// writable folders.
-int open_inside(int tree, std::string_view path, std::uint64_t flags, std::uint64_t mode = 0) {
+// Whether the open `fd` lies in one of the writable folders of the tree at `tree_path` (its
+// host path, by /proc). A symlink resolved in the tree may lead beside them: `/usr`, which
+// inside the sandbox is the host's, not a folder of the tree.
+bool in_writable_folder(int fd, const std::string& tree_path) {
+    std::array<char, max_path * 2> at{};
+    const ssize_t n = ::readlink(("/proc/self/fd/" + std::to_string(fd)).c_str(), at.data(), at.size());
+    if (n <= 0 || static_cast<std::size_t>(n) == at.size()) return false;
+    std::string_view host(at.data(), static_cast<std::size_t>(n));
+    if (!host.starts_with(tree_path) || host.size() <= tree_path.size() || host[tree_path.size()] != '/') return false;
+    host.remove_prefix(tree_path.size() + 1);
+    return std::find(writable.begin(), writable.end(), host.substr(0, host.find('/'))) != writable.end();
+}
+
+int openat2_retrying(int dir, const char* path, const open_how& how) {
+    for (;;) {
+        const long fd = ::syscall(SYS_openat2, dir, path, &how, sizeof how);
+        if (fd >= 0) return static_cast<int>(fd);
+        if (errno != EINTR && errno != EAGAIN) return -1;
+    }
+}
+
+// A path inside the sandbox, opened within its tree (the host folder `tree_path`, opened as
+// `tree`); -1 with ENOENT for a path outside its writable folders, ENAMETOOLONG past PATH_MAX.
+int open_inside(int tree, const std::string& tree_path, std::string_view path, std::uint64_t flags, std::uint64_t mode = 0) {
+    if (path.size() > max_path) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
     const std::optional<std::string> relative = relative_inside(path);
     if (!relative) {
         errno = ENOENT;
         return -1;
     }
-    open_how how{.flags = flags | O_CLOEXEC, .mode = mode, .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
-    for (;;) {
-        const long fd = ::syscall(SYS_openat2, tree, relative->c_str(), &how, sizeof how);
-        if (fd >= 0) return static_cast<int>(fd);
-        if (errno != EINTR && errno != EAGAIN) return -1;
+    const open_how how{.flags = flags | O_CLOEXEC, .mode = mode, .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
+    const int fd = openat2_retrying(tree, relative->c_str(), how);
+    if (fd >= 0 && *relative != "." && !in_writable_folder(fd, tree_path)) {
+        ::close(fd);
+        errno = ENOENT;
+        return -1;
     }
+    return fd;
 }
 
 std::vector<std::string> bwrap_arguments(const fs::path& folder, const std::string& self, bool network) {
@@ -161,6 +191,7 @@ process_sandbox::process_sandbox(std::string id, const process_sandbox_options& 
       state_(make_folder(options.state_root / id_, ::geteuid() == 0)),
       files_(state_ / "tree"),
       tree_(::open(files_.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC)),
+      tree_path_(fs::weakly_canonical(files_).string()),
       millicpus_(options.limits.millicpus),
       group_("ngfail-" + std::to_string(::getpid()) + "-" + id_, options.limits) {
     if (tree_ < 0) fail("opening " + files_.string());
@@ -259,7 +290,7 @@ process_sandbox::usage process_sandbox::sample() {
 
 std::string process_sandbox::read_file(std::string_view path) const {
     // Non-blocking: a FIFO would hold the thread until something wrote to it.
-    const int fd = open_inside(tree_, path, O_RDONLY | O_NONBLOCK | O_NOCTTY);
+    const int fd = open_inside(tree_, tree_path_, path, O_RDONLY | O_NONBLOCK | O_NOCTTY);
     if (fd < 0) fail(std::string(path));
     struct stat st {};
     const bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
@@ -302,26 +333,33 @@ mode_t permissions_of(int mode) {
 
 void process_sandbox::make_directories(std::string_view path, int mode) const {
     const bool root = ::geteuid() == 0;
-    // One component at a time, each resolved within the tree; none beside its writable folders.
+    if (path.size() > max_path) fail(std::string(path).substr(0, 64) + "...", ENAMETOOLONG);
     if (!relative_inside(path)) fail(std::string(path), ENOENT);
-    fs::path made;
+    // One component at a time from its parent, opened as it was made: linear in the path. A
+    // symlink on the way is resolved from the tree's root, and must stay in its writable folders.
+    int parent = open_inside(tree_, tree_path_, "/", O_PATH | O_DIRECTORY);
+    if (parent < 0) fail(std::string(path));
+    fs::path made = "/";
     for (const auto& part : fs::path(std::string(path)).lexically_normal().relative_path()) {
-        const int parent = open_inside(tree_, made.string(), O_PATH | O_DIRECTORY);
-        if (parent < 0) fail(std::string(path));
         const bool created = ::mkdirat(parent, part.c_str(), permissions_of(mode)) == 0;
-        if (!created && errno != EEXIST) {
-            const int error = errno;
-            ::close(parent);
-            fail(std::string(path), error);
-        }
+        const int error = errno;
         if (created && root) (void)::fchownat(parent, part.c_str(), host_user, host_group, AT_SYMLINK_NOFOLLOW);
-        ::close(parent);
         made /= part;
+        int next = -1;
+        if (created || error == EEXIST) {
+            const open_how beneath{.flags = O_PATH | O_DIRECTORY | O_CLOEXEC, .mode = 0,
+                                   .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+            next = openat2_retrying(parent, part.c_str(), beneath);
+            if (next < 0 && errno == ELOOP) next = open_inside(tree_, tree_path_, made.string(), O_PATH | O_DIRECTORY);
+        } else {
+            errno = error;
+        }
+        const int failed = errno;
+        ::close(parent);
+        if (next < 0) fail(std::string(path), failed);  // ENOTDIR: a file in the way, as mkdir -p says
+        parent = next;
     }
-    // What exists must be a directory (mkdir -p fails on a file in the way).
-    const int last = open_inside(tree_, made.string(), O_PATH | O_DIRECTORY);
-    if (last < 0) fail(std::string(path));
-    ::close(last);
+    ::close(parent);
 }
 
 void process_sandbox::write_file(std::string_view path, std::string_view bytes, int mode) const {
@@ -329,7 +367,7 @@ void process_sandbox::write_file(std::string_view path, std::string_view bytes, 
     const fs::path inside = fs::path(std::string(path)).lexically_normal();
     make_directories(inside.parent_path().string());
     // Non-blocking, and checked before a byte is written: a FIFO is no file to write.
-    const int fd = open_inside(tree_, inside.string(), O_WRONLY | O_CREAT | O_NONBLOCK | O_NOCTTY, 0644);
+    const int fd = open_inside(tree_, tree_path_, inside.string(), O_WRONLY | O_CREAT | O_NONBLOCK | O_NOCTTY, 0644);
     if (fd < 0) fail(std::string(path), errno == ENXIO ? EINVAL : errno);
     if (struct stat st {}; ::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || ::ftruncate(fd, 0) != 0) {
         ::close(fd);

@@ -136,6 +136,7 @@ private:
     std::filesystem::path state_;  // the sandbox's folder: its tree (`files_`) and its own /etc
     std::filesystem::path files_;
     int tree_ = -1;                // files_, opened: the root its paths resolve in
+    std::string tree_path_;        // files_ as /proc names what is opened in it
     std::optional<std::int64_t> millicpus_;
     std::mutex sample_mutex_;
     std::chrono::steady_clock::time_point sampled_at_ = std::chrono::steady_clock::now();
