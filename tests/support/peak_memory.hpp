@@ -1,6 +1,8 @@
 // The process's peak resident memory, for tests that bound what an operation may keep.
 #pragma once
 
+#include <cstddef>
+
 #include <sys/resource.h>
 
 namespace ngfail_test {
@@ -18,6 +20,10 @@ inline constexpr bool instrumented = false;
 #else
 inline constexpr bool instrumented = false;
 #endif
+
+// A test's work at scale: a quarter of it under a sanitizer, whose own work slows each step
+// several times over. What the test proves (a bound, a linear cost) holds at either size.
+inline constexpr std::size_t scaled(std::size_t work) { return instrumented ? (work + 3) / 4 : work; }
 
 // Peak resident memory in KiB (`getrusage`); 0 under a sanitizer, so bounds hold trivially.
 inline long peak_rss_kib() {

@@ -33,9 +33,7 @@ using ngfail_test::longest_allowed_wait;
 using ngfail_test::reply;
 using testing::HasSubstr;
 
-// The isolation tests' work: a quarter of it under a sanitizer, whose own work slows each step
-// several times over (the paths and the bound are the same; CI's minutes are not).
-std::size_t scaled(std::size_t work) { return ngfail_test::instrumented ? (work + 3) / 4 : work; }
+using ngfail_test::scaled;
 
 std::string execd(const std::string& sandbox) { return "/sandboxes/" + sandbox + "/proxy/44772"; }
 
@@ -227,6 +225,8 @@ TEST(stranger_bounds, a_doubling_variable_ends_its_command_and_the_server_keeps_
 }
 
 TEST(stranger_bounds, command_lines_count_in_a_sandboxs_history) {
+    // 96 MiB through the server is a minute under a sanitizer; the count is the dev build's to check.
+    if (ngfail_test::instrumented) GTEST_SKIP() << "96 MiB of command lines: checked in the uninstrumented builds";
     embedded_server s;
     const std::string sandbox = create(s);
     // 24 finished commands of 4 MiB each, printing nothing: 96 MiB of lines against the

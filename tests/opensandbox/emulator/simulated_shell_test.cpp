@@ -1,6 +1,8 @@
 // The emulator's simulated commands: what a session's state does to them.
 #include "opensandbox/emulator/simulated_shell.hpp"
 
+#include "support/peak_memory.hpp"
+
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -181,8 +183,9 @@ TEST(simulated_shell, a_line_of_a_million_commands_is_split_in_one_pass) {
     shell_state shell;
     // Looking for `&&` and `;` apart rescanned the rest at every command: 10^6 commands of a
     // 5 MB line were 2.5 * 10^12 steps (hours), one pass is 5 * 10^6.
-    const auto ran = simulate(repeated("pwd; ", 1'000'000) + "pwd", no_files, &shell);
-    EXPECT_EQ(ran.stdout_text.size(), 2u * 1'000'001);
+    const std::size_t commands = ngfail_test::scaled(1'000'000);
+    const auto ran = simulate(repeated("pwd; ", commands) + "pwd", no_files, &shell);
+    EXPECT_EQ(ran.stdout_text.size(), 2u * (commands + 1));
     EXPECT_EQ(ran.exit_code, 0);
 }
 
@@ -225,16 +228,19 @@ TEST(simulated_shell, substitutions_nest_at_most_32_deep) {
     const auto ran = simulate(nested, no_files);
     EXPECT_NE(ran.stderr_text.find("at most 32"), std::string::npos);
     EXPECT_NE(ran.exit_code, 0);
-    // A million-deep one is found to be too deep without a million-deep recursion.
-    const auto deep = simulate("echo " + repeated("$(", 1'000'000) + repeated(")", 1'000'000), no_files);
+    // A million-deep one is found to be too deep without a million-deep recursion (a quarter
+    // of it would overflow the stack as surely).
+    const std::size_t depth = ngfail_test::scaled(1'000'000);
+    const auto deep = simulate("echo " + repeated("$(", depth) + repeated(")", depth), no_files);
     EXPECT_NE(deep.stderr_text.find("at most 32"), std::string::npos);
 }
 
 TEST(simulated_shell, a_line_of_many_substitutions_is_linear) {
     // 200,000 substitutions, each one subshell: as many steps as the line has bytes, times a
     // small constant, not the square of it.
-    const auto ran = simulate("echo " + repeated("$(echo x)", 200'000), no_files);
-    EXPECT_EQ(ran.stdout_text.size(), 200'000u + 1) << "one word: no blank between them";
+    const std::size_t substitutions = ngfail_test::scaled(200'000);
+    const auto ran = simulate("echo " + repeated("$(echo x)", substitutions), no_files);
+    EXPECT_EQ(ran.stdout_text.size(), substitutions + 1) << "one word: no blank between them";
     EXPECT_EQ(ran.exit_code, 0);
 }
 
