@@ -165,6 +165,39 @@ TEST_F(process_runtime, files_are_the_sandboxs_own) {
 // kill: Failed, reason FAILED, the pod's OOMKilled only in the message (which is not
 // evidence). The client says what the evidence proves: the command was killed, and the
 // sandbox is gone for the next call.
+TEST_F(process_runtime, directories_and_file_operations_act_on_the_real_tree) {
+    const auto id = sandboxes->create({}).id;
+    sandboxes->create_directories(id, {"/workspace/a/b", "/workspace/c"}, 700);
+    sandboxes->upload(id, "/workspace/a/b/f.txt", "12345");
+    EXPECT_EQ(sandboxes->exec(id, {.command = "stat -c '%a %U' /workspace/a/b; ls /workspace/a/b"}).stdout_text,
+              "700 sandbox\nf.txt\n") << "made for real, owned by the sandbox's user";
+    const auto info = sandboxes->file_info(id, {"/workspace/a/b/f.txt"});
+    ASSERT_EQ(info.count("/workspace/a/b/f.txt"), 1u);
+    EXPECT_EQ(info.at("/workspace/a/b/f.txt").size, 5u);
+    EXPECT_EQ(info.at("/workspace/a/b/f.txt").owner, "sandbox");
+    const auto listed = sandboxes->list_directory(id, "/workspace", 3);
+    std::vector<std::string> paths;
+    for (const auto& e : listed) paths.push_back(e.path);
+    EXPECT_THAT(paths, testing::ElementsAre("/workspace/a", "/workspace/a/b", "/workspace/a/b/f.txt", "/workspace/c"))
+        << "by name, each directory's entries right after it";
+    sandboxes->move_files(id, {{.src = "/workspace/a/b/f.txt", .dest = "/tmp/moved/g.txt"}});
+    EXPECT_EQ(sandboxes->exec(id, {.command = "cat /tmp/moved/g.txt"}).stdout_text, "12345\n");
+    const auto onto = sandboxes->try_move_files(id, {{.src = "/tmp/moved/g.txt", .dest = "/workspace/c"}});
+    ASSERT_FALSE(onto) << "a destination that exists is refused";
+    EXPECT_THAT(std::string(onto.error().reason()), testing::HasSubstr("already exists"));
+    sandboxes->delete_files(id, {"/tmp/moved/g.txt", "/tmp/never-there"});
+    EXPECT_FALSE(sandboxes->try_file_info(id, {"/tmp/moved/g.txt"}));
+    (void)sandboxes->exec(id, {.command = "mkdir -p /workspace/d/e && touch /workspace/d/e/x && ln -s /usr /workspace/d/usr"});
+    sandboxes->delete_directories(id, {"/workspace/d", "/workspace"});
+    EXPECT_EQ(sandboxes->exec(id, {.command = "ls -A /workspace; test -d /workspace && echo kept; ls /usr | head -1"}).stdout_text,
+              "kept\nbin\n") << "rm -rf removes links, not what they point to; a writable folder is emptied, not removed";
+    // What a link leads to beside the writable folders is out of reach, as for downloads.
+    (void)sandboxes->exec(id, {.command = "ln -s ../../../../usr /tmp/usr; ln -s /etc /tmp/etc"});
+    EXPECT_FALSE(sandboxes->try_list_directory(id, "/tmp/usr", 1));
+    EXPECT_FALSE(sandboxes->try_file_info(id, {"/tmp/etc/hostname"}));
+    EXPECT_FALSE(sandboxes->try_move_files(id, {{.src = "/workspace", .dest = "/tmp/w"}}));
+}
+
 TEST_F(process_runtime, an_oom_kill_is_the_kernels_and_the_sandbox_fails_as_the_backend_shows_it) {
     // The supervisor is this program: a sanitizer's runtime in it takes most of 64 MiB.
     if (ngfail_test::instrumented) GTEST_SKIP() << "a sanitized supervisor does not fit in 64 MiB";
@@ -191,6 +224,20 @@ TEST_F(process_runtime, an_oom_kill_in_a_session_fails_the_sandbox_too) {
         EXPECT_EQ(r.value().exit_code, 137);
     }
     EXPECT_EQ(sandboxes->get(id).state, "Failed");
+}
+
+// A process no run follows (left behind by a command that has ended) is OOM-killed later:
+// the server's sweep reads the kernel's count every second.
+TEST_F(process_runtime, an_oom_kill_of_a_process_no_run_follows_fails_the_sandbox) {
+    if (ngfail_test::instrumented) GTEST_SKIP() << "a sanitized supervisor does not fit in 64 MiB";
+    const auto id = sandboxes->create({.resource_limits = {{"memory", "64Mi"}}}).id;
+    const auto left = sandboxes->exec(
+        id, {.command = "(sleep 0.3; python3 -c 'x = bytearray(300 * 1024 * 1024)') > /dev/null 2>&1 &"});
+    EXPECT_EQ(left.exit_code, 0);
+    EXPECT_EQ(sandboxes->get(id).state, "Running") << "nothing was killed yet";
+    std::string state;
+    for (int i = 0; i < 100 && (state = sandboxes->get(id).state) != "Failed"; ++i) std::this_thread::sleep_for(50ms);
+    EXPECT_EQ(state, "Failed");
 }
 
 TEST_F(process_runtime, a_deleted_sandbox_takes_its_processes_and_files_with_it) {

@@ -46,6 +46,7 @@ enum class fs_error {
     name_too_long,  // a path past `file_tree::max_path` or a name in it past `max_name` (ENAMETOOLONG)
     too_many,       // a listing would hold more than the entries asked for at most
     not_regular,    // the process runtime: a FIFO, a device or a socket, which no route reads or writes
+    busy,           // the process runtime: a writable folder itself, which stays (as a mount point)
 };
 
 template <class T>

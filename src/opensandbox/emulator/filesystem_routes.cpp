@@ -1,8 +1,10 @@
-// execd's filesystem routes inside a simulated sandbox: upload, download, info, delete,
-// move, permissions, search, replace, and directories (list, create, delete), answered as
-// real execd's filesystem controller answers them. The file system itself is file_tree.
+// execd's filesystem routes: upload, download, info, delete, move, permissions, search,
+// replace, and directories (list, create, delete), answered as real execd's filesystem
+// controller answers them. The file system is file_tree in a simulated sandbox, the
+// sandbox's real tree (process_sandbox) in the process runtime.
 #include "context.hpp"
 #include "glob.hpp"
+#include "opensandbox/emulator/process/process_sandbox.hpp"
 
 #include <boost/json/parse.hpp>
 
@@ -45,6 +47,8 @@ response error_of(const context& c, const exchange& x, fs_error e, const std::st
             return c.error_reply(x, 500, "RUNTIME_ERROR", std::string(doing) + " " + path + ". file name too long");
         case fs_error::not_regular:
             return c.error_reply(x, 500, "RUNTIME_ERROR", std::string(doing) + " " + path + ". not a regular file");
+        case fs_error::busy:
+            return c.error_reply(x, 500, "RUNTIME_ERROR", std::string(doing) + " " + path + ". device or resource busy");
         case fs_error::too_many:
             return c.error_reply(x, 500, "RUNTIME_ERROR",
                                  std::string(doing) + " " + path + ". more than " + std::to_string(max_listed) +
@@ -64,8 +68,67 @@ fs_error fs_error_of(const std::system_error& e) {
         case ENOSPC:
         case EDQUOT: return fs_error::no_space;
         case ENAMETOOLONG: return fs_error::name_too_long;
+        case E2BIG: return fs_error::too_many;
+        case EBUSY: return fs_error::busy;
         default: return fs_error::not_found;  // ENOENT, and a path that leaves the tree (EXDEV)
     }
+}
+
+// A process sandbox's real tree, answering as file_tree answers (the routes take either:
+// `with_tree`); a failure is the errno's fs_error, about the path as asked, made normal.
+class real_tree {
+public:
+    explicit real_tree(const process_sandbox& box) : box_(box) {}
+
+    [[nodiscard]] fs_result<entry_info> info(std::string_view path) const {
+        return attempt<entry_info>(path, [&] { return box_.info(path); });
+    }
+    [[nodiscard]] fs_result<std::vector<entry_info>> list(std::string_view path, int depth, std::size_t most) const {
+        return attempt<std::vector<entry_info>>(path, [&] { return box_.list(path, depth, most); });
+    }
+    fs_result<bool> remove_files(const std::vector<std::string>& paths) const {
+        for (const std::string& path : paths) {
+            auto one = attempt<bool>(path, [&] { return box_.remove_file(path), true; });
+            if (!one.value) return one;
+        }
+        return {true};
+    }
+    fs_result<bool> make_directories(std::string_view path, int mode) const {
+        return attempt<bool>(path, [&] { return box_.make_directories(path, mode), true; });
+    }
+    // rm -rf each; a writable folder is emptied and kept, as a mount point is.
+    void remove_directories(const std::vector<std::string>& paths) const {
+        for (const std::string& path : paths) (void)attempt<bool>(path, [&] { return box_.remove_all(path), true; });
+    }
+    fs_result<bool> move(std::string_view src, std::string_view dest) const {
+        auto moved = attempt<bool>(dest, [&] { return box_.move(src, dest), true; });
+        if (!moved.value && moved.error == fs_error::not_regular) moved.error = fs_error::into_itself;  // rename's EINVAL
+        if (!moved.value && moved.error == fs_error::not_found && !info(src).value) moved.path = file_tree::normal(src);
+        return moved;
+    }
+
+private:
+    template <class T, class Work>
+    static fs_result<T> attempt(std::string_view path, Work work) {
+        try {
+            return {work()};
+        } catch (const std::system_error& e) {
+            return {std::nullopt, fs_error_of(e), file_tree::normal(path)};
+        }
+    }
+
+    const process_sandbox& box_;
+};
+
+// The sandbox's files, real (the process runtime) or simulated, given to `use` as
+// `sandbox_store::with_files` gives the simulated ones; none when the sandbox is gone.
+template <class Use>
+auto with_tree(context& c, const call& k, Use use) -> std::optional<decltype(use(std::declval<file_tree&>()))> {
+    if (!c.processes) return c.sandboxes.with_files(k.sandbox_id, use);
+    const auto box = c.sandboxes.box(k.sandbox_id);
+    if (!box) return std::nullopt;
+    real_tree tree(*box);
+    return use(tree);
 }
 
 template <class T>
@@ -386,7 +449,8 @@ awaitable<void> download(context& c, exchange& x, call& k) {
 
 awaitable<void> file_info(context& c, exchange& x, call& k) {
     const std::vector<std::string> paths = query_values(x.req().target(), "path");
-    const auto found = c.sandboxes.with_files(k.sandbox_id, [&](const file_tree& tree) {
+    const auto found = co_await c.off_io([&] {
+      return with_tree(c, k, [&](const auto& tree) {
         fs_result<json::object> out{json::object{}};
         for (const std::string& p : paths) {
             auto one = tree.info(p);
@@ -394,6 +458,7 @@ awaitable<void> file_info(context& c, exchange& x, call& k) {
             (*out.value)[p] = info_json(*one.value);  // keyed by the path as asked
         }
         return out;
+      });
     });
     if (!found) {
         co_await x.reply(c.not_found(x, k.sandbox_id));
@@ -406,7 +471,7 @@ awaitable<void> file_info(context& c, exchange& x, call& k) {
 
 awaitable<void> delete_files(context& c, exchange& x, call& k) {
     const std::vector<std::string> paths = query_values(x.req().target(), "path");
-    const auto removed = c.sandboxes.with_files(k.sandbox_id, [&](file_tree& tree) { return tree.remove_files(paths); });
+    const auto removed = co_await c.off_io([&] { return with_tree(c, k, [&](auto& tree) { return tree.remove_files(paths); }); });
     response res = !removed ? c.not_found(x, k.sandbox_id) : reply_of(c, x, *removed, "error removing file");
     co_await x.reply(std::move(res));
 }
@@ -425,7 +490,7 @@ awaitable<void> list_directory(context& c, exchange& x, call& k) {
     }
     // A listing, and its reply, grow with the tree: both are made on a worker.
     response res = co_await c.off_io([&] {
-        const auto listed = c.sandboxes.with_files(k.sandbox_id, [&](const file_tree& tree) {
+        const auto listed = with_tree(c, k, [&](const auto& tree) {
             return tree.list(*path, static_cast<int>(depth->value_or(1)), max_listed);
         });
         if (!listed) return c.not_found(x, k.sandbox_id);
@@ -463,7 +528,7 @@ response create_directories_reply(context& c, const exchange& x, const call& k) 
         return c.error_reply(x, 400, "INVALID_REQUEST_BODY",
                              "error parsing request, MAYBE invalid body format. expected a map of paths to permissions");
     }
-    const auto made = c.sandboxes.with_files(k.sandbox_id, [&](file_tree& tree) {
+    const auto made = with_tree(c, k, [&](auto& tree) {
         for (const auto& [path, mode] : dirs) {
             if (auto one = tree.make_directories(path, mode); !one.value) return one;
         }
@@ -480,7 +545,7 @@ awaitable<void> create_directories(context& c, exchange& x, call& k) {
 awaitable<void> delete_directories(context& c, exchange& x, call& k) {
     const std::vector<std::string> paths = query_values(x.req().target(), "path");
     const auto removed = co_await c.off_io([&] {  // rm -rf walks the tree
-        return c.sandboxes.with_files(k.sandbox_id, [&](file_tree& tree) {
+        return with_tree(c, k, [&](auto& tree) {
             tree.remove_directories(paths);
             return true;
         });
@@ -538,6 +603,9 @@ response move_error(const context& c, const exchange& x, const fs_result<bool>& 
         case fs_error::name_too_long:
             return c.error_reply(x, 500, "RUNTIME_ERROR", "error accessing file: failed to rename file: rename " +
                                                               file_tree::normal(src) + " " + r.path + ": file name too long");
+        case fs_error::busy:
+            return c.error_reply(x, 500, "RUNTIME_ERROR", "error accessing file: failed to rename file: rename " +
+                                                              file_tree::normal(src) + " " + r.path + ": device or resource busy");
         default:
             return c.error_reply(x, 500, "RUNTIME_ERROR", "error accessing file: failed to create destination directory: mkdir " +
                                                               r.path + ": not a directory");
@@ -552,7 +620,7 @@ awaitable<void> move_files(context& c, exchange& x, call& k) {
         co_return;
     }
     const auto moved = co_await c.off_io([&] {  // a move walks the tree
-        return c.sandboxes.with_files(k.sandbox_id, [&](file_tree& tree) {
+        return with_tree(c, k, [&](auto& tree) {
             for (const auto& [src, dest] : *wanted) {
                 if (auto one = tree.move(src, dest); !one.value) return response(move_error(c, x, one, src, dest));
             }

@@ -2,6 +2,7 @@
 // (the API key, the sandbox behind an execd route), the fault queued for it, and then its
 // handler from the route tables.
 #include "context.hpp"
+#include "run_stream.hpp"
 
 #include <condition_variable>
 #include <mutex>
@@ -244,7 +245,14 @@ void context::sweep_every_second(std::stop_token stop) {
     std::condition_variable_any woken;
     std::unique_lock lock(m);
     while (!woken.wait_for(lock, stop, std::chrono::seconds(1), [&] { return stop.stop_requested(); })) {
-        sandboxes.sweep();
+        for (const auto& [id, box] : sandboxes.sweep()) {
+            // An OOM kill of a process no run follows (a background command's child, a
+            // daemon it left): the kernel's count is the evidence all the same.
+            if (box->oom_kills() > 0) {
+                fail_sandbox(*this, id, profile.oom_killed);
+                box->kill_all();
+            }
+        }
         reconcile_addresses();
     }
 }

@@ -252,11 +252,15 @@ std::shared_ptr<process_sandbox> sandbox_store::box(const std::string& id) {
     return s ? s->box : nullptr;
 }
 
-void sandbox_store::sweep() {
+std::vector<std::pair<std::string, std::shared_ptr<process_sandbox>>> sandbox_store::sweep() {
     const std::lock_guard lock(mutex_);
     std::vector<std::string> ids;
     for (const auto& entry : sandboxes_) ids.push_back(entry.first);
-    for (const std::string& id : ids) (void)live(id);
+    std::vector<std::pair<std::string, std::shared_ptr<process_sandbox>>> holding;
+    for (const std::string& id : ids) {
+        if (const held_sandbox* s = live(id); s && s->box) holding.emplace_back(id, s->box);
+    }
+    return holding;
 }
 
 std::optional<sandbox_record> sandbox_store::find(const std::string& id) {

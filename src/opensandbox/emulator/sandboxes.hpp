@@ -201,7 +201,8 @@ public:
     void attach(const std::string& id, std::shared_ptr<process_sandbox> box);
     [[nodiscard]] std::shared_ptr<process_sandbox> box(const std::string& id);
     // Applies the passage of time to every sandbox: expired ones go (and their processes).
-    void sweep();
+    // Returns the containers of those that still hold processes.
+    std::vector<std::pair<std::string, std::shared_ptr<process_sandbox>>> sweep();
 
     // The live records `keep` accepts, in id order: how many there are, and copies of at most
     // `count` of them from the `first` on. A list copies only the page it answers (4,096

@@ -20,6 +20,7 @@ namespace {
 using ngfail::opensandbox::testing::detail::output_lines;
 using ngfail::opensandbox::testing::detail::session_run;
 using ngfail::opensandbox::testing::detail::shell_state;
+using testing::AnyOf;
 using testing::Contains;
 using testing::ElementsAre;
 using testing::EndsWith;
@@ -51,8 +52,9 @@ TEST(output_lines, a_line_past_its_bound_is_cut_between_characters) {
 
 // Runs `script` as the sandbox does, from a file given to the host's bash (the script
 // removes it); its output, cut into events as a run's are.
-std::vector<std::string> run_in_bash(const std::string& script, int* exit_code) {
-    const std::string path = testing::TempDir() + "session_script.sh";
+std::vector<std::string> run_in_bash(const session_run& run, int* exit_code) {
+    const std::string path = testing::TempDir() + run.script_path().substr(run.script_path().rfind('/') + 1);  // unique
+    const std::string& script = run.script();
     std::ofstream(path) << script;
     std::array<int, 2> out{};
     if (::pipe(out.data()) != 0) return {};
@@ -88,7 +90,7 @@ struct session_step {
 session_step step(const shell_state& shell, const std::string& command) {
     session_run run(shell, command);
     session_step s;
-    for (std::string& event : run_in_bash(run.script(), &s.exit_code)) {
+    for (std::string& event : run_in_bash(run, &s.exit_code)) {
         for (std::string& own : run.command_output(std::move(event))) s.sent.push_back(std::move(own));
     }
     for (std::string& own : run.finish()) s.sent.push_back(std::move(own));
@@ -158,7 +160,9 @@ TEST(session_run, blank_lines_are_the_commands_and_a_last_line_ends_alone) {
 TEST(session_run, what_a_command_leaves_unclosed_or_traced_stays_its_own) {
     const auto heredoc = step({}, "export KEPT=1; cat <<EOF\nnever closed");
     EXPECT_THAT(heredoc.sent, Contains("never closed")) << "bash ends a heredoc at the command's end";
-    for (const auto& line : heredoc.sent) EXPECT_THAT(line, Not(HasSubstr("__ngfail"))) << "the trailer is not the heredoc's";
+    for (const auto& line : heredoc.sent) {
+        EXPECT_THAT(line, Not(AnyOf(HasSubstr("__ngfail_"), HasSubstr("declare -")))) << "the trailer is not the heredoc's";
+    }
     EXPECT_EQ(heredoc.after.env().at("KEPT"), "1");
     const auto quote = step({}, "echo 'never closed");
     EXPECT_THAT(quote.sent, Contains(HasSubstr("unexpected EOF")));

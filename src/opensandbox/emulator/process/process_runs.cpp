@@ -155,7 +155,9 @@ std::optional<std::string> bash_quoted_value(std::string_view quoted) {
 }
 
 session_run::session_run(const shell_state& shell, std::string_view command)
-    : marker_("__ngfail_" + to_string(event_id::generate())), script_path_("/tmp/." + marker_ + ".sh") {
+    : marker_("__ngfail_" + to_string(event_id::generate())),
+      // Named apart from the marker: bash names its script in its messages.
+      script_path_("/tmp/.ngfail-session-" + to_string(event_id::generate()) + ".sh") {
     std::string& s = script_;
     s = "builtin command rm -f -- \"$0\"\nexec 2>&1\n";
     for (const auto& [name, value] : shell.env()) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <memory>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -11,6 +12,7 @@
 #include <optional>
 #include <system_error>
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <sys/syscall.h>
@@ -360,6 +362,214 @@ void process_sandbox::make_directories(std::string_view path, int mode) const {
         parent = next;
     }
     ::close(parent);
+}
+
+namespace {
+
+// A directory or a file's parent, opened in the tree, and the entry's name in it; fails as
+// open_inside does, and with EBUSY for the tree or one of its writable folders (what a
+// container's root and mount points are: not removed or moved).
+struct entry_at {
+    int dir = -1;
+    std::string name;
+    entry_at(const entry_at&) = delete;
+    entry_at& operator=(const entry_at&) = delete;
+    entry_at(int d, std::string n) : dir(d), name(std::move(n)) {}
+    ~entry_at() {
+        if (dir >= 0) ::close(dir);
+    }
+};
+
+std::unique_ptr<entry_at> parent_of(int tree, const std::string& tree_path, std::string_view path) {
+    if (path.size() > max_path) fail(std::string(path.substr(0, 64)) + "...", ENAMETOOLONG);
+    const fs::path inside = fs::path(std::string(path)).lexically_normal();
+    const std::optional<std::string> relative = relative_inside(inside.string());
+    if (!relative) fail(std::string(path), ENOENT);
+    if (relative->find('/') == std::string::npos) fail(std::string(path), EBUSY);  // "." or a folder itself
+    const int dir = open_inside(tree, tree_path, inside.parent_path().string(), O_PATH | O_DIRECTORY);
+    if (dir < 0) fail(std::string(path));
+    return std::make_unique<entry_at>(dir, inside.filename().string());
+}
+
+std::string owner_name(unsigned id) {
+    if (id == 0) return "root";
+    if (id == host_user || id == ::geteuid()) return "sandbox";
+    return std::to_string(id);
+}
+
+entry_info info_of(std::string path, const struct stat& st) {
+    const auto at = [](const timespec& t) {
+        return std::chrono::system_clock::time_point(
+            std::chrono::duration_cast<std::chrono::system_clock::duration>(std::chrono::seconds(t.tv_sec) + std::chrono::nanoseconds(t.tv_nsec)));
+    };
+    int mode = 0;
+    for (const int shift : {6, 3, 0}) mode = mode * 10 + static_cast<int>((st.st_mode >> shift) & 7);
+    return {.path = std::move(path), .directory = S_ISDIR(st.st_mode), .size = static_cast<std::uint64_t>(st.st_size),
+            .mode = mode, .modified_at = at(st.st_mtim), .created_at = at(st.st_ctim), .owner = owner_name(st.st_uid),
+            .group = owner_name(st.st_gid)};
+}
+
+// A directory's entries' names, sorted; E2BIG past `most` (a directory of millions is not read whole).
+std::vector<std::string> names_in(int dir, std::size_t most) {
+    const int fd = ::openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) fail("opening a directory");
+    DIR* d = ::fdopendir(fd);
+    if (!d) {
+        ::close(fd);
+        fail("opening a directory");
+    }
+    std::vector<std::string> names;
+    while (const dirent* e = ::readdir(d)) {
+        const std::string_view name = e->d_name;
+        if (name == "." || name == "..") continue;
+        if (names.size() == most) {
+            ::closedir(d);
+            fail("listing a directory", E2BIG);
+        }
+        names.emplace_back(name);
+    }
+    ::closedir(d);
+    std::sort(names.begin(), names.end());
+    return names;
+}
+
+// How deep a listing goes at most, whatever it asks: each level holds a descriptor.
+constexpr int deepest_listing = 256;
+
+void list_into(int dir, const std::string& path, int depth, std::size_t most, std::vector<entry_info>& out) {
+    for (const std::string& name : names_in(dir, most)) {
+        if (out.size() == most) fail("listing " + path, E2BIG);
+        struct stat st {};
+        if (::fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;  // gone meanwhile
+        const std::string child = (path == "/" ? path : path + "/") + name;
+        out.push_back(info_of(child, st));
+        if (depth <= 1 || !S_ISDIR(st.st_mode)) continue;
+        const int sub = ::openat(dir, name.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (sub < 0) continue;
+        try {
+            list_into(sub, child, depth - 1, most, out);
+        } catch (...) {
+            ::close(sub);
+            throw;
+        }
+        ::close(sub);
+    }
+}
+
+DIR* open_directory_at(int dir, const std::string& name) {
+    const int fd = ::openat(dir, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) fail("removing " + name);
+    DIR* d = ::fdopendir(fd);
+    if (!d) {
+        ::close(fd);
+        fail("removing " + name);
+    }
+    return d;
+}
+
+// rm -rf of `name` in `dir`, without following a link and without recursion (a tree may be
+// deeper than a thread's stack): a directory's entries first, a descriptor per level.
+void remove_all_at(int dir, const std::string& name, bool keep_top) {
+    if (!keep_top && (::unlinkat(dir, name.c_str(), 0) == 0 || errno == ENOENT)) return;
+    if (!keep_top && errno != EISDIR) fail("removing " + name);
+    std::vector<std::pair<DIR*, std::string>> open;  // a directory, and its name in the one before
+    const auto closing = [&] {
+        for (auto& [d, n] : open) ::closedir(d);
+    };
+    try {
+        open.emplace_back(open_directory_at(dir, name), name);
+        while (!open.empty()) {
+            DIR* d = open.back().first;
+            errno = 0;
+            const dirent* e = ::readdir(d);
+            if (!e) {
+                const std::string done = std::move(open.back().second);
+                ::closedir(d);
+                open.pop_back();
+                if (open.empty() && keep_top) return;
+                const int parent = open.empty() ? dir : ::dirfd(open.back().first);
+                if (::unlinkat(parent, done.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT) fail("removing " + done);
+                continue;
+            }
+            const std::string entry = e->d_name;
+            if (entry == "." || entry == "..") continue;
+            if (::unlinkat(::dirfd(d), entry.c_str(), 0) == 0 || errno == ENOENT) continue;
+            if (errno != EISDIR) fail("removing " + entry);
+            open.emplace_back(open_directory_at(::dirfd(d), entry), entry);
+        }
+    } catch (...) {
+        closing();
+        throw;
+    }
+}
+
+}  // namespace
+
+entry_info process_sandbox::info(std::string_view path) const {
+    const int fd = open_inside(tree_, tree_path_, path, O_PATH);
+    if (fd < 0) fail(std::string(path));
+    struct stat st {};
+    const int error = ::fstat(fd, &st) == 0 ? 0 : errno;
+    ::close(fd);
+    if (error != 0) fail(std::string(path), error);
+    return info_of(file_tree::normal(path), st);
+}
+
+std::vector<entry_info> process_sandbox::list(std::string_view path, int depth, std::size_t most) const {
+    const int fd = open_inside(tree_, tree_path_, path, O_PATH | O_DIRECTORY);
+    if (fd < 0) fail(std::string(path));
+    std::vector<entry_info> out;
+    try {
+        if (depth > 0) list_into(fd, file_tree::normal(path), std::min(depth, deepest_listing), most, out);
+    } catch (...) {
+        ::close(fd);
+        throw;
+    }
+    ::close(fd);
+    return out;
+}
+
+void process_sandbox::remove_file(std::string_view path) const {
+    const auto at = parent_of(tree_, tree_path_, path);
+    if (::unlinkat(at->dir, at->name.c_str(), 0) != 0 && errno != ENOENT) fail(std::string(path));
+}
+
+void process_sandbox::remove_all(std::string_view path) const {
+    try {
+        const auto at = parent_of(tree_, tree_path_, path);
+        remove_all_at(at->dir, at->name, false);
+    } catch (const std::system_error& e) {
+        if (e.code().value() == ENOENT) return;  // nothing there: nothing to remove
+        if (e.code().value() != EBUSY) throw;
+        // A writable folder: emptied, kept
+        const int dir = open_inside(tree_, tree_path_, path, O_PATH | O_DIRECTORY);
+        if (dir < 0) fail(std::string(path));
+        const fs::path inside = fs::path(std::string(path)).lexically_normal();
+        if (inside.relative_path().empty()) {  // the tree: each folder emptied
+            for (const std::string_view folder : writable) remove_all_at(dir, std::string(folder), true);
+        } else {
+            const int top = open_inside(tree_, tree_path_, "/", O_PATH | O_DIRECTORY);
+            ::close(dir);
+            try {
+                remove_all_at(top, inside.relative_path().string(), true);
+            } catch (...) {
+                ::close(top);
+                throw;
+            }
+            ::close(top);
+            return;
+        }
+        ::close(dir);
+    }
+}
+
+void process_sandbox::move(std::string_view src, std::string_view dest) const {
+    const auto from = parent_of(tree_, tree_path_, src);
+    struct stat st {};
+    if (::fstatat(from->dir, from->name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) fail(std::string(src));
+    make_directories(fs::path(std::string(dest)).lexically_normal().parent_path().string());
+    const auto to = parent_of(tree_, tree_path_, dest);
+    if (::renameat2(from->dir, from->name.c_str(), to->dir, to->name.c_str(), RENAME_NOREPLACE) != 0) fail(std::string(dest));
 }
 
 void process_sandbox::write_file(std::string_view path, std::string_view bytes, int mode) const {

@@ -10,6 +10,7 @@
 //   int exit_code = box.wait(run.id);   // 137 after the kernel's OOM kill; box.oom_kills() says so
 #pragma once
 
+#include "opensandbox/emulator/file_tree.hpp"
 #include "opensandbox/emulator/process/cgroup.hpp"
 
 #include <chrono>
@@ -119,6 +120,21 @@ public:
     // Writes the file with `mode` (octal digits written as a decimal number, as execd takes
     // them: 644), making its parent directories (as mkdir -p).
     void write_file(std::string_view path, std::string_view bytes, int mode = 644) const;
+
+    // execd's file operations on the same terms (paths resolved in the tree, only in its
+    // writable folders, never following a link out of them; std::system_error with the errno).
+    // Owners are named as the sandbox names them: `root`, `sandbox`, else the number.
+    [[nodiscard]] entry_info info(std::string_view path) const;
+    // The entries under a directory, `depth` levels down (links not followed), by name within
+    // each directory, each directory's entries right after it; E2BIG past `most` entries.
+    [[nodiscard]] std::vector<entry_info> list(std::string_view path, int depth, std::size_t most) const;
+    // Deletes a file (EISDIR for a directory; a missing one is no error).
+    void remove_file(std::string_view path) const;
+    // rm -rf (a missing one is no error); a writable folder itself keeps its place (EBUSY, as
+    // a mount point does), once emptied.
+    void remove_all(std::string_view path) const;
+    // mv, making the destination's parents; EEXIST when it exists, EINVAL into itself.
+    void move(std::string_view src, std::string_view dest) const;
 
     // Runs a command to its end and keeps its output: for tests and short probes.
     struct finished {
