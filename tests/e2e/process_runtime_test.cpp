@@ -198,6 +198,37 @@ TEST_F(process_runtime, directories_and_file_operations_act_on_the_real_tree) {
     EXPECT_FALSE(sandboxes->try_move_files(id, {{.src = "/workspace", .dest = "/tmp/w"}}));
 }
 
+// A reviewer's findings (#43): a NUL ended the name the kernel saw, so `/workspace/..%00`
+// removed the tree's own folders; a trailing slash named nothing; a removal went as deep as
+// the sandbox nested directories, a descriptor a level.
+TEST_F(process_runtime, a_removal_stays_in_what_it_names) {
+    const auto id = sandboxes->create({}).id;
+    const std::string directories = "/sandboxes/" + id + "/proxy/44772/directories?path=";
+    sandboxes->upload(id, "/tmp/kept.txt", "kept");
+    sandboxes->upload(id, "/workspace/w.txt", "w");
+    for (const char* path : {"/workspace/..%00", "/workspace/.%00", "/tmp/%00/../..", "/%00"}) {
+        (void)ngfail_test::call(server->port(), ngfail_test::http::verb::delete_, directories + path);
+    }
+    EXPECT_EQ(sandboxes->exec(id, {.command = "cat /tmp/kept.txt /workspace/w.txt; touch /home/sandbox/h && echo ok"}).stdout_text,
+              "keptw" "ok\n")
+        << "no folder of the tree went";
+    const auto emptied = ngfail_test::call(server->port(), ngfail_test::http::verb::delete_, directories + "/workspace/");
+    EXPECT_EQ(emptied.status, 200u);
+    EXPECT_EQ(sandboxes->exec(id, {.command = "ls -A /workspace; test -d /workspace && echo kept"}).stdout_text, "kept\n")
+        << "a trailing slash names the folder: emptied, kept";
+    ASSERT_EQ(sandboxes->exec(id, {.command = "cd /workspace && for i in $(seq 300); do mkdir d && cd d; done"}).exit_code, 0);
+    const auto descriptors = [] {
+        std::size_t n = 0;
+        for ([[maybe_unused]] const auto& fd : fs::directory_iterator("/proc/self/fd")) ++n;
+        return n;
+    };
+    const std::size_t before = descriptors();
+    const auto deep = ngfail_test::call(server->port(), ngfail_test::http::verb::delete_, directories + "/workspace/d");
+    EXPECT_EQ(deep.status, 200u);
+    EXPECT_LE(descriptors(), before + 2) << "the levels' descriptors are closed";
+    EXPECT_EQ(sandboxes->exec(id, {.command = "echo alive"}).stdout_text, "alive\n");
+}
+
 TEST_F(process_runtime, an_oom_kill_is_the_kernels_and_the_sandbox_fails_as_the_backend_shows_it) {
     // The supervisor is this program: a sanitizer's runtime in it takes most of 64 MiB.
     if (ngfail_test::instrumented) GTEST_SKIP() << "a sanitized supervisor does not fit in 64 MiB";

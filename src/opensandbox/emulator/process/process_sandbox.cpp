@@ -10,6 +10,7 @@
 #include <cstring>
 #include <fstream>
 #include <optional>
+#include <span>
 #include <system_error>
 
 #include <dirent.h>
@@ -86,7 +87,9 @@ constexpr std::size_t max_path = 4096;
 // A path inside the sandbox relative to its tree ("." for the tree itself); none for a path
 // outside its writable folders.
 std::optional<std::string> relative_inside(std::string_view path) {
-    std::string relative = fs::path(std::string(path)).lexically_normal().relative_path().string();
+    // A NUL ends the name the kernel is given: `..\0` would be `..` to it, and a name here.
+    if (path.find('\0') != std::string_view::npos) return std::nullopt;
+    std::string relative = file_tree::normal(path).substr(1);
     if (relative.empty()) return ".";
     const std::string_view first = std::string_view(relative).substr(0, relative.find('/'));
     if (std::find(writable.begin(), writable.end(), first) == writable.end()) return std::nullopt;
@@ -106,11 +109,15 @@ bool in_writable_folder(int fd, const std::string& tree_path) {
     return std::find(writable.begin(), writable.end(), host.substr(0, host.find('/'))) != writable.end();
 }
 
+// EAGAIN: a rename or a mount anywhere raced a `..` of the walk (openat2(2): try again), or
+// a lease holds the file. A sandbox renaming in a loop, or taking leases, could make either
+// last for ever: a few tries, then the error.
 int openat2_retrying(int dir, const char* path, const open_how& how) {
-    for (;;) {
+    for (int tries = 0;;) {
         const long fd = ::syscall(SYS_openat2, dir, path, &how, sizeof how);
         if (fd >= 0) return static_cast<int>(fd);
-        if (errno != EINTR && errno != EAGAIN) return -1;
+        if (errno == EINTR) continue;
+        if (errno != EAGAIN || ++tries == 64) return -1;
     }
 }
 
@@ -382,8 +389,8 @@ struct entry_at {
 
 std::unique_ptr<entry_at> parent_of(int tree, const std::string& tree_path, std::string_view path) {
     if (path.size() > max_path) fail(std::string(path.substr(0, 64)) + "...", ENAMETOOLONG);
-    const fs::path inside = fs::path(std::string(path)).lexically_normal();
-    const std::optional<std::string> relative = relative_inside(inside.string());
+    const std::optional<std::string> relative = relative_inside(path);
+    const fs::path inside = file_tree::normal(path);  // never `.`, `..` or an empty name last
     if (!relative) fail(std::string(path), ENOENT);
     if (relative->find('/') == std::string::npos) fail(std::string(path), EBUSY);  // "." or a folder itself
     const int dir = open_inside(tree, tree_path, inside.parent_path().string(), O_PATH | O_DIRECTORY);
@@ -467,8 +474,13 @@ DIR* open_directory_at(int dir, const std::string& name) {
     return d;
 }
 
+// How deep a removal goes at most: each level holds a descriptor (a sandbox can nest
+// directories a million deep, and the server's descriptors are every sandbox's).
+constexpr std::size_t deepest_removal = 256;
+
 // rm -rf of `name` in `dir`, without following a link and without recursion (a tree may be
-// deeper than a thread's stack): a directory's entries first, a descriptor per level.
+// deeper than a thread's stack): a directory's entries first, a descriptor per level; ELOOP
+// past `deepest_removal` levels.
 void remove_all_at(int dir, const std::string& name, bool keep_top) {
     if (!keep_top && (::unlinkat(dir, name.c_str(), 0) == 0 || errno == ENOENT)) return;
     if (!keep_top && errno != EISDIR) fail("removing " + name);
@@ -495,6 +507,7 @@ void remove_all_at(int dir, const std::string& name, bool keep_top) {
             if (entry == "." || entry == "..") continue;
             if (::unlinkat(::dirfd(d), entry.c_str(), 0) == 0 || errno == ENOENT) continue;
             if (errno != EISDIR) fail("removing " + entry);
+            if (open.size() == deepest_removal) fail("removing " + name + ": deeper than 256 levels", ELOOP);
             open.emplace_back(open_directory_at(::dirfd(d), entry), entry);
         }
     } catch (...) {
@@ -535,31 +548,22 @@ void process_sandbox::remove_file(std::string_view path) const {
 }
 
 void process_sandbox::remove_all(std::string_view path) const {
+    const std::optional<std::string> relative = relative_inside(path);
+    if (!relative) return;  // nothing of the tree is there: nothing to remove
+    if (relative->find('/') == std::string::npos) {
+        // The tree, or one of its writable folders: emptied and kept, as a container's root
+        // and mount points are. Each folder is one name in the tree's root (no link there).
+        const std::array<std::string_view, 1> one{*relative};
+        using names = std::span<const std::string_view>;
+        const names folders = *relative == "." ? names(writable) : names(one);
+        for (const std::string_view folder : folders) remove_all_at(tree_, std::string(folder), true);
+        return;
+    }
     try {
         const auto at = parent_of(tree_, tree_path_, path);
         remove_all_at(at->dir, at->name, false);
     } catch (const std::system_error& e) {
-        if (e.code().value() == ENOENT) return;  // nothing there: nothing to remove
-        if (e.code().value() != EBUSY) throw;
-        // A writable folder: emptied, kept
-        const int dir = open_inside(tree_, tree_path_, path, O_PATH | O_DIRECTORY);
-        if (dir < 0) fail(std::string(path));
-        const fs::path inside = fs::path(std::string(path)).lexically_normal();
-        if (inside.relative_path().empty()) {  // the tree: each folder emptied
-            for (const std::string_view folder : writable) remove_all_at(dir, std::string(folder), true);
-        } else {
-            const int top = open_inside(tree_, tree_path_, "/", O_PATH | O_DIRECTORY);
-            ::close(dir);
-            try {
-                remove_all_at(top, inside.relative_path().string(), true);
-            } catch (...) {
-                ::close(top);
-                throw;
-            }
-            ::close(top);
-            return;
-        }
-        ::close(dir);
+        if (e.code().value() != ENOENT) throw;  // nothing there: nothing to remove
     }
 }
 
