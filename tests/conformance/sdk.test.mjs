@@ -3,7 +3,12 @@
 // SDK surfaces when the emulator injects the faults real deployments show.
 //
 //   NGFAIL_CLI=build/dev/src/cli/ngfail node --test tests/conformance/sdk.test.mjs
-import { test, before, after } from "node:test";
+//
+// NGFAIL_RUNTIME=process runs the same against `ngfail serve --runtime process` (real
+// commands in bubblewrap sandboxes); where this host cannot run it, every test is skipped
+// with the server's reason. What differs is what differs in a real image: files live in
+// its writable folders, its users are root and sandbox, and it takes no snapshots yet.
+import { test, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
@@ -12,6 +17,9 @@ import { Sandbox, SandboxManager, ConnectionConfig, SandboxApiException } from "
 const cli = process.env.NGFAIL_CLI;
 if (!cli) throw new Error("set NGFAIL_CLI to the ngfail binary");
 const apiKey = "sk-conformance-1";
+const runtime = process.env.NGFAIL_RUNTIME ?? "simulated";
+const real = runtime === "process";
+const runtimeArgs = real ? ["--runtime", "process"] : [];
 
 let server;
 let domain;
@@ -19,12 +27,20 @@ let domain;
 async function startServer(args) {
   const child = spawn(cli, ["serve", "--pending-ms", "300", ...args], {
     env: { ...process.env, OPEN_SANDBOX_API_KEY: apiKey },
-    stdio: ["ignore", "pipe", "inherit"],
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let said = "";
+  child.stderr.on("data", (bytes) => {
+    said += bytes;
+    process.stderr.write(bytes);
   });
   const lines = createInterface({ input: child.stdout });
   const first = await new Promise((resolve, reject) => {
     lines.once("line", resolve);
-    child.once("exit", (code) => reject(new Error(`ngfail serve exited with ${code}`)));
+    child.once("exit", (code) => {
+      const why = said.trim().split("\n")[0] ?? "";
+      reject(real && why.startsWith("ngfail serve: ") ? new Unavailable(why) : new Error(`ngfail serve exited with ${code}`));
+    });
   });
   const match = /^listening on http:\/\/(.+)$/.exec(first);
   assert.ok(match, `first line: ${first}`);
@@ -38,15 +54,33 @@ function stopServer(s) {
   });
 }
 
-before(async () => {
-  server = await startServer([]);
+class Unavailable extends Error {}
+
+// The process runtime refuses to start, with one line saying why, where the host lacks what
+// it needs: then every test is skipped with that line.
+let unavailable = false;
+try {
+  server = await startServer(runtimeArgs);
   domain = server.domain;
-});
+} catch (e) {
+  if (!(e instanceof Unavailable)) throw e;
+  unavailable = e.message;
+}
+const skipAll = unavailable ? { skip: unavailable } : {};
 
 after(async () => {
+  if (!server) return;
   const { code } = await stopServer(server);
   assert.equal(code, 0, "ngfail serve exits cleanly on SIGTERM");
 });
+
+// Each test, skipped where the runtime cannot run (or `notReal` says why the process
+// runtime does not do what it checks).
+function check(name, options, body) {
+  if (typeof options === "function") [body, options] = [options, {}];
+  const skip = unavailable || (real && options.notReal);
+  return test(name, skip ? { skip } : {}, body);
+}
 
 const connection = () => new ConnectionConfig({ domain, apiKey, protocol: "http" });
 
@@ -69,9 +103,13 @@ async function withSandbox(body) {
   }
 }
 
-const stdoutOf = (execution) => execution.logs.stdout.map((m) => m.text).join("");
+// What a command printed. Real execd (and the process runtime) sends a line per event,
+// without its end (a blank line as "\n"); the simulated runtime sends what a run printed
+// in one event.
+const stdoutOf = (execution) =>
+  execution.logs.stdout.map((m) => (!real ? m.text : m.text === "\n" ? "\n" : `${m.text}\n`)).join("");
 
-test("the default create waits for readiness (Pending, then execd /ping) and runs commands", async () => {
+check("the default create waits for readiness (Pending, then execd /ping) and runs commands", async () => {
   await withSandbox(async (sandbox) => {
     const info = await sandbox.getInfo();
     assert.equal(info.status.state, "Running");
@@ -89,7 +127,7 @@ test("the default create waits for readiness (Pending, then execd /ping) and run
   });
 });
 
-test("a command through the server proxy, as useServerProxy asks", async () => {
+check("a command through the server proxy, as useServerProxy asks", async () => {
   const sandbox = await Sandbox.create({
     image: "python:3.11",
     connectionConfig: new ConnectionConfig({ domain, apiKey, protocol: "http", useServerProxy: true }),
@@ -103,7 +141,7 @@ test("a command through the server proxy, as useServerProxy asks", async () => {
   }
 });
 
-test("background commands, their logs with the tail cursor, and interrupt", async () => {
+check("background commands, their logs with the tail cursor, and interrupt", async () => {
   await withSandbox(async (sandbox) => {
     const started = await sandbox.commands.run("echo from the background", { background: true });
     assert.ok(started.id);
@@ -130,14 +168,14 @@ test("background commands, their logs with the tail cursor, and interrupt", asyn
   });
 });
 
-test("metrics: the SDK reads execd's sample", async () => {
+check("metrics: the SDK reads execd's sample", async () => {
   await withSandbox(async (sandbox) => {
     const m = await sandbox.metrics.getMetrics();
     assert.ok(m.cpuCount > 0 || m.cpu_count > 0, JSON.stringify(m));
   });
 });
 
-test("files: write, read back, and cat in a command", async () => {
+check("files: write, read back, and cat in a command", async () => {
   await withSandbox(async (sandbox) => {
     await sandbox.files.writeFiles([{ path: "/workspace/notes.txt", data: "line one\nline two\n" }]);
     assert.equal(await sandbox.files.readFile("/workspace/notes.txt"), "line one\nline two\n");
@@ -145,7 +183,8 @@ test("files: write, read back, and cat in a command", async () => {
   });
 });
 
-test("snapshots: taken, polled to Ready, listed, restored with the files, deleted", async () => {
+check("snapshots: taken, polled to Ready, listed, restored with the files, deleted",
+      { notReal: "the process runtime takes no snapshots yet (a 501)" }, async () => {
   const manager = SandboxManager.create({ connectionConfig: connection() });
   await withSandbox(async (sandbox) => {
     await sandbox.files.writeFiles([{ path: "/workspace/state.txt", data: "kept" }]);
@@ -171,7 +210,7 @@ test("snapshots: taken, polled to Ready, listed, restored with the files, delete
   });
 });
 
-test("bash sessions keep their directory and variables between runs", async () => {
+check("bash sessions keep their directory and variables between runs", async () => {
   await withSandbox(async (sandbox) => {
     const session = await sandbox.commands.createSession({ workingDirectory: "/workspace/app" });
     await sandbox.commands.runInSession(session, "export GREETING=hello && cd /tmp");
@@ -182,31 +221,34 @@ test("bash sessions keep their directory and variables between runs", async () =
   });
 });
 
-test("directories and files: made, listed, described, moved, searched, rewritten, read in parts, deleted", async () => {
+check("directories and files: made, listed, described, moved, searched, rewritten, read in parts, deleted", async () => {
   await withSandbox(async (sandbox) => {
     const files = sandbox.files;
-    await files.createDirectories([{ path: "/w/src", mode: 755 }]);
-    await files.writeFiles([{ path: "/w/src/a.py", data: "print('localhost')\n" },
-                            { path: "/w/conf.yaml", data: "host: localhost\nport: 80\n" }]);
-    const listed = await files.listDirectory({ path: "/w", depth: 2 });
-    assert.deepEqual(listed.map((f) => f.path), ["/w/conf.yaml", "/w/src", "/w/src/a.py"]);
-    const info = await files.getFileInfo(["/w/conf.yaml"]);
-    assert.equal(info["/w/conf.yaml"].size, 25);
-    await files.moveFiles([{ src: "/w/src/a.py", dest: "/w/lib/a.py" }]);
-    await files.setPermissions([{ path: "/w/lib/a.py", mode: 700, owner: "app", group: "staff" }]);
-    const found = await files.search({ path: "/w", pattern: "*.{py,yaml}" });
-    assert.deepEqual(found.map((f) => f.path).sort(), ["/w/conf.yaml", "/w/lib/a.py"]);
-    const replaced = await files.replaceContentsDetailed([{ path: "/w/conf.yaml", oldContent: "localhost", newContent: "0.0.0.0" }]);
+    const w = real ? "/workspace/w" : "/w";  // a real image's writable folders
+    const [owner, group] = real ? ["sandbox", "sandbox"] : ["app", "staff"];
+    await files.createDirectories([{ path: `${w}/src`, mode: 755 }]);
+    await files.writeFiles([{ path: `${w}/src/a.py`, data: "print('localhost')\n" },
+                            { path: `${w}/conf.yaml`, data: "host: localhost\nport: 80\n" }]);
+    const listed = await files.listDirectory({ path: w, depth: 2 });
+    assert.deepEqual(listed.map((f) => f.path), [`${w}/conf.yaml`, `${w}/src`, `${w}/src/a.py`]);
+    const info = await files.getFileInfo([`${w}/conf.yaml`]);
+    assert.equal(info[`${w}/conf.yaml`].size, 25);
+    await files.moveFiles([{ src: `${w}/src/a.py`, dest: `${w}/lib/a.py` }]);
+    await files.setPermissions([{ path: `${w}/lib/a.py`, mode: 700, owner, group }]);
+    assert.equal((await files.getFileInfo([`${w}/lib/a.py`]))[`${w}/lib/a.py`].mode, 700);
+    const found = await files.search({ path: w, pattern: "*.{py,yaml}" });
+    assert.deepEqual(found.map((f) => f.path).sort(), [`${w}/conf.yaml`, `${w}/lib/a.py`]);
+    const replaced = await files.replaceContentsDetailed([{ path: `${w}/conf.yaml`, oldContent: "localhost", newContent: "0.0.0.0" }]);
     assert.deepEqual(replaced.map((r) => r.replacedCount), [1]);
-    assert.equal(await files.readFile("/w/conf.yaml", { range: "bytes=6-12" }), "0.0.0.0");
-    assert.equal(await files.readFile("/w/conf.yaml", { offset: 2, limit: 1 }), "port: 80");
-    await files.deleteFiles(["/w/conf.yaml"]);
-    await files.deleteDirectories(["/w"]);
-    await assert.rejects(files.getFileInfo(["/w/lib/a.py"]), apiError(404, "FILE_NOT_FOUND"));
+    assert.equal(await files.readFile(`${w}/conf.yaml`, { range: "bytes=6-12" }), "0.0.0.0");
+    assert.equal(await files.readFile(`${w}/conf.yaml`, { offset: 2, limit: 1 }), "port: 80");
+    await files.deleteFiles([`${w}/conf.yaml`]);
+    await files.deleteDirectories([w]);
+    await assert.rejects(files.getFileInfo([`${w}/lib/a.py`]), apiError(404, "FILE_NOT_FOUND"));
   });
 });
 
-test("renew, metadata, pause and resume, then kill: the sandbox is gone", async () => {
+check("renew, metadata, pause and resume, then kill: the sandbox is gone", async () => {
   const sandbox = await Sandbox.create({
     image: "python:3.11",
     metadata: { team: "rl" },
@@ -224,7 +266,7 @@ test("renew, metadata, pause and resume, then kill: the sandbox is gone", async 
   await assert.rejects(sandbox.getInfo(), apiError(404, "KUBERNETES::SANDBOX_NOT_FOUND"));
 });
 
-test("a command killed by a signal reports exit -1, as execd does", async () => {
+check("a command killed by a signal reports exit -1, as execd does", async () => {
   await withSandbox(async (sandbox) => {
     await injectFault({ operation: "exec", action: "signal_exit" });
     const killed = await sandbox.commands.run("python train.py");
@@ -233,7 +275,7 @@ test("a command killed by a signal reports exit -1, as execd does", async () => 
   });
 });
 
-test("an OOM kill on Kubernetes: exit -1, then Failed with OOMKilled only in the message", async () => {
+check("an OOM kill on Kubernetes: exit -1, then Failed with OOMKilled only in the message", async () => {
   await withSandbox(async (sandbox) => {
     await injectFault({ operation: "exec", action: "oom_kill" });
     const killed = await sandbox.commands.run("python train.py");
@@ -251,7 +293,7 @@ const apiError = (status, code) => (e) =>
   e instanceof SandboxApiException && e.statusCode === status && e.error.code === code &&
   /^[0-9a-f-]{36}$/.test(e.requestId ?? "");
 
-test("faults on create surface as the SDK's API exceptions with their status and code", async () => {
+check("faults on create surface as the SDK's API exceptions with their status and code", async () => {
   await injectFault({ operation: "create", action: "http_error", status: 429,
                       code: "KUBERNETES::POOL_CAPACITY_EXHAUSTED", message: "the pool is full", retry_after_s: 7 });
   await assert.rejects(Sandbox.create({ image: "python:3.11", connectionConfig: connection() }),
@@ -268,7 +310,7 @@ test("faults on create surface as the SDK's API exceptions with their status and
                        apiError(401, "INVALID_API_KEY"));
 });
 
-test("an expired sandbox is gone, as Kubernetes deletes it", async () => {
+check("an expired sandbox is gone, as Kubernetes deletes it", async () => {
   const sandbox = await Sandbox.create({ image: "python:3.11", connectionConfig: connection() });
   await injectFault({ operation: "get", action: "expire" });
   await assert.rejects(sandbox.getInfo(), apiError(404, "KUBERNETES::SANDBOX_NOT_FOUND"));

@@ -5,6 +5,7 @@
 #include "support/emulator_calls.hpp"
 #include "support/peak_memory.hpp"
 #include "support/raw_server.hpp"
+#include "support/terminal_reads.hpp"
 #include "support/transports.hpp"
 
 #include <ngfail/opensandbox/client.hpp>
@@ -55,21 +56,7 @@ protected:
 
 const ngfail::sandbox_details& details_of(const ngfail::failure& f) { return std::get<ngfail::sandbox_details>(f.details()); }
 
-// Output read until it holds `wanted` (the exit, a failure or 5 s end it first).
-std::string read_until(terminal_session& t, std::string_view wanted) {
-    std::string seen;
-    const auto give_up = std::chrono::steady_clock::now() + 5s;
-    while (seen.find(wanted) == std::string::npos && std::chrono::steady_clock::now() < give_up) {
-        auto event = t.try_read();
-        if (!event) return seen + "<failed: " + std::string(event.error().what()) + ">";
-        if (const auto* out = std::get_if<terminal_output>(&event.value())) {
-            seen += out->bytes;
-        } else {
-            return seen + "<exit " + std::to_string(std::get<terminal_exit>(event.value()).exit_code) + ">";
-        }
-    }
-    return seen;
-}
+using ngfail_test::read_until;
 
 // The next event that is not output.
 ngfail::result<terminal_event> next_not_output(terminal_session& t) {

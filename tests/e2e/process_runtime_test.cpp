@@ -3,6 +3,7 @@
 // gone. Skipped, with the reason, where the host cannot run process sandboxes.
 #include "support/emulator_calls.hpp"
 #include "support/peak_memory.hpp"
+#include "support/terminal_reads.hpp"
 #include "opensandbox/emulator/process/process_runtime.hpp"
 
 #include <ngfail/opensandbox.hpp>
@@ -224,9 +225,25 @@ TEST_F(process_runtime, a_removal_stays_in_what_it_names) {
     };
     const std::size_t before = descriptors();
     const auto deep = ngfail_test::call(server->port(), ngfail_test::http::verb::delete_, directories + "/workspace/d");
-    EXPECT_EQ(deep.status, 200u);
+    EXPECT_EQ(deep.status, 500u) << "a removal that stopped says so (it answered 200)";
+    EXPECT_THAT(deep.body, testing::HasSubstr("error removing directory /workspace/d. too many levels"));
     EXPECT_LE(descriptors(), before + 2) << "the levels' descriptors are closed";
     EXPECT_EQ(sandboxes->exec(id, {.command = "echo alive"}).stdout_text, "alive\n");
+}
+
+// A reviewer's finding (#43): an upload opened its path with O_CREAT before the check that it
+// lies in a writable folder, so a dangling link made a file beside them, in the tree's root.
+TEST_F(process_runtime, an_upload_makes_no_file_outside_the_writable_folders) {
+    const auto id = sandboxes->create({}).id;
+    ASSERT_EQ(sandboxes->exec(id, {.command = "ln -s /made-by-link /workspace/dangling; ln -s /workspace/real /workspace/good"}).exit_code, 0);
+    EXPECT_FALSE(sandboxes->try_upload(id, "/workspace/dangling", "x"));
+    bool made = false;
+    for (const auto& entry : fs::recursive_directory_iterator(state)) made = made || entry.path().filename() == "made-by-link";
+    EXPECT_FALSE(made) << "nothing was made in the tree's root";
+    sandboxes->upload(id, "/workspace/real", "r");
+    sandboxes->upload(id, "/workspace/good", "through the link");
+    EXPECT_EQ(sandboxes->exec(id, {.command = "cat /workspace/real"}).stdout_text, "through the link\n")
+        << "a link to a file in a writable folder is written through, as Linux does";
 }
 
 TEST_F(process_runtime, an_oom_kill_is_the_kernels_and_the_sandbox_fails_as_the_backend_shows_it) {
@@ -289,6 +306,95 @@ TEST_F(process_runtime, a_deleted_sandbox_takes_its_processes_and_files_with_it)
     for (int i = 0; i < 250 && folders() > 0; ++i) std::this_thread::sleep_for(20ms);
     EXPECT_EQ(folders(), 0u) << "its folder went with it";
     EXPECT_FALSE(sandboxes->try_get(id));
+}
+
+// A real shell's output comes as the sandbox's processes run: a slow host's may take seconds.
+std::string read_until(ngfail::opensandbox::terminal_session& t, std::string_view wanted) {
+    return ngfail_test::read_until(t, wanted, 10s);
+}
+
+TEST_F(process_runtime, a_terminal_is_a_real_pty_that_resizes_interrupts_and_replays) {
+    using ngfail::opensandbox::terminal_exit;
+    using ngfail::opensandbox::terminal_output;
+    using ngfail::opensandbox::terminal_stream;
+    const auto box = sandboxes->create({}).id;
+    const std::string id = sandboxes->create_terminal(box, {.cwd = "/workspace"});
+    std::int64_t seen_up_to = 0;
+    {
+        auto t = sandboxes->attach_terminal(box, id);
+        EXPECT_EQ(t.mode(), "pty");
+        t.write("tty; pwd\r");
+        EXPECT_THAT(read_until(t, "/workspace\r\n"), testing::ContainsRegex("/dev/pts/[0-9]+\r\n/workspace\r\n"));
+        t.write("stty size\r");
+        EXPECT_THAT(read_until(t, "24 80\r\n"), testing::HasSubstr("24 80\r\n")) << "execd's 80 by 24";
+        t.resize(100, 30);
+        t.write("stty size\r");
+        EXPECT_THAT(read_until(t, "30 100\r\n"), testing::HasSubstr("30 100\r\n"));
+        t.write("sleep 30; echo never\r");
+        std::this_thread::sleep_for(300ms);
+        t.write("\x03");
+        const std::string interrupted = read_until(t, "$ ");  // bash drops what was typed ahead of its prompt
+        EXPECT_THAT(interrupted, testing::HasSubstr("^C")) << "the line discipline's interrupt";
+        EXPECT_THAT(interrupted, testing::Not(testing::HasSubstr("\rnever\r\n")));
+        t.write("echo after\r");  // its output follows the echo and bash's "\e[?2004l\r"
+        EXPECT_THAT(read_until(t, "\rafter\r\n"), testing::HasSubstr("\rafter\r\n"));
+        seen_up_to = t.offset();
+        t.detach();
+    }
+    std::this_thread::sleep_for(100ms);
+    EXPECT_TRUE(sandboxes->terminal_status(box, id).running) << "the shell outlives its holder";
+    auto again = sandboxes->attach_terminal(box, id, {.since = 0});
+    const auto replay = std::get<terminal_output>(again.read());
+    EXPECT_EQ(replay.stream, terminal_stream::replay);
+    EXPECT_THAT(replay.bytes, testing::HasSubstr("/workspace")) << "since=0 replays what was written";
+    EXPECT_GE(again.offset(), seen_up_to);
+    again.write("exit 4\r");
+    EXPECT_THAT(read_until(again, "<exit"), testing::HasSubstr("<exit 4>"));
+    sandboxes->delete_terminal(box, id);
+
+    const std::string piped = sandboxes->create_terminal(box);
+    auto p = sandboxes->attach_terminal(box, piped, {.pipe = true});
+    EXPECT_EQ(p.mode(), "pipe");
+    p.write("ls /missing; echo out\n");
+    std::string out;
+    std::string err;
+    for (const auto give_up = std::chrono::steady_clock::now() + 10s;
+         (out.empty() || err.empty()) && std::chrono::steady_clock::now() < give_up;) {
+        const auto piece = std::get<terminal_output>(p.read());
+        (piece.stream == terminal_stream::stderr_bytes ? err : out) += piece.bytes;
+    }
+    EXPECT_EQ(out, "out\n") << "a pipe echoes nothing";
+    EXPECT_THAT(err, testing::HasSubstr("/missing")) << "stderr apart";
+    sandboxes->delete_terminal(box, piped);
+    EXPECT_EQ(sandboxes->exec(box, {.command = "pgrep -c sleep || true"}).stdout_text, "0\n")
+        << "a deleted terminal's processes are gone";
+}
+
+TEST_F(process_runtime, permissions_search_and_replace_act_on_the_real_tree) {
+    const auto id = sandboxes->create({}).id;
+    sandboxes->upload(id, "/workspace/a.txt", "one two one");
+    sandboxes->upload(id, "/workspace/sub/b.py", "print(1)");
+    sandboxes->set_permissions(id, {{"/workspace/a.txt", {.mode = 640}}});
+    EXPECT_EQ(sandboxes->exec(id, {.command = "stat -c %a /workspace/a.txt"}).stdout_text, "640\n");
+    const auto counts = sandboxes->replace_contents(id, {{"/workspace/a.txt", {.old_text = "one", .new_text = "1"}}});
+    EXPECT_EQ(counts.at("/workspace/a.txt"), 2);
+    EXPECT_EQ(sandboxes->exec(id, {.command = "cat /workspace/a.txt; echo; stat -c %a /workspace/a.txt"}).stdout_text,
+              "1 two 1\n640\n")
+        << "replaced in place, its mode kept";
+    const auto found = sandboxes->search_files(id, "/workspace", "*.py");
+    ASSERT_EQ(found.size(), 1u);
+    EXPECT_EQ(found[0].path, "/workspace/sub/b.py");
+    sandboxes->set_permissions(id, {{"/workspace/a.txt", {.mode = 600, .owner = "root"}}});
+    EXPECT_EQ(sandboxes->file_info(id, {"/workspace/a.txt"}).at("/workspace/a.txt").owner, "root");
+    EXPECT_NE(sandboxes->exec(id, {.command = "echo x > /workspace/a.txt"}).exit_code, 0)
+        << "root's file, mode 600: the sandbox's user may not write it, as in a real image";
+    const auto unknown = sandboxes->try_set_permissions(id, {{"/workspace/a.txt", {.mode = 0, .owner = "bob"}}});
+    ASSERT_FALSE(unknown);
+    EXPECT_THAT(std::string(unknown.error().reason()), testing::HasSubstr("unknown user bob"));
+    (void)sandboxes->exec(id, {.command = "ln -s /etc/passwd /workspace/out"});
+    EXPECT_FALSE(sandboxes->try_set_permissions(id, {{"/workspace/out", {.mode = 777}}})) << "no link leads out";
+    EXPECT_FALSE(sandboxes->try_replace_contents(id, {{"/workspace/out", {.old_text = "root", .new_text = "x"}}}));
+    EXPECT_TRUE(sandboxes->search_files(id, "/workspace", "passwd").empty());
 }
 
 TEST_F(process_runtime, what_it_does_not_serve_yet_is_a_501_naming_it) {

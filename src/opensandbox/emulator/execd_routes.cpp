@@ -74,9 +74,15 @@ shell_state shell_of(const run_request& r) {
     return shell;
 }
 
-// A NUL ends the string a process is given: what follows it would be lost, or misread. The
-// process runtime refuses one in what it gives a process (a 400, before anything starts).
-bool holds_nul(std::string_view text) { return text.find('\0') != std::string_view::npos; }
+// What the process runtime can give a process: no NUL, which ends the string a process is
+// given (what follows it would be lost, or misread), and a directory Linux can name. Anything
+// else is refused with a 400 before anything starts.
+bool passable(std::string_view cwd, std::initializer_list<std::string_view> texts, const std::vector<std::string>& envs = {}) {
+    const auto holds_nul = [](std::string_view text) { return text.find('\0') != std::string_view::npos; };
+    return cwd.size() <= max_path_bytes && !holds_nul(cwd) && std::none_of(texts.begin(), texts.end(), holds_nul) &&
+           std::none_of(envs.begin(), envs.end(), holds_nul);
+}
+constexpr std::string_view unpassable = "error parsing request. command, cwd and envs may not hold a NUL byte, nor cwd pass 4096 bytes";
 
 // The command as the process runtime's supervisor starts it: execd's `cwd` and `envs`.
 process_command process_command_of(const run_request& r) {
@@ -104,8 +110,8 @@ awaitable<void> exec(context& c, exchange& x, call& k) {
     std::optional<process_command> real;
     if (c.processes) {
         real = process_command_of(r);
-        if (holds_nul(real->command) || holds_nul(real->cwd) || std::any_of(real->envs.begin(), real->envs.end(), holds_nul)) {
-            co_await x.reply(invalid_request(c, x, "command, cwd and envs may not hold a NUL byte"));
+        if (!passable(real->cwd, {real->command}, real->envs)) {
+            co_await x.reply(invalid_request(c, x, std::string(unpassable)));
             co_return;
         }
     }
@@ -136,8 +142,8 @@ awaitable<void> create_session(context& c, exchange& x, call& k) {
             co_await x.reply(invalid_request(c, x, "error parsing request. cwd must be a string"));
             co_return;
         }
-        if (c.processes && cwd && (holds_nul(cwd->as_string()) || cwd->as_string().size() > max_path_bytes)) {
-            co_await x.reply(invalid_request(c, x, "error parsing request. cwd may not hold a NUL byte or pass 4096 bytes"));
+        if (c.processes && cwd && !passable(cwd->as_string(), {})) {
+            co_await x.reply(invalid_request(c, x, std::string(unpassable)));
             co_return;
         }
         if (cwd && !cwd->as_string().empty()) {
@@ -156,9 +162,7 @@ awaitable<void> create_session(context& c, exchange& x, call& k) {
                     box->make_directories(shell.cwd);
                     return std::string();
                 } catch (const std::system_error& e) {
-                    std::string why = e.code().message();  // Go's *PathError: "mkdir /x: not a directory"
-                    if (!why.empty()) why[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(why[0])));
-                    return "mkdir " + shell.cwd + ": " + why;
+                    return "mkdir " + shell.cwd + ": " + go_error_text(e.code().message());  // Go's *PathError
                 }
             });
         }
@@ -205,9 +209,8 @@ awaitable<void> run_in_session(context& c, exchange& x, call& k) {
         co_return;
     }
     const std::string_view asked_cwd = cwd && cwd->is_string() ? std::string_view(cwd->as_string()) : std::string_view();
-    if (c.processes && (holds_nul(r.command) || holds_nul(asked_cwd) || asked_cwd.size() > max_path_bytes)) {
-        co_await x.reply(invalid_request(c, x, "error parsing request. command and cwd may not hold a NUL byte, "
-                                               "nor cwd pass 4096 bytes"));
+    if (c.processes && !passable(asked_cwd, {r.command})) {
+        co_await x.reply(invalid_request(c, x, std::string(unpassable)));
         co_return;
     }
     shell_state shell = **state;

@@ -157,7 +157,7 @@ void file_tree::erase_file(const std::string& path) {
     files_.erase(it);
 }
 
-void file_tree::remove_directories(const std::vector<std::string>& raw) {
+fs_result<bool> file_tree::remove_directories(const std::vector<std::string>& raw) {
     for (const std::string& r : raw) {
         const std::string dir = normal(r);
         if (files_.contains(dir)) {  // RemoveAll removes a file too
@@ -179,6 +179,7 @@ void file_tree::remove_directories(const std::vector<std::string>& raw) {
             directories_.erase(d);
         }
     }
+    return {true};
 }
 
 fs_result<std::vector<entry_info>> file_tree::list(std::string_view raw, int depth, std::size_t most) const {
@@ -270,27 +271,37 @@ fs_result<bool> file_tree::set_permissions(std::string_view raw, int mode, const
     return failed<bool>(fs_error::not_found, path);
 }
 
+std::size_t occurrences(std::string_view text, std::string_view old) noexcept {
+    std::size_t count = 0;
+    for (std::size_t at = text.find(old); !old.empty() && at != std::string_view::npos; at = text.find(old, at + old.size())) {
+        ++count;
+    }
+    return count;
+}
+
+std::string replaced(std::string_view text, std::string_view old, std::string_view replacement) {
+    if (old.empty()) return std::string(text);
+    std::string out;
+    std::size_t from = 0;
+    for (std::size_t at = text.find(old); at != std::string_view::npos; at = text.find(old, from)) {
+        out.append(text, from, at - from).append(replacement);
+        from = at + old.size();
+    }
+    return out.append(text, from);
+}
+
 fs_result<std::size_t> file_tree::replace(std::string_view raw, std::string_view old, std::string_view replacement) {
     const std::string path = normal(raw);
     if (is_directory(path)) return failed<std::size_t>(fs_error::is_directory, path);
     const auto it = files_.find(path);
     if (it == files_.end()) return failed<std::size_t>(fs_error::not_found, path);
     const std::string& before = *it->second.content;
-    std::size_t count = 0;
-    for (std::size_t at = before.find(old); !old.empty() && at != std::string::npos; at = before.find(old, at + old.size())) {
-        ++count;
-    }
+    const std::size_t count = occurrences(before, old);
     // count <= size / old.size() and both sizes are bounded by a request body: no overflow.
     const std::size_t after_size = before.size() - count * old.size() + count * replacement.size();
     if (after_size > max_file_size) return failed<std::size_t>(fs_error::too_large, path);
     if (after_size > before.size() && !fits(after_size - before.size())) return failed<std::size_t>(fs_error::no_space, path);
-    std::string after;
-    std::size_t from = 0;
-    for (std::size_t at = before.find(old); count > 0 && at != std::string::npos; at = before.find(old, from)) {
-        after.append(before, from, at - from).append(replacement);
-        from = at + old.size();
-    }
-    after.append(before, from);
+    std::string after = replaced(before, old, replacement);
     footprint_ = footprint_ - before.size() + after.size();
     it->second.content = std::make_shared<const std::string>(std::move(after));
     it->second.modified_at = wall_clock::now();

@@ -47,7 +47,14 @@ enum class fs_error {
     too_many,       // a listing would hold more than the entries asked for at most
     not_regular,    // the process runtime: a FIFO, a device or a socket, which no route reads or writes
     busy,           // the process runtime: a writable folder itself, which stays (as a mount point)
+    denied,         // the process runtime: EACCES
+    too_deep,       // the process runtime: a removal past its depth, or a loop of links (ELOOP)
 };
+
+// How many times `old` (not empty) occurs in `text`, each after the one before.
+[[nodiscard]] std::size_t occurrences(std::string_view text, std::string_view old) noexcept;
+// `text` with each of those replaced by `replacement`.
+[[nodiscard]] std::string replaced(std::string_view text, std::string_view old, std::string_view replacement);
 
 template <class T>
 struct fs_result {
@@ -85,7 +92,7 @@ public:
     // mkdir -p; `mode` applies to the directories it creates.
     fs_result<bool> make_directories(std::string_view path, int mode);
     // rm -rf; a missing one is no error.
-    void remove_directories(const std::vector<std::string>& paths);
+    fs_result<bool> remove_directories(const std::vector<std::string>& paths);
     // The entries under a directory, `depth` levels down, lexical by name within each
     // directory, each directory's descendants right after it.
     // At most `most` entries: past them, `too_many` (a reply that grows with the tree would
@@ -97,6 +104,8 @@ public:
     // mv: a file, or a directory with everything below it, to `dest`, whose parent
     // directories are made first; the destination must not exist.
     fs_result<bool> move(std::string_view src, std::string_view dest);
+    // The simulated image has every user and group (of a Linux name's length).
+    [[nodiscard]] static bool has_user(std::string_view) noexcept { return true; }
     // chmod (unless `mode` is 0) and chown (an empty owner or group stays).
     fs_result<bool> set_permissions(std::string_view path, int mode, const std::string& owner,
                                     const std::string& group);

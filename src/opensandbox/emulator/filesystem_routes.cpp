@@ -21,57 +21,64 @@ namespace {
 namespace json = boost::json;
 using boost::asio::awaitable;
 
-// execd's reply to a file system error: a missing path is 404 FILE_NOT_FOUND, anything
-// else 500 RUNTIME_ERROR, each naming the path as Go's errors do.
 // The most entries a listing or a search returns: past it the request fails rather than
 // build a reply that grows with the tree (1.3 million directories listed took 2.7 GB).
 constexpr std::size_t max_listed = 65536;
+// The most entries a search walks over (files and directories, matched or not).
+constexpr std::size_t max_searched = 4 * max_listed;
 
+// Each error's text as Go's syscall.Errno prints it, in execd's messages.
+constexpr std::array<std::pair<fs_error, std::string_view>, 12> errno_texts{{
+    {fs_error::not_found, "no such file or directory"},
+    {fs_error::is_directory, "is a directory"},
+    {fs_error::not_directory, "not a directory"},
+    {fs_error::exists, "file exists"},
+    {fs_error::into_itself, "invalid argument"},
+    {fs_error::too_large, "file too large"},
+    {fs_error::no_space, "no space left on device"},
+    {fs_error::name_too_long, "file name too long"},
+    {fs_error::not_regular, "not a regular file"},
+    {fs_error::busy, "device or resource busy"},
+    {fs_error::denied, "permission denied"},
+    {fs_error::too_deep, "too many levels of symbolic links"},
+}};
+
+std::string_view errno_text(fs_error e) {
+    const auto* it = std::find_if(errno_texts.begin(), errno_texts.end(), [&](const auto& row) { return row.first == e; });
+    return it == errno_texts.end() ? std::string_view("input/output error") : it->second;
+}
+
+// execd's reply to a file system error: a missing path is 404 FILE_NOT_FOUND, anything
+// else 500 RUNTIME_ERROR, each naming the path as Go's errors do.
 response error_of(const context& c, const exchange& x, fs_error e, const std::string& path, std::string_view doing) {
+    const std::string failed = std::string(doing) + " " + path + ". ";
     switch (e) {
         case fs_error::not_found:
             return c.error_reply(x, 404, "FILE_NOT_FOUND", "file not found. lstat " + path + ": no such file or directory");
         case fs_error::is_directory:
-            return c.error_reply(x, 500, "RUNTIME_ERROR", std::string(doing) + " " + path + ". path is a directory: " + path);
-        case fs_error::not_directory:
-            return c.error_reply(x, 500, "RUNTIME_ERROR", std::string(doing) + " " + path + ". not a directory");
-        case fs_error::exists:
-            return c.error_reply(x, 500, "RUNTIME_ERROR", std::string(doing) + " " + path + ". file exists");
-        case fs_error::into_itself:
-            return c.error_reply(x, 500, "RUNTIME_ERROR", std::string(doing) + " " + path + ". invalid argument");
-        case fs_error::too_large:
-            return c.error_reply(x, 500, "RUNTIME_ERROR", std::string(doing) + " " + path + ". file too large");
-        case fs_error::no_space:
-            return c.error_reply(x, 500, "RUNTIME_ERROR", std::string(doing) + " " + path + ". no space left on device");
-        case fs_error::name_too_long:
-            return c.error_reply(x, 500, "RUNTIME_ERROR", std::string(doing) + " " + path + ". file name too long");
-        case fs_error::not_regular:
-            return c.error_reply(x, 500, "RUNTIME_ERROR", std::string(doing) + " " + path + ". not a regular file");
-        case fs_error::busy:
-            return c.error_reply(x, 500, "RUNTIME_ERROR", std::string(doing) + " " + path + ". device or resource busy");
+            return c.error_reply(x, 500, "RUNTIME_ERROR", failed + "path is a directory: " + path);
         case fs_error::too_many:
             return c.error_reply(x, 500, "RUNTIME_ERROR",
-                                 std::string(doing) + " " + path + ". more than " + std::to_string(max_listed) +
-                                     " entries: list a deeper directory, or less deep");
+                                 failed + "more than " + std::to_string(max_listed) + " entries: list a deeper directory, or less deep");
+        default:
+            return c.error_reply(x, 500, "RUNTIME_ERROR", failed + std::string(errno_text(e)));
     }
-    return c.error_reply(x, 500, "RUNTIME_ERROR", std::string(doing) + " " + path);
 }
 
-// What a file operation on a process sandbox's real tree failed with, in execd's terms.
+// What a file operation on a process sandbox's real tree failed with, in execd's terms; any
+// errno not named is a path that is not there (ENOENT, and one that leaves the tree: EXDEV).
+constexpr std::array<std::pair<int, fs_error>, 13> errno_errors{{
+    {EISDIR, fs_error::is_directory},   {ENOTDIR, fs_error::not_directory}, {EEXIST, fs_error::exists},
+    {ENOTEMPTY, fs_error::exists},      {EFBIG, fs_error::too_large},       {EINVAL, fs_error::not_regular},
+    {ENOSPC, fs_error::no_space},       {EDQUOT, fs_error::no_space},       {ENAMETOOLONG, fs_error::name_too_long},
+    {E2BIG, fs_error::too_many},        {EBUSY, fs_error::busy},            {EACCES, fs_error::denied},
+    {ELOOP, fs_error::too_deep},
+}};
+
 fs_error fs_error_of(const std::system_error& e) {
-    switch (e.code().value()) {
-        case EISDIR: return fs_error::is_directory;
-        case ENOTDIR: return fs_error::not_directory;
-        case EEXIST: return fs_error::exists;
-        case EFBIG: return fs_error::too_large;
-        case EINVAL: return fs_error::not_regular;
-        case ENOSPC:
-        case EDQUOT: return fs_error::no_space;
-        case ENAMETOOLONG: return fs_error::name_too_long;
-        case E2BIG: return fs_error::too_many;
-        case EBUSY: return fs_error::busy;
-        default: return fs_error::not_found;  // ENOENT, and a path that leaves the tree (EXDEV)
-    }
+    const int value = e.code().value();
+    const auto* it = std::find_if(errno_errors.begin(), errno_errors.end(), [&](const auto& row) { return row.first == value; });
+    return it == errno_errors.end() ? fs_error::not_found : it->second;
 }
 
 // A process sandbox's real tree, answering as file_tree answers (the routes take either:
@@ -96,9 +103,21 @@ public:
     fs_result<bool> make_directories(std::string_view path, int mode) const {
         return attempt<bool>(path, [&] { return box_.make_directories(path, mode), true; });
     }
-    // rm -rf each; a writable folder is emptied and kept, as a mount point is.
-    void remove_directories(const std::vector<std::string>& paths) const {
-        for (const std::string& path : paths) (void)attempt<bool>(path, [&] { return box_.remove_all(path), true; });
+    // rm -rf each, up to the first that fails; a writable folder is emptied and kept, as a
+    // mount point is.
+    fs_result<bool> remove_directories(const std::vector<std::string>& paths) const {
+        for (const std::string& path : paths) {
+            auto one = attempt<bool>(path, [&] { return box_.remove_all(path), true; });
+            if (!one.value) return one;
+        }
+        return {true};
+    }
+    [[nodiscard]] static bool has_user(std::string_view name) { return process_sandbox::has_user(name); }
+    fs_result<bool> set_permissions(std::string_view path, int mode, const std::string& owner, const std::string& group) const {
+        return attempt<bool>(path, [&] { return box_.set_permissions(path, mode, owner, group), true; });
+    }
+    fs_result<std::size_t> replace(std::string_view path, std::string_view old, std::string_view replacement) const {
+        return attempt<std::size_t>(path, [&] { return box_.replace(path, old, replacement); });
     }
     fs_result<bool> move(std::string_view src, std::string_view dest) const {
         auto moved = attempt<bool>(dest, [&] { return box_.move(src, dest), true; });
@@ -449,7 +468,7 @@ awaitable<void> download(context& c, exchange& x, call& k) {
 
 awaitable<void> file_info(context& c, exchange& x, call& k) {
     const std::vector<std::string> paths = query_values(x.req().target(), "path");
-    const auto found = co_await c.off_io([&] {
+    const auto found = co_await c.off_io_if(c.processes != nullptr, [&] {
       return with_tree(c, k, [&](const auto& tree) {
         fs_result<json::object> out{json::object{}};
         for (const std::string& p : paths) {
@@ -471,7 +490,7 @@ awaitable<void> file_info(context& c, exchange& x, call& k) {
 
 awaitable<void> delete_files(context& c, exchange& x, call& k) {
     const std::vector<std::string> paths = query_values(x.req().target(), "path");
-    const auto removed = co_await c.off_io([&] { return with_tree(c, k, [&](auto& tree) { return tree.remove_files(paths); }); });
+    const auto removed = co_await c.off_io_if(c.processes != nullptr, [&] { return with_tree(c, k, [&](auto& tree) { return tree.remove_files(paths); }); });
     response res = !removed ? c.not_found(x, k.sandbox_id) : reply_of(c, x, *removed, "error removing file");
     co_await x.reply(std::move(res));
 }
@@ -545,12 +564,9 @@ awaitable<void> create_directories(context& c, exchange& x, call& k) {
 awaitable<void> delete_directories(context& c, exchange& x, call& k) {
     const std::vector<std::string> paths = query_values(x.req().target(), "path");
     const auto removed = co_await c.off_io([&] {  // rm -rf walks the tree
-        return with_tree(c, k, [&](auto& tree) {
-            tree.remove_directories(paths);
-            return true;
-        });
+        return with_tree(c, k, [&](auto& tree) { return tree.remove_directories(paths); });
     });
-    response res = removed ? c.empty_reply(x, 200) : c.not_found(x, k.sandbox_id);
+    response res = !removed ? c.not_found(x, k.sandbox_id) : reply_of(c, x, *removed, "error removing directory");
     co_await x.reply(std::move(res));
 }
 
@@ -594,21 +610,12 @@ response move_error(const context& c, const exchange& x, const fs_result<bool>& 
                                      ": no such file or directory");
         case fs_error::exists:
             return c.error_reply(x, 500, "RUNTIME_ERROR", "error accessing file: destination path already exists: " + dest);
-        case fs_error::into_itself:
-            return c.error_reply(x, 500, "RUNTIME_ERROR", "error accessing file: failed to rename file: rename " +
-                                                              file_tree::normal(src) + " " + r.path + ": invalid argument");
-        case fs_error::no_space:
-            return c.error_reply(x, 500, "RUNTIME_ERROR", "error accessing file: failed to rename file: rename " +
-                                                              file_tree::normal(src) + " " + r.path + ": no space left on device");
-        case fs_error::name_too_long:
-            return c.error_reply(x, 500, "RUNTIME_ERROR", "error accessing file: failed to rename file: rename " +
-                                                              file_tree::normal(src) + " " + r.path + ": file name too long");
-        case fs_error::busy:
-            return c.error_reply(x, 500, "RUNTIME_ERROR", "error accessing file: failed to rename file: rename " +
-                                                              file_tree::normal(src) + " " + r.path + ": device or resource busy");
-        default:
+        case fs_error::not_directory:
             return c.error_reply(x, 500, "RUNTIME_ERROR", "error accessing file: failed to create destination directory: mkdir " +
                                                               r.path + ": not a directory");
+        default:
+            return c.error_reply(x, 500, "RUNTIME_ERROR", "error accessing file: failed to rename file: rename " +
+                                                              file_tree::normal(src) + " " + r.path + ": " + std::string(errno_text(r.error)));
     }
 }
 
@@ -674,23 +681,29 @@ std::optional<std::vector<permission_change>> permission_changes_of(std::string_
     });
 }
 
-// What execd says of one change it cannot make, or nothing when it is made.
-std::optional<std::string> apply(file_tree& tree, const permission_change& one) {
+// What execd says of one change it cannot make, or nothing when it is made. A user or
+// group the sandbox has not is refused as Go's os/user refuses it.
+template <class Tree>
+std::optional<std::string> apply(Tree& tree, const permission_change& one) {
     const std::string prefix = "error changing permissions for " + one.path + ". ";
     if (!octal_digits(one.mode) || one.mode > 7777) {
         return prefix + "strconv.ParseUint: parsing \"" + std::to_string(one.mode) + "\": invalid syntax";
     }
     if (one.mode == 0 && one.owner.empty() && one.group.empty()) return std::nullopt;  // nothing to change
-    const auto set = tree.set_permissions(one.path, static_cast<int>(one.mode), one.owner, one.group);
-    if (!set.value) {
-        return prefix + (set.error == fs_error::no_space ? "chown " + set.path + ": no space left on device"
-                                                         : "chmod " + set.path + ": no such file or directory");
+    if (!one.owner.empty() && !tree.has_user(one.owner)) {
+        return prefix + "failed to lookup user " + one.owner + ": user: unknown user " + one.owner;
     }
-    return std::nullopt;
+    if (!one.group.empty() && !tree.has_user(one.group)) {
+        return prefix + "failed to lookup group " + one.group + ": group: unknown group " + one.group;
+    }
+    const auto set = tree.set_permissions(one.path, static_cast<int>(one.mode), one.owner, one.group);
+    if (set.value) return std::nullopt;
+    const std::string_view call = set.error == fs_error::no_space ? "chown " : "chmod ";
+    return prefix + std::string(call) + set.path + ": " + std::string(errno_text(set.error));
 }
 
-// POST /files/permissions: {"<path>": {"mode", "owner", "group"}, …}. Any owner or group
-// name of a Linux user's length is taken: the simulated image has every user.
+// POST /files/permissions: {"<path>": {"mode", "owner", "group"}, …}. The simulated image
+// has every user of a Linux user name's length; a process sandbox has root and sandbox.
 awaitable<void> set_permissions(context& c, exchange& x, call& k) {
     const auto changes = permission_changes_of(x.req().body());
     if (!changes) {
@@ -705,11 +718,13 @@ awaitable<void> set_permissions(context& c, exchange& x, call& k) {
                                                                            std::to_string(file_tree::max_user_name) + " bytes"));
         co_return;
     }
-    const auto changed = c.sandboxes.with_files(k.sandbox_id, [&](file_tree& tree) {
-        for (const permission_change& one : *changes) {
-            if (auto problem = apply(tree, one)) return c.error_reply(x, 500, "RUNTIME_ERROR", *problem);
-        }
-        return c.empty_reply(x, 200);
+    const auto changed = co_await c.off_io_if(c.processes != nullptr, [&] {
+        return with_tree(c, k, [&](auto& tree) {
+            for (const permission_change& one : *changes) {
+                if (auto problem = apply(tree, one)) return c.error_reply(x, 500, "RUNTIME_ERROR", *problem);
+            }
+            return c.empty_reply(x, 200);
+        });
     });
     response res = changed ? std::move(*changed) : c.not_found(x, k.sandbox_id);
     co_await x.reply(std::move(res));
@@ -737,17 +752,25 @@ response pattern_refused(const context& c, const exchange& x, const std::string&
 
 // The files below `path` whose name `matcher` matches, within the matcher's steps and
 // `max_listed`: work that grows with the tree, for the workers.
-response search_reply(context& c, const exchange& x, const std::string& sandbox_id, const std::string& path,
-                      const glob& matcher) {
-    const auto found = c.sandboxes.with_files(sandbox_id, [&](const file_tree& tree) {
+response search_reply(context& c, const exchange& x, const call& k, const std::string& path, const glob& matcher) {
+    const std::string& sandbox_id = k.sandbox_id;
+    const auto found = with_tree(c, k, [&](const auto& tree) {
         auto root = tree.info(path);
         if (!root.value) return fs_result<std::vector<entry_info>>{std::nullopt, root.error, root.path};
         if (!root.value->directory) return fs_result<std::vector<entry_info>>{std::vector<entry_info>{*root.value}};
-        return tree.list(path, std::numeric_limits<int>::max());
+        return tree.list(path, std::numeric_limits<int>::max(), max_searched);
     });
     if (!found) return c.not_found(x, sandbox_id);
-    if (!found->value) {
+    if (!found->value && found->error == fs_error::not_found) {
         return c.error_reply(x, 404, "FILE_NOT_FOUND", "file not found. stat " + found->path + ": no such file or directory");
+    }
+    if (!found->value && found->error == fs_error::too_many) {
+        return c.error_reply(x, 500, "RUNTIME_ERROR", "error searching files. more than " + std::to_string(max_searched) +
+                                                          " entries below " + found->path + ": search a deeper directory");
+    }
+    if (!found->value) {
+        return c.error_reply(x, 500, "RUNTIME_ERROR", "error accessing file: stat " + found->path + ": " +
+                                                          std::string(errno_text(found->error)));
     }
     json::array files;
     std::uint64_t steps = glob::max_steps;
@@ -784,7 +807,7 @@ awaitable<void> search_files(context& c, exchange& x, call& k) {
         co_await x.reply(pattern_refused(c, x, pattern, why));
         co_return;
     }
-    response res = co_await c.off_io([&] { return search_reply(c, x, k.sandbox_id, *path, *matcher); });
+    response res = co_await c.off_io([&] { return search_reply(c, x, k, *path, *matcher); });
     co_await x.reply(std::move(res));
 }
 
@@ -806,8 +829,8 @@ std::optional<std::vector<replacement>> replacements_of(std::string_view text) {
 
 // Every replacement in turn, as ReplaceContent makes them: the answer, with the counts when
 // `verbose`.
-response replace_all(const context& c, const exchange& x, file_tree& tree, const std::vector<replacement>& wanted,
-                     bool verbose) {
+template <class Tree>
+response replace_all(const context& c, const exchange& x, Tree& tree, const std::vector<replacement>& wanted, bool verbose) {
     json::object counts;
     for (const replacement& r : wanted) {
         const auto info = tree.info(r.path);
@@ -835,7 +858,7 @@ awaitable<void> replace_contents(context& c, exchange& x, call& k) {
     }
     const bool verbose = query_value(x.req().target(), "verbose") == "true";
     const auto replaced = co_await c.off_io([&] {  // a replacement rewrites files of up to 64 MiB
-        return c.sandboxes.with_files(k.sandbox_id, [&](file_tree& tree) { return replace_all(c, x, tree, *wanted, verbose); });
+        return with_tree(c, k, [&](auto& tree) { return replace_all(c, x, tree, *wanted, verbose); });
     });
     response res = replaced ? std::move(*replaced) : c.not_found(x, k.sandbox_id);
     co_await x.reply(std::move(res));

@@ -3,6 +3,7 @@
 // handler from the route tables.
 #include "context.hpp"
 #include "run_stream.hpp"
+#include "terminal.hpp"
 
 #include <condition_variable>
 #include <mutex>
@@ -252,6 +253,14 @@ void context::sweep_every_second(std::stop_token stop) {
                 fail_sandbox(*this, id, profile.oom_killed);
                 box->kill_all();
             }
+            // A terminal nobody holds has its output read all the same, as execd's pump
+            // reads it: its shell never waits on a full PTY, and `since` replays it.
+            (void)sandboxes.with_terminals(id, [](terminal_map& terminals, const file_tree& files) {
+                for (auto& [terminal_id, t] : terminals) {
+                    if (!t->held()) t->advance(mono_clock::now(), files);
+                }
+                return true;
+            });
         }
         reconcile_addresses();
     }

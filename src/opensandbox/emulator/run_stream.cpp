@@ -204,6 +204,15 @@ awaitable<afterwards> stream_until_the_end(context& c, exchange& x, call& k, con
         x.close_connection();
         co_return afterwards::finished_or_ended;
     }
+    if (const auto* real = std::get_if<process_work>(&work); real && misbehave == action::oom_kill) {
+        // A real sandbox is filled until its kernel kills the filler (tail holds a line that
+        // never ends): the OOM kill, its counter and the sandbox's failure are the kernel's.
+        process_work filler = *real;
+        filler.command.command = "exec tail /dev/zero";
+        filler.session.reset();
+        co_await stream_process(c, x, k.sandbox_id, run, filler, false, timeout);
+        co_return afterwards::finished_or_ended;
+    }
     if (misbehave == action::signal_exit || misbehave == action::oom_kill) {
         // The process execd waited on died by SIGKILL; an OOM kill also fails the sandbox.
         if (misbehave == action::oom_kill) fail_sandbox(c, k.sandbox_id, c.profile.oom_killed);

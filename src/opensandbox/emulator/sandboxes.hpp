@@ -88,8 +88,8 @@ private:
 class process_sandbox;
 
 // A sandbox's terminals (execd's PTY sessions) by id; terminal.hpp says what one does.
-class simulated_terminal;
-using terminal_map = std::map<std::string, std::shared_ptr<simulated_terminal>>;  // shared: deletable where incomplete
+class terminal_session;
+using terminal_map = std::map<std::string, std::shared_ptr<terminal_session>>;  // shared: deletable where incomplete
 
 // A code context (execd's Jupyter session): its kernel's language and what the kernel holds
 // between runs (simulated_interpreter.hpp says what runs in it).

@@ -148,18 +148,12 @@ int pwd(arguments, run_context& at) {
     return 0;
 }
 
-bool is_name(std::string_view name) {
-    if (name.empty() || std::isdigit(static_cast<unsigned char>(name.front())) != 0) return false;
-    return std::all_of(name.begin(), name.end(),
-                       [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; });
-}
-
 // `export NAME=VALUE...`; a bare NAME is already as exported as it gets here.
 int export_variables(arguments args, run_context& at) {
     int status = 0;
     for (const std::string& assignment : args) {
         const auto eq = std::min(assignment.find('='), assignment.size());
-        if (!is_name(std::string_view(assignment).substr(0, eq))) {
+        if (!is_shell_name(std::string_view(assignment).substr(0, eq))) {
             status = at.fail("bash: export: `" + quoted_word(assignment) + "': not a valid identifier\n");
         } else if (eq < assignment.size() && !at.shell.set(assignment.substr(0, eq), assignment.substr(eq + 1))) {
             status = at.fail("bash: export: the simulated shell keeps at most 64 KiB of variables\n");
@@ -398,7 +392,7 @@ private:
         if (rest.starts_with('{')) {
             const std::size_t close = rest.find('}');
             name = rest.substr(1, close == std::string_view::npos ? 0 : close - 1);
-            if (close == std::string_view::npos || !is_name(name)) unsupported = true;  // ${A:-x} and the like
+            if (close == std::string_view::npos || !is_shell_name(name)) unsupported = true;  // ${A:-x} and the like
             length = close == std::string_view::npos ? 1 : close + 1;
         } else {
             std::size_t end = 0;
@@ -468,6 +462,12 @@ void run_line(std::string_view line, run_context& at) {
 }
 
 }  // namespace
+
+bool is_shell_name(std::string_view name) noexcept {
+    if (name.empty() || std::isdigit(static_cast<unsigned char>(name.front())) != 0) return false;
+    return std::all_of(name.begin(), name.end(),
+                       [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; });
+}
 
 file_reader reader_of(const file_tree& tree) {
     return {.read_file = [&tree](const std::string& path) {

@@ -66,6 +66,9 @@ struct file_reader {
 // The shell's view of `tree`, asked where it stands: the caller holds it for the whole run.
 [[nodiscard]] file_reader reader_of(const file_tree& tree);
 
+// A variable's name as bash takes one: a letter or `_`, then letters, digits and `_`.
+[[nodiscard]] bool is_shell_name(std::string_view name) noexcept;
+
 // What `command` does; `cat` and `cd` ask the sandbox's files through `files`. `shell`, when
 // given, is the session's state, which `cd` and `export` change.
 [[nodiscard]] simulated_run simulate(std::string_view command, const file_reader& files,

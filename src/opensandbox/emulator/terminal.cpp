@@ -110,20 +110,21 @@ std::optional<int> shell_exit(std::string_view line) {
 
 }  // namespace
 
-simulated_terminal::simulated_terminal(std::string cwd, std::string command, std::size_t history)
-    : command_(std::move(command)), output_(history), history_(history) {
-    if (!cwd.empty()) shell_.cwd = file_tree::normal(cwd);
-}
-
-std::optional<std::uint64_t> simulated_terminal::attach(bool takeover) noexcept {
+std::optional<std::uint64_t> terminal_session::attach(bool takeover) noexcept {
     if (holder_ != 0 && !takeover) return std::nullopt;
     holder_ = ++holders_;
     return holder_;
 }
 
-void simulated_terminal::release(std::uint64_t holder) noexcept {
+void terminal_session::release(std::uint64_t holder) noexcept {
     if (holder_ == holder) holder_ = 0;
 }
+
+simulated_terminal::simulated_terminal(std::string cwd, std::string command, std::size_t history)
+    : command_(std::move(command)), output_(history), history_(history) {
+    if (!cwd.empty()) shell_.cwd = file_tree::normal(cwd);
+}
+
 
 void simulated_terminal::write(std::string_view text, terminal_channel channel) {
     if (text.size() > history_) text.remove_prefix(text.size() - history_);

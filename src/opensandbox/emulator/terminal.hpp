@@ -55,12 +55,18 @@ private:
     std::deque<std::pair<std::int64_t, terminal_channel>> changes_{};  // where the channel changes
 };
 
-class simulated_terminal {
+// A terminal as the routes drive it, simulated or real (process/process_terminal.hpp): one
+// holder at a time, a shell started by an attach, its output kept to replay. Not
+// thread-safe: the sandbox store holds it under its lock, with the sandbox's files (which
+// only the simulated shell reads).
+class terminal_session {
 public:
     static constexpr std::size_t history_bytes = std::size_t{1} << 20;  // execd's replayBufferSize
 
-    // `command`, when given, is what the shell runs (bash -c) before it exits.
-    simulated_terminal(std::string cwd, std::string command, std::size_t history = history_bytes);
+    terminal_session() = default;
+    terminal_session(const terminal_session&) = delete;
+    terminal_session& operator=(const terminal_session&) = delete;
+    virtual ~terminal_session() = default;
 
     // The one holder: an attach gets a holder number, or none while another holds it
     // (unless `takeover`, which makes the newcomer the holder; the old one sees it lost).
@@ -71,26 +77,59 @@ public:
 
     // Starts the shell when it is not running (an attach does): pipe mode splits stderr
     // and echoes nothing; a terminal echoes what is typed, with "\r\n" line ends.
-    void start(bool pipe, mono_clock::time_point now, const file_tree& files);
-    [[nodiscard]] bool running() const noexcept { return running_; }
-    [[nodiscard]] bool pipe_mode() const noexcept { return pipe_; }
-    // Which run of the shell this is (each start counts), and how the last one ended.
-    [[nodiscard]] std::uint64_t run_number() const noexcept { return runs_; }
-    [[nodiscard]] int exit_code() const noexcept { return exit_code_; }
+    virtual void start(bool pipe, mono_clock::time_point now, const file_tree& files) = 0;
+    [[nodiscard]] virtual bool running() const noexcept = 0;
+    [[nodiscard]] virtual bool pipe_mode() const noexcept = 0;
+    // Which run of the shell this is (each start counts), and how the last one ended (-1
+    // while it runs, and for a shell a signal ended).
+    [[nodiscard]] virtual std::uint64_t run_number() const noexcept = 0;
+    [[nodiscard]] virtual int exit_code() const noexcept = 0;
 
-    // Input as typed; whole lines run, one at a time, each when the one before is done. What
-    // is typed ahead is bounded (`typed_ahead_bytes`).
-    void type(std::string_view bytes, mono_clock::time_point now, const file_tree& files);
-    // SIGINT (and SIGTERM, SIGQUIT) end the line running, as bash's foreground job ends;
-    // SIGKILL and SIGHUP end the shell. Other names are ignored, as execd ignores them.
-    void signal(std::string_view name, mono_clock::time_point now, const file_tree& files);
-    void resize(int cols, int rows) noexcept;
-    // Lets time pass: a line whose run is over writes its output and the next one starts.
-    void advance(mono_clock::time_point now, const file_tree& files);
+    // Input as typed. What is typed ahead is bounded (`typed_ahead_bytes`).
+    virtual void type(std::string_view bytes, mono_clock::time_point now, const file_tree& files) = 0;
+    // execd's signal frames: SIGINT, SIGTERM, SIGQUIT, SIGKILL and SIGHUP to the shell's
+    // process group; other names are ignored, as execd ignores them.
+    virtual void signal(std::string_view name, mono_clock::time_point now, const file_tree& files) = 0;
+    virtual void resize(int cols, int rows) = 0;
+    // Lets time pass: output that came is kept, a shell that ended is seen to have ended.
+    virtual void advance(mono_clock::time_point now, const file_tree& files) = 0;
     // Ends the shell as a kill does (exit -1): a DELETE, or its sandbox going.
-    void kill() noexcept;
+    virtual void kill() noexcept = 0;
 
-    [[nodiscard]] const output_history& output() const noexcept { return output_; }
+    [[nodiscard]] virtual const output_history& output() const noexcept = 0;
+
+protected:
+    static constexpr std::size_t typed_ahead_bytes = 64 * 1024;  // past it input is dropped, as a tty drops it
+
+private:
+    std::uint64_t holder_ = 0;
+    std::uint64_t holders_ = 0;
+};
+
+// A shell that runs each input line as a simulated command (simulated_shell.hpp).
+class simulated_terminal final : public terminal_session {
+public:
+    // `command`, when given, is what the shell runs (bash -c) before it exits.
+    simulated_terminal(std::string cwd, std::string command, std::size_t history = history_bytes);
+
+    void start(bool pipe, mono_clock::time_point now, const file_tree& files) override;
+    [[nodiscard]] bool running() const noexcept override { return running_; }
+    [[nodiscard]] bool pipe_mode() const noexcept override { return pipe_; }
+    [[nodiscard]] std::uint64_t run_number() const noexcept override { return runs_; }
+    [[nodiscard]] int exit_code() const noexcept override { return exit_code_; }
+
+    // Whole lines run, one at a time, each when the one before is done. ^C on a terminal
+    // interrupts, as its line discipline does.
+    void type(std::string_view bytes, mono_clock::time_point now, const file_tree& files) override;
+    // SIGINT (and SIGTERM, SIGQUIT) end the line running, as bash's foreground job ends;
+    // SIGKILL and SIGHUP end the shell.
+    void signal(std::string_view name, mono_clock::time_point now, const file_tree& files) override;
+    void resize(int cols, int rows) noexcept override;
+    // A line whose run is over writes its output and the next one starts.
+    void advance(mono_clock::time_point now, const file_tree& files) override;
+    void kill() noexcept override;
+
+    [[nodiscard]] const output_history& output() const noexcept override { return output_; }
 
 private:
     // Only what the history can keep is converted and kept: the newest `history` bytes.
@@ -103,8 +142,6 @@ private:
     shell_state shell_{};
     output_history output_;
     std::size_t history_;
-    std::uint64_t holder_ = 0;
-    std::uint64_t holders_ = 0;
     bool running_ = false;
     bool pipe_ = false;
     std::uint64_t runs_ = 0;
@@ -121,7 +158,6 @@ private:
         typed_.clear();
         typed_from_ = 0;
     }
-    static constexpr std::size_t typed_ahead_bytes = 64 * 1024;  // past it input is dropped, as a tty drops it
     struct line_run {
         std::string out{};
         std::string err{};

@@ -8,6 +8,7 @@
 // which closes the holder with 4001 TAKEN_OVER. The shell is terminal.hpp's.
 #include "context.hpp"
 #include "terminal.hpp"
+#include "opensandbox/emulator/process/process_terminal.hpp"
 
 #include <ngfail/event_id.hpp>
 
@@ -72,9 +73,14 @@ awaitable<void> create_terminal(context& c, exchange& x, call& k) {
         }
     }
     const std::string id = to_string(event_id::generate());
+    const std::shared_ptr<process_sandbox> box = c.processes ? c.sandboxes.box(k.sandbox_id) : nullptr;
     const auto made = c.sandboxes.with_terminals(k.sandbox_id, [&](terminal_map& terminals, const file_tree&) {
         if (terminals.size() >= c.sandboxes.terminals_per_sandbox()) return false;
-        terminals.emplace(id, std::make_shared<simulated_terminal>(cwd, command));
+        if (box) {
+            terminals.emplace(id, std::make_shared<process_terminal>(box, cwd, command));
+        } else {
+            terminals.emplace(id, std::make_shared<simulated_terminal>(cwd, command));
+        }
         return true;
     });
     json::object created;  // named: g++ 12 rejects a braced JSON object inside a co_await
@@ -94,7 +100,7 @@ awaitable<void> terminal_status(context& c, exchange& x, call& k) {
         return c.sandboxes.with_terminals(k.sandbox_id, [&](terminal_map& terminals, const file_tree& files) {
             const auto it = terminals.find(k.param);
             if (it == terminals.end()) return std::optional<json::object>();
-            simulated_terminal& t = *it->second;
+            terminal_session& t = *it->second;
             t.advance(mono_clock::now(), files);
             return std::optional(json::object{
                 {"session_id", k.param}, {"running", t.running()}, {"output_offset", t.output().end()}});
@@ -194,7 +200,7 @@ awaitable<void> read_input(context& c, Socket& ws, holding& h, asio::steady_time
         if (ws.got_binary()) {
             if (!data.empty() && data[0] == static_cast<char>(terminal_channel::stdin_bytes)) {
                 const std::string_view typed = std::string_view(data).substr(1);
-                co_await into_terminal([&](simulated_terminal& t, const file_tree& files) { t.type(typed, now, files); });
+                co_await into_terminal([&](terminal_session& t, const file_tree& files) { t.type(typed, now, files); });
                 h.input_seen = true;
             }
         } else {
@@ -215,16 +221,16 @@ awaitable<void> read_input(context& c, Socket& ws, holding& h, asio::steady_time
                 // execd ignores a text frame that is not JSON
             } else if (type == "stdin") {
                 const std::string typed = text("data");
-                co_await into_terminal([&](simulated_terminal& t, const file_tree& files) { t.type(typed, now, files); });
+                co_await into_terminal([&](terminal_session& t, const file_tree& files) { t.type(typed, now, files); });
                 h.input_seen = true;
             } else if (type == "signal") {
                 const std::string name = text("signal");
-                co_await into_terminal([&](simulated_terminal& t, const file_tree& files) { t.signal(name, now, files); });
+                co_await into_terminal([&](terminal_session& t, const file_tree& files) { t.signal(name, now, files); });
             } else if (type == "resize") {
                 const auto cols = number("cols");
                 const auto rows = number("rows");
                 if (cols > 0 && rows > 0 && cols <= 0xffff && rows <= 0xffff) {
-                    co_await into_terminal([&](simulated_terminal& t, const file_tree&) {
+                    co_await into_terminal([&](terminal_session& t, const file_tree&) {
                         t.resize(static_cast<int>(cols), static_cast<int>(rows));
                     });
                 }
@@ -252,7 +258,7 @@ next_step decide(context& c, holding& h, std::int64_t sent) {
     const auto decided = c.sandboxes.with_terminals(h.sandbox_id, [&](terminal_map& terminals, const file_tree& files) {
         const auto it = terminals.find(h.terminal_id);
         if (it == terminals.end()) return next_step{.what = next_step::exited, .exit_code = -1};  // deleted: killed
-        simulated_terminal& t = *it->second;
+        terminal_session& t = *it->second;
         t.advance(now, files);
         if (!t.held_by(h.holder)) return next_step{.what = next_step::taken_over};
         auto piece = t.output().next(sent, output_frame);
@@ -304,7 +310,7 @@ awaitable<void> hold(context& c, exchange& x, Socket& ws, holding& h, bool pipe,
             const auto it = terminals.find(h.terminal_id);
             if (it == terminals.end()) return start{};
             if (!it->second->held_by(h.holder)) return start{.taken_over = true};
-            simulated_terminal& t = *it->second;
+            terminal_session& t = *it->second;
             // The snapshot first: a new shell's prompt comes live, after `connected`, as execd's.
             auto missed = t.output().since(since);
             t.start(pipe, mono_clock::now(), files);

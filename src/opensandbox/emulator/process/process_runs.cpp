@@ -68,16 +68,10 @@ std::string single_quoted(std::string_view text) {
     return quoted + "'";
 }
 
-bool is_variable_name(std::string_view name) {
-    const auto letter = [](char ch) { return std::isalpha(static_cast<unsigned char>(ch)) != 0 || ch == '_'; };
-    return !name.empty() && letter(name.front()) &&
-           std::all_of(name.begin(), name.end(), [&](char ch) { return letter(ch) || std::isdigit(static_cast<unsigned char>(ch)) != 0; });
-}
-
 // A prompt's variables, which execd does not carry from one run to the next.
 bool carried_over(std::string_view name, std::string_view value) {
     static constexpr std::array<std::string_view, 5> prompts{"PS1", "PS2", "PS3", "PS4", "PROMPT_COMMAND"};
-    return is_variable_name(name) && std::find(prompts.begin(), prompts.end(), name) == prompts.end() &&
+    return is_shell_name(name) && std::find(prompts.begin(), prompts.end(), name) == prompts.end() &&
            value.size() <= session_run::max_kept_value;
 }
 
@@ -131,7 +125,7 @@ std::optional<std::pair<std::string, std::string>> declared_variable(std::string
     line.remove_prefix(space + 1);
     const std::size_t equals = line.find('=');
     std::string name(line.substr(0, equals));
-    if (!is_variable_name(name)) return std::nullopt;
+    if (!is_shell_name(name)) return std::nullopt;
     if (equals == std::string_view::npos) return std::pair{std::move(name), std::string()};
     auto value = bash_quoted_value(line.substr(equals + 1));
     if (!value) return std::nullopt;
@@ -139,6 +133,11 @@ std::optional<std::pair<std::string, std::string>> declared_variable(std::string
 }
 
 }  // namespace
+
+std::string go_error_text(std::string text) {
+    if (!text.empty()) text[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(text[0])));
+    return text;
+}
 
 std::optional<std::string> bash_quoted_value(std::string_view quoted) {
     if (quoted.size() >= 3 && quoted.starts_with("$'") && quoted.back() == '\'') {
@@ -255,9 +254,7 @@ struct reported_end {
 reported_end end_of(int status) {
     if (WIFSIGNALED(status)) {
         const char* said = ::sigdescr_np(WTERMSIG(status));
-        std::string text = said ? said : "signal " + std::to_string(WTERMSIG(status));
-        if (!text.empty()) text[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(text[0])));
-        return {-1, "signal: " + text};
+        return {-1, "signal: " + go_error_text(said ? said : "signal " + std::to_string(WTERMSIG(status)))};
     }
     const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     return {code, code == 0 ? "" : "exit status " + std::to_string(code)};

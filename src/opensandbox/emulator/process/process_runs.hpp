@@ -18,6 +18,10 @@
 
 namespace ngfail::opensandbox::testing::detail {
 
+// An error's text as Go prints it (execd's messages): lower case first ("no such file or
+// directory", "signal: killed"), where strerror and sigdescr begin in upper case.
+[[nodiscard]] std::string go_error_text(std::string text);
+
 // Runs `work` as `run` once its stream has sent `init`. A foreground run streams to its end;
 // a background one ends the stream and runs on, its output kept for `/command/{id}/logs`.
 // True when it runs on.

@@ -12,6 +12,7 @@
 #include <optional>
 #include <span>
 #include <system_error>
+#include <utility>
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -297,35 +298,80 @@ process_sandbox::usage process_sandbox::sample() {
     return u;
 }
 
-std::string process_sandbox::read_file(std::string_view path) const {
-    // Non-blocking: a FIFO would hold the thread until something wrote to it.
-    const int fd = open_inside(tree_, tree_path_, path, O_RDONLY | O_NONBLOCK | O_NOCTTY);
-    if (fd < 0) fail(std::string(path));
-    struct stat st {};
-    const bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
-    const int refused = !regular ? (S_ISDIR(st.st_mode) ? EISDIR : EINVAL)
-                                 : static_cast<std::size_t>(st.st_size) > max_read_bytes ? EFBIG : 0;
-    if (refused != 0) {
-        ::close(fd);
-        fail(std::string(path), refused);
+namespace {
+
+// A descriptor closed when it goes out of scope.
+class owned_fd {
+public:
+    explicit owned_fd(int fd) noexcept : fd_(fd) {}
+    owned_fd(owned_fd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+    owned_fd& operator=(owned_fd&&) = delete;
+    ~owned_fd() {
+        if (fd_ >= 0) ::close(fd_);
     }
+    [[nodiscard]] int get() const noexcept { return fd_; }
+
+private:
+    int fd_;
+};
+
+// A regular file of the tree opened with `flags` (non-blocking: a FIFO would hold the thread
+// until something wrote to it), checked to be one of at most `max_read_bytes`.
+owned_fd open_regular(int tree, const std::string& tree_path, std::string_view path, int flags) {
+    owned_fd fd(open_inside(tree, tree_path, path, static_cast<std::uint64_t>(flags) | O_NONBLOCK | O_NOCTTY));
+    if (fd.get() < 0) fail(std::string(path));
+    struct stat st {};
+    const bool regular = ::fstat(fd.get(), &st) == 0 && S_ISREG(st.st_mode);
+    const int refused = !regular ? (S_ISDIR(st.st_mode) ? EISDIR : EINVAL)
+                                 : static_cast<std::size_t>(st.st_size) > process_sandbox::max_read_bytes ? EFBIG : 0;
+    if (refused != 0) fail(std::string(path), refused);
+    return fd;
+}
+
+std::string read_all(const owned_fd& fd, std::string_view path) {
     std::string bytes;
     std::array<char, 1 << 16> chunk{};
     for (;;) {
-        const ssize_t n = ::read(fd, chunk.data(), chunk.size());
-        if (n > 0 && bytes.size() + static_cast<std::size_t>(n) > max_read_bytes) {
-            ::close(fd);
+        const ssize_t n = ::read(fd.get(), chunk.data(), chunk.size());
+        if (n > 0 && bytes.size() + static_cast<std::size_t>(n) > process_sandbox::max_read_bytes) {
             fail(std::string(path), EFBIG);  // it grew while read
         }
         if (n > 0) {
             bytes.append(chunk.data(), static_cast<std::size_t>(n));
-        } else if (n == 0 || errno != EINTR) {
-            const int error = n == 0 ? 0 : errno;
-            ::close(fd);
-            if (error != 0) fail(std::string(path), error);
+        } else if (n == 0) {
             return bytes;
+        } else if (errno != EINTR) {
+            fail(std::string(path));
         }
     }
+}
+
+void write_all(const owned_fd& fd, std::string_view bytes, std::string_view path) {
+    for (std::size_t done = 0; done < bytes.size();) {
+        const ssize_t n = ::write(fd.get(), bytes.data() + done, bytes.size() - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) fail(std::string(path));
+        done += static_cast<std::size_t>(n);
+    }
+}
+
+}  // namespace
+
+std::string process_sandbox::read_file(std::string_view path) const {
+    return read_all(open_regular(tree_, tree_path_, path, O_RDONLY), path);
+}
+
+std::size_t process_sandbox::replace(std::string_view path, std::string_view old, std::string_view replacement) const {
+    const owned_fd fd = open_regular(tree_, tree_path_, path, O_RDWR);
+    const std::string before = read_all(fd, path);
+    const std::size_t count = occurrences(before, old);
+    if (count == 0) return 0;
+    // count <= size / old.size(), both bounded: no overflow.
+    if (before.size() - count * old.size() + count * replacement.size() > max_read_bytes) fail(std::string(path), EFBIG);
+    const std::string after = replaced(before, old, replacement);
+    if (::ftruncate(fd.get(), 0) != 0 || ::lseek(fd.get(), 0, SEEK_SET) != 0) fail(std::string(path));
+    write_all(fd, after, path);
+    return count;
 }
 
 namespace {
@@ -402,6 +448,13 @@ std::string owner_name(unsigned id) {
     if (id == 0) return "root";
     if (id == host_user || id == ::geteuid()) return "sandbox";
     return std::to_string(id);
+}
+
+// The host's id for one of the sandbox's users or groups (its /etc/passwd and /etc/group).
+std::optional<unsigned> host_id_of(std::string_view name) {
+    if (name == "root") return 0U;
+    if (name == "sandbox") return ::geteuid() == 0 ? unsigned{host_user} : unsigned{::geteuid()};
+    return std::nullopt;
 }
 
 entry_info info_of(std::string path, const struct stat& st) {
@@ -567,6 +620,23 @@ void process_sandbox::remove_all(std::string_view path) const {
     }
 }
 
+bool process_sandbox::has_user(std::string_view name) { return host_id_of(name).has_value(); }
+
+void process_sandbox::set_permissions(std::string_view path, int mode, std::string_view owner, std::string_view group) const {
+    const std::optional<unsigned> uid = owner.empty() ? std::nullopt : host_id_of(owner);
+    const std::optional<unsigned> gid = group.empty() ? std::nullopt : host_id_of(group);
+    if ((!owner.empty() && !uid) || (!group.empty() && !gid)) fail(std::string(path), EINVAL);
+    // Where its links lead, as chmod and chown go; an O_PATH descriptor takes neither, its
+    // /proc name does, and it names what was checked, whatever is renamed meanwhile.
+    const owned_fd fd(open_inside(tree_, tree_path_, path, O_PATH));
+    if (fd.get() < 0) fail(std::string(path));
+    const std::string self = "/proc/self/fd/" + std::to_string(fd.get());
+    if (mode != 0 && ::chmod(self.c_str(), permissions_of(mode)) != 0) fail(std::string(path));
+    if ((uid || gid) && ::chown(self.c_str(), uid ? *uid : static_cast<uid_t>(-1), gid ? *gid : static_cast<gid_t>(-1)) != 0) {
+        fail(std::string(path));
+    }
+}
+
 void process_sandbox::move(std::string_view src, std::string_view dest) const {
     const auto from = parent_of(tree_, tree_path_, src);
     struct stat st {};
@@ -580,26 +650,23 @@ void process_sandbox::write_file(std::string_view path, std::string_view bytes, 
     const bool root = ::geteuid() == 0;
     const fs::path inside = fs::path(std::string(path)).lexically_normal();
     make_directories(inside.parent_path().string());
-    // Non-blocking, and checked before a byte is written: a FIFO is no file to write.
-    const int fd = open_inside(tree_, tree_path_, inside.string(), O_WRONLY | O_CREAT | O_NONBLOCK | O_NOCTTY, 0644);
-    if (fd < 0) fail(std::string(path), errno == ENXIO ? EINVAL : errno);
-    if (struct stat st {}; ::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || ::ftruncate(fd, 0) != 0) {
-        ::close(fd);
-        fail(std::string(path), EINVAL);
+    // Non-blocking, and checked before a byte is written: a FIFO is no file to write. A file
+    // that is there is opened where its links lead (inside the writable folders); a new one
+    // is made beside its checked parent, never through a link, which could make it anywhere
+    // in the tree before the check that it lies in a writable folder.
+    constexpr int writing = O_WRONLY | O_NONBLOCK | O_NOCTTY;
+    int fd = open_inside(tree_, tree_path_, inside.string(), writing);
+    if (fd < 0 && errno == ENOENT) {
+        const auto at = parent_of(tree_, tree_path_, inside.string());
+        fd = ::openat(at->dir, at->name.c_str(), writing | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (fd < 0 && errno == EEXIST) fd = open_inside(tree_, tree_path_, inside.string(), writing);  // made meanwhile, or a link
     }
+    if (fd < 0) fail(std::string(path), errno == ENXIO ? EINVAL : errno);
+    const owned_fd owned(fd);
+    if (struct stat st {}; ::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || ::ftruncate(fd, 0) != 0) fail(std::string(path), EINVAL);
     if (root) (void)::fchown(fd, host_user, host_group);
     (void)::fchmod(fd, permissions_of(mode));
-    for (std::size_t done = 0; done < bytes.size();) {
-        const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) {
-            const int error = errno;
-            ::close(fd);
-            fail(std::string(path), error);
-        }
-        done += static_cast<std::size_t>(n);
-    }
-    ::close(fd);
+    write_all(owned, bytes, path);
 }
 
 void process_sandbox::receive() {

@@ -135,6 +135,15 @@ public:
     void remove_all(std::string_view path) const;
     // mv, making the destination's parents; EEXIST when it exists, EINVAL into itself.
     void move(std::string_view src, std::string_view dest) const;
+    // Whether the sandbox has this user (or group): `root` and `sandbox`.
+    [[nodiscard]] static bool has_user(std::string_view name);
+    // chmod unless `mode` is 0 (written as execd takes it, see `write_file`), and chown to
+    // the named user and group unless empty (EINVAL for one the sandbox has not), following
+    // links, as chmod and chown do.
+    void set_permissions(std::string_view path, int mode, std::string_view owner, std::string_view group) const;
+    // Replaces every `old` in a file (its mode and owner kept); how many there were. EFBIG
+    // when the result would pass `max_read_bytes`.
+    std::size_t replace(std::string_view path, std::string_view old, std::string_view replacement) const;
 
     // Runs a command to its end and keeps its output: for tests and short probes.
     struct finished {
