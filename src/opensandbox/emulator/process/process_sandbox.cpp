@@ -623,18 +623,22 @@ void process_sandbox::remove_all(std::string_view path) const {
 bool process_sandbox::has_user(std::string_view name) { return host_id_of(name).has_value(); }
 
 void process_sandbox::set_permissions(std::string_view path, int mode, std::string_view owner, std::string_view group) const {
-    const std::optional<unsigned> uid = owner.empty() ? std::nullopt : host_id_of(owner);
-    const std::optional<unsigned> gid = group.empty() ? std::nullopt : host_id_of(group);
-    if ((!owner.empty() && !uid) || (!group.empty() && !gid)) fail(std::string(path), EINVAL);
+    // chown's "leave it as it is" for an empty name (-1), else the name's host id.
+    const auto id_for = [&](std::string_view name) {
+        if (name.empty()) return static_cast<unsigned>(-1);
+        const auto id = host_id_of(name);
+        if (!id) fail(std::string(path), EINVAL);
+        return *id;
+    };
+    const unsigned uid = id_for(owner);
+    const unsigned gid = id_for(group);
     // Where its links lead, as chmod and chown go; an O_PATH descriptor takes neither, its
     // /proc name does, and it names what was checked, whatever is renamed meanwhile.
     const owned_fd fd(open_inside(tree_, tree_path_, path, O_PATH));
     if (fd.get() < 0) fail(std::string(path));
     const std::string self = "/proc/self/fd/" + std::to_string(fd.get());
     if (mode != 0 && ::chmod(self.c_str(), permissions_of(mode)) != 0) fail(std::string(path));
-    if ((uid || gid) && ::chown(self.c_str(), uid ? *uid : static_cast<uid_t>(-1), gid ? *gid : static_cast<gid_t>(-1)) != 0) {
-        fail(std::string(path));
-    }
+    if ((!owner.empty() || !group.empty()) && ::chown(self.c_str(), uid, gid) != 0) fail(std::string(path));
 }
 
 void process_sandbox::move(std::string_view src, std::string_view dest) const {

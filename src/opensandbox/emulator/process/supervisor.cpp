@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <optional>
 
 #include <fcntl.h>
@@ -178,7 +179,10 @@ int serve(int control) noexcept {
     sigprocmask(SIG_BLOCK, &child, nullptr);
     const int children = ::signalfd(-1, &child, SFD_CLOEXEC);
     std::map<pid_t, std::string> runs;
-    std::vector<char> buffer(std::size_t{1} << 20);  // the longest request the server sends
+    // The longest request the server sends; left uninitialised, so that an idle supervisor
+    // holds only the pages its requests have touched (zeroed, it held 1 MiB each).
+    constexpr std::size_t longest_request = std::size_t{1} << 20;
+    const std::unique_ptr<char[]> buffer(new char[longest_request]);
     for (;;) {
         std::array<pollfd, 2> wait{pollfd{.fd = control, .events = POLLIN, .revents = 0},
                                    pollfd{.fd = children, .events = POLLIN, .revents = 0}};
@@ -195,9 +199,9 @@ int serve(int control) noexcept {
             }
         }
         if (wait[0].revents & (POLLIN | POLLHUP | POLLERR)) {
-            const ssize_t n = ::recv(control, buffer.data(), buffer.size(), 0);
+            const ssize_t n = ::recv(control, buffer.get(), longest_request, 0);
             if (n <= 0) break;  // the server is gone
-            const auto f = fields(std::string_view(buffer.data(), static_cast<std::size_t>(n)));
+            const auto f = fields(std::string_view(buffer.get(), static_cast<std::size_t>(n)));
             if (f.size() >= 5 && f[0] == "exec") {
                 start(control, f, runs);
             } else if (f.size() == 3 && f[0] == "signal") {
