@@ -19,6 +19,8 @@
 #include <string>
 #include <thread>
 
+#include <unistd.h>
+
 namespace {
 
 using namespace std::chrono_literals;
@@ -395,6 +397,35 @@ TEST_F(process_runtime, permissions_search_and_replace_act_on_the_real_tree) {
     EXPECT_FALSE(sandboxes->try_set_permissions(id, {{"/workspace/out", {.mode = 777}}})) << "no link leads out";
     EXPECT_FALSE(sandboxes->try_replace_contents(id, {{"/workspace/out", {.old_text = "root", .new_text = "x"}}}));
     EXPECT_TRUE(sandboxes->search_files(id, "/workspace", "passwd").empty());
+}
+
+// A stranger filling the disk: the writable folders are a tmpfs of the server's bound, so
+// the host's disk is never the one that fills.
+TEST(process_runtime_disk, a_sandbox_fills_its_own_bounded_tree_never_the_hosts_disk) {
+    if (const std::string why = sandbox_testing::process_runtime_unavailable(); !why.empty()) GTEST_SKIP() << why;
+    if (::geteuid() != 0) GTEST_SKIP() << "only a root server can mount a sandbox's tree";
+    const fs::path state = fs::temp_directory_path() / ("ngfail-disk-test-" + std::to_string(::getpid()));
+    {
+        sandbox_testing::embedded_server server({.api_key = "sk-d", .runtime = sandbox_testing::runtime::process,
+                                                 .state_dir = state.string(), .sandbox_disk_bytes = 32 << 20});
+        client sandboxes({.port = server.port(), .api_key = "sk-d", .timeout = 20s});
+        const auto id = sandboxes.create({}).id;
+        const auto filled = sandboxes.exec(id, {.command = "head -c 64M /dev/zero > /workspace/big; echo $?; "
+                                                           "stat -c %s /workspace/big"});
+        EXPECT_THAT(filled.stderr_text, testing::HasSubstr("No space left on device"));
+        EXPECT_THAT(filled.stdout_text, testing::StartsWith("1\n"));
+        const auto upload = sandboxes.try_upload(id, "/tmp/more", std::string(1 << 20, 'x'));
+        ASSERT_FALSE(upload) << "the folders are one bound: /tmp is full too";
+        EXPECT_THAT(std::string(upload.error().reason()), testing::HasSubstr("no space left on device"));
+        sandboxes.delete_files(id, {"/workspace/big"});
+        sandboxes.upload(id, "/tmp/more", std::string(1 << 20, 'x'));
+    }
+    EXPECT_FALSE(fs::exists(state / ("ngfail-" + std::to_string(::getpid())))) << "unmounted and removed";
+    std::ifstream mounts("/proc/mounts");
+    const std::string all((std::istreambuf_iterator<char>(mounts)), {});
+    EXPECT_THAT(all, testing::Not(testing::HasSubstr(state.string()))) << "no mount left behind";
+    std::error_code ignored;
+    fs::remove_all(state, ignored);
 }
 
 TEST_F(process_runtime, what_it_does_not_serve_yet_is_a_501_naming_it) {

@@ -158,6 +158,11 @@ struct server_options {
     std::string state_dir{};
     std::int64_t sandbox_memory_bytes = std::int64_t{512} << 20;
     std::int64_t sandbox_max_processes = 512;
+    // What a sandbox's writable folders hold in all (0: no bound). A server run as root makes
+    // them one tmpfs of this size, whose pages count toward the sandbox's memory when its own
+    // processes write them; past it a write fails as on a full disk (ENOSPC). A server that
+    // is not root cannot mount, and leaves them unbounded.
+    std::int64_t sandbox_disk_bytes = std::int64_t{1} << 30;
     // Serve HTTPS on both listeners with this certificate chain and private key (PEM files);
     // plain HTTP when empty. Endpoints keep their form: clients reach them with the scheme
     // they reached the server with, as the official SDKs do.

@@ -41,7 +41,9 @@ void remove_orphan_folders(const fs::path& base) {
         if (!name.starts_with(own_prefix)) continue;
         const std::string pid = name.substr(own_prefix.size());
         if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos) continue;
-        if (!fs::exists(fs::path("/proc") / pid, ec)) fs::remove_all(entry.path(), ec);
+        if (fs::exists(fs::path("/proc") / pid, ec)) continue;
+        for (const auto& sandbox : fs::directory_iterator(entry.path(), ec)) remove_sandbox_folder(sandbox.path());
+        fs::remove_all(entry.path(), ec);
     }
 }
 
@@ -79,7 +81,8 @@ std::optional<std::int64_t> memory_quantity(std::string_view text) noexcept {
 }
 
 process_runtime::process_runtime(const server_options& options)
-    : defaults_{.memory_bytes = options.sandbox_memory_bytes, .max_pids = options.sandbox_max_processes} {
+    : defaults_{.memory_bytes = options.sandbox_memory_bytes, .max_pids = options.sandbox_max_processes},
+      disk_bytes_(options.sandbox_disk_bytes) {
     if (const std::string why = process_sandbox::unavailable(); !why.empty()) {
         throw std::runtime_error("the process runtime cannot run here: " + why);
     }
@@ -152,10 +155,10 @@ std::variant<cgroup_limits, std::string> process_runtime::limits_of(const boost:
 std::shared_ptr<process_sandbox> process_runtime::start(const std::string& id, const cgroup_limits& limits) {
     std::unique_ptr<process_sandbox> box;
     try {
-        box = std::make_unique<process_sandbox>(id, process_sandbox_options{.state_root = root_, .limits = limits});
+        box = std::make_unique<process_sandbox>(
+            id, process_sandbox_options{.state_root = root_, .limits = limits, .disk_bytes = disk_bytes_});
     } catch (...) {
-        std::error_code ignored;
-        fs::remove_all(root_ / id, ignored);  // what it had made of its folder
+        remove_sandbox_folder(root_ / id);  // what it had made of its folder
         throw;
     }
     return std::shared_ptr<process_sandbox>(box.release(), [this](process_sandbox* dying) {

@@ -60,6 +60,7 @@ private:
     std::filesystem::path root_;
     bool owns_root_ = false;
     cgroup_limits defaults_;
+    std::int64_t disk_bytes_;
     std::mutex mutex_;
     std::condition_variable pending_;
     std::deque<process_sandbox*> dying_;

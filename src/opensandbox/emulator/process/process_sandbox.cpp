@@ -21,6 +21,7 @@
 #include <grp.h>
 #include <poll.h>
 #include <sys/eventfd.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -59,9 +60,16 @@ void write_text(const fs::path& path, std::string_view text) {
     out << text;
 }
 
-// The sandbox's folder: its tree (what its paths resolve in) and its own /etc beside it,
-// owned by the user it runs as.
-fs::path make_folder(const fs::path& dir, bool chown_to_sandbox) {
+// The sandbox's folder: its tree (what its paths resolve in; a tmpfs of `disk_bytes` when
+// given) and its own /etc beside it, owned by the user it runs as.
+fs::path make_folder(const fs::path& dir, bool chown_to_sandbox, std::int64_t disk_bytes) {
+    fs::create_directories(dir / "tree");
+    if (disk_bytes > 0 && chown_to_sandbox) {
+        const std::string size = "size=" + std::to_string(disk_bytes) + ",mode=0755";
+        if (::mount("tmpfs", (dir / "tree").c_str(), "tmpfs", MS_NOSUID | MS_NODEV, size.c_str()) != 0) {
+            fail("mounting the sandbox's tree (a tmpfs of " + std::to_string(disk_bytes >> 20) + " MiB)");
+        }
+    }
     for (const char* sub : {"tree/home/sandbox", "tree/root", "tree/tmp", "tree/workspace", "etc"}) {
         fs::create_directories(dir / sub);
     }
@@ -198,7 +206,7 @@ std::string process_sandbox::unavailable() {
 
 process_sandbox::process_sandbox(std::string id, const process_sandbox_options& options)
     : id_(std::move(id)),
-      state_(make_folder(options.state_root / id_, ::geteuid() == 0)),
+      state_(make_folder(options.state_root / id_, ::geteuid() == 0, options.disk_bytes)),
       files_(state_ / "tree"),
       tree_(::open(files_.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC)),
       tree_path_(fs::weakly_canonical(files_).string()),
@@ -274,8 +282,14 @@ process_sandbox::~process_sandbox() {
     }
     for (const auto& [id, event] : exit_events_) ::close(event);
     ::close(tree_);
+    remove_sandbox_folder(state_);
+}
+
+void remove_sandbox_folder(const fs::path& folder) noexcept {
+    // EINVAL when the tree is no mount (a server that is not root, or a tree never bounded).
+    (void)::umount2((folder / "tree").c_str(), MNT_DETACH);
     std::error_code ignored;
-    fs::remove_all(state_, ignored);
+    fs::remove_all(folder, ignored);
 }
 
 process_sandbox::usage process_sandbox::sample() {

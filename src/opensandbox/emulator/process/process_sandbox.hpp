@@ -32,7 +32,15 @@ struct process_sandbox_options {
     std::filesystem::path state_root{};  // the sandbox's files go in a folder of its own under it
     cgroup_limits limits{};
     bool network = false;  // off: its own network namespace, with loopback only
+    // The most its writable tree holds (0: no bound). A root server mounts the tree as a
+    // tmpfs of this size, whose pages also count toward the memory of the sandbox's group
+    // when its processes write them (as a Kubernetes emptyDir in memory); past it a write
+    // fails with ENOSPC. A server that is not root cannot mount: its trees are unbounded.
+    std::int64_t disk_bytes = 0;
 };
+
+// Removes a sandbox's folder (`state_root / id`), unmounting its tree first if it is one.
+void remove_sandbox_folder(const std::filesystem::path& folder) noexcept;
 
 // How a command's standard streams reach the server: pipes for stdout and stderr (stdin
 // empty), the same with a stdin pipe, or a terminal (a PTY whose master the server holds).
