@@ -16,6 +16,7 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <string>
 #include <thread>
 
@@ -31,6 +32,11 @@ namespace fs = std::filesystem;
 
 class process_runtime : public testing::Test {
 protected:
+    // The host folder that holds sandbox `id`'s writable tree.
+    [[nodiscard]] fs::path server_tree(const std::string& id) const {
+        return state / ("ngfail-" + std::to_string(::getpid())) / id / "tree";
+    }
+
     void SetUp() override {
         if (const std::string why = sandbox_testing::process_runtime_unavailable(); !why.empty()) GTEST_SKIP() << why;
         server.emplace(sandbox_testing::server_options{.api_key = "sk-p",
@@ -397,6 +403,16 @@ TEST_F(process_runtime, permissions_search_and_replace_act_on_the_real_tree) {
     EXPECT_FALSE(sandboxes->try_set_permissions(id, {{"/workspace/out", {.mode = 777}}})) << "no link leads out";
     EXPECT_FALSE(sandboxes->try_replace_contents(id, {{"/workspace/out", {.old_text = "root", .new_text = "x"}}}));
     EXPECT_TRUE(sandboxes->search_files(id, "/workspace", "passwd").empty());
+    // A stranger's finding: `/` (and `/workspace/..`) named the tree itself, whose mode on
+    // the host keeps other users out.
+    const auto tree_mode = [&] { return fs::status(server_tree(id)).permissions(); };
+    const auto before = tree_mode();
+    for (const char* root : {"/", "/workspace/..", "//"}) {
+        const auto r = sandboxes->try_set_permissions(id, {{root, {.mode = 777, .owner = "root"}}});
+        ASSERT_FALSE(r) << root;
+        EXPECT_THAT(std::string(r.error().reason()), testing::HasSubstr("operation not permitted")) << root;
+    }
+    EXPECT_EQ(tree_mode(), before);
 }
 
 // A stranger filling the disk: the writable folders are a tmpfs of the server's bound, so
@@ -426,6 +442,66 @@ TEST(process_runtime_disk, a_sandbox_fills_its_own_bounded_tree_never_the_hosts_
     EXPECT_THAT(all, testing::Not(testing::HasSubstr(state.string()))) << "no mount left behind";
     std::error_code ignored;
     fs::remove_all(state, ignored);
+}
+
+// A stranger's findings: a deep tree of long names made each listed path tens of kilobytes
+// (a search of 30,000 entries took 1.8 GB); and every terminal holds descriptors of the
+// server's, which 124 sandboxes of 32 terminals took to the process's limit.
+TEST_F(process_runtime, listings_are_bounded_by_their_paths_bytes_and_terminals_by_the_server) {
+    const auto id = sandboxes->create({}).id;
+    const std::string name(250, 'n');
+    ASSERT_EQ(sandboxes->exec(id, {.command = "cd /workspace && for i in $(seq 240); do mkdir " + name + " && cd " + name +
+                                              "; done && for i in $(seq 1200); do : > f$i; done"})
+                  .exit_code,
+              0);
+    const auto search = sandboxes->try_search_files(id, "/workspace", "nothing-matches");
+    ASSERT_FALSE(search);
+    EXPECT_THAT(std::string(search.error().reason()), testing::HasSubstr("64 MiB of their paths"));
+    const auto listing = sandboxes->try_list_directory(id, "/workspace", 300);
+    ASSERT_FALSE(listing);
+    EXPECT_THAT(std::string(listing.error().reason()), testing::HasSubstr("64 MiB of their paths"));
+
+    std::size_t made = 0;
+    for (int box = 0; box < 9; ++box) {
+        const auto holder = sandboxes->create({}).id;
+        for (int t = 0; t < 32; ++t) made += sandboxes->try_create_terminal(holder) ? 1 : 0;
+    }
+    EXPECT_EQ(made, 256u) << "the server's terminals are bounded together";
+}
+
+// A stranger's finding: a sandbox of 10m CPU kept busy starves its own supervisor, whose
+// answer to a start took seconds, and each start held a worker (and a terminal's, the
+// sandbox's lock) while it waited: four attaches froze every other sandbox's requests.
+TEST_F(process_runtime, a_starved_sandbox_holds_no_thread_another_needs) {
+    if (ngfail_test::instrumented) GTEST_SKIP() << "a sanitized supervisor starves on its own";
+    const auto starved = sandboxes->create({.resource_limits = {{"cpu", "10m"}}}).id;
+    const auto other = sandboxes->create({}).id;
+    (void)sandboxes->exec(starved, {.command = "for i in 1 2 3 4 5 6 7 8; do (while :; do :; done) & done", .background = true});
+    std::this_thread::sleep_for(500ms);
+    std::vector<std::future<void>> waiting;
+    std::vector<std::unique_ptr<client>> clients;
+    for (int i = 0; i < 4; ++i) {
+        clients.push_back(std::make_unique<client>(ngfail::opensandbox::client_options{
+            .port = server->port(), .api_key = "sk-p", .timeout = 20s}));
+        client& mine = *clients.back();
+        waiting.push_back(std::async(std::launch::async, [&mine, starved, i] {
+            if (i % 2 == 0) {
+                (void)mine.try_exec(starved, {.command = "true", .timeout = 15s});
+            } else {
+                auto t = mine.try_create_terminal(starved);
+                if (t) (void)mine.try_attach_terminal(starved, t.value());  // starts its shell
+            }
+        }));
+    }
+    std::this_thread::sleep_for(300ms);
+    for (int i = 0; i < 5; ++i) {
+        const auto start = std::chrono::steady_clock::now();
+        EXPECT_EQ(sandboxes->exec(other, {.command = "echo ok"}).stdout_text, "ok\n");
+        (void)sandboxes->file_info(other, {"/workspace"});
+        EXPECT_LT(std::chrono::steady_clock::now() - start, 2s) << "another sandbox waited for the starved one";
+    }
+    sandboxes->kill(starved);
+    for (auto& w : waiting) w.wait();
 }
 
 TEST_F(process_runtime, what_it_does_not_serve_yet_is_a_501_naming_it) {

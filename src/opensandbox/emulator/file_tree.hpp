@@ -49,6 +49,7 @@ enum class fs_error {
     busy,           // the process runtime: a writable folder itself, which stays (as a mount point)
     denied,         // the process runtime: EACCES
     too_deep,       // the process runtime: a removal past its depth, or a loop of links (ELOOP)
+    not_permitted,  // the process runtime: EPERM (the tree's own root)
 };
 
 // How many times `old` (not empty) occurs in `text`, each after the one before.

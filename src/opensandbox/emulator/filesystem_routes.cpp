@@ -26,9 +26,10 @@ using boost::asio::awaitable;
 constexpr std::size_t max_listed = 65536;
 // The most entries a search walks over (files and directories, matched or not).
 constexpr std::size_t max_searched = 4 * max_listed;
+static_assert(process_sandbox::max_listed_path_bytes == 64 << 20, "the refusals below name 64 MiB");
 
 // Each error's text as Go's syscall.Errno prints it, in execd's messages.
-constexpr std::array<std::pair<fs_error, std::string_view>, 12> errno_texts{{
+constexpr std::array<std::pair<fs_error, std::string_view>, 13> errno_texts{{
     {fs_error::not_found, "no such file or directory"},
     {fs_error::is_directory, "is a directory"},
     {fs_error::not_directory, "not a directory"},
@@ -41,6 +42,7 @@ constexpr std::array<std::pair<fs_error, std::string_view>, 12> errno_texts{{
     {fs_error::busy, "device or resource busy"},
     {fs_error::denied, "permission denied"},
     {fs_error::too_deep, "too many levels of symbolic links"},
+    {fs_error::not_permitted, "operation not permitted"},
 }};
 
 std::string_view errno_text(fs_error e) {
@@ -59,7 +61,8 @@ response error_of(const context& c, const exchange& x, fs_error e, const std::st
             return c.error_reply(x, 500, "RUNTIME_ERROR", failed + "path is a directory: " + path);
         case fs_error::too_many:
             return c.error_reply(x, 500, "RUNTIME_ERROR",
-                                 failed + "more than " + std::to_string(max_listed) + " entries: list a deeper directory, or less deep");
+                                 failed + "more than " + std::to_string(max_listed) +
+                                     " entries, or 64 MiB of their paths: list a deeper directory, or less deep");
         default:
             return c.error_reply(x, 500, "RUNTIME_ERROR", failed + std::string(errno_text(e)));
     }
@@ -67,12 +70,12 @@ response error_of(const context& c, const exchange& x, fs_error e, const std::st
 
 // What a file operation on a process sandbox's real tree failed with, in execd's terms; any
 // errno not named is a path that is not there (ENOENT, and one that leaves the tree: EXDEV).
-constexpr std::array<std::pair<int, fs_error>, 13> errno_errors{{
+constexpr std::array<std::pair<int, fs_error>, 14> errno_errors{{
     {EISDIR, fs_error::is_directory},   {ENOTDIR, fs_error::not_directory}, {EEXIST, fs_error::exists},
     {ENOTEMPTY, fs_error::exists},      {EFBIG, fs_error::too_large},       {EINVAL, fs_error::not_regular},
     {ENOSPC, fs_error::no_space},       {EDQUOT, fs_error::no_space},       {ENAMETOOLONG, fs_error::name_too_long},
     {E2BIG, fs_error::too_many},        {EBUSY, fs_error::busy},            {EACCES, fs_error::denied},
-    {ELOOP, fs_error::too_deep},
+    {ELOOP, fs_error::too_deep},        {EPERM, fs_error::not_permitted},
 }};
 
 fs_error fs_error_of(const std::system_error& e) {
@@ -766,7 +769,7 @@ response search_reply(context& c, const exchange& x, const call& k, const std::s
     }
     if (!found->value && found->error == fs_error::too_many) {
         return c.error_reply(x, 500, "RUNTIME_ERROR", "error searching files. more than " + std::to_string(max_searched) +
-                                                          " entries below " + found->path + ": search a deeper directory");
+                                                          " entries (or 64 MiB of their paths) below " + found->path + ": search a deeper directory");
     }
     if (!found->value) {
         return c.error_reply(x, 500, "RUNTIME_ERROR", "error accessing file: stat " + found->path + ": " +

@@ -12,6 +12,7 @@
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -49,14 +50,21 @@ struct simulated_work {
 };
 using run_work = std::variant<simulated_work, process_work>;
 
-// A shell's command line up to this size, without a command substitution, is light: at most
-// a few hundred expansions of the shell's 64 KiB of variables and its 16 MiB of output,
-// milliseconds on any build. A substitution splits what it substitutes (up to 16 MiB, each
-// level again: seconds), and a kernel's code is never light (its names are unbounded copies).
+// A shell's command line up to this size, with at most a few expansions, no command
+// substitution and no `cat`, is light: a few copies of the shell's 64 KiB of variables,
+// microseconds on any build. Each `$` may copy 64 KiB (120 of them made 7.7 MB four times
+// over); `cat` may print a 16 MiB file, whose fresh pages alone took 100 ms of the
+// connection's thread on these machines; a substitution splits what it substitutes (up to
+// 16 MiB, each level again: seconds); a kernel's code is never light (its names are
+// unbounded copies). Erring on the heavy side costs only a worker's round trip.
 inline constexpr std::size_t light_command_bytes = 256;
+inline constexpr std::size_t light_expansions = 8;
 [[nodiscard]] inline simulated_work shell_work(std::string_view command, std::function<simulated_run()> plan) {
+    if (command.size() > light_command_bytes) return {.plan = std::move(plan)};  // never scanned here: it may be 64 MB
     const bool substitutes = command.find("$(") != std::string_view::npos || command.find('`') != std::string_view::npos;
-    return {.plan = std::move(plan), .light = command.size() <= light_command_bytes && !substitutes};
+    const bool reads_files = command.find("cat") != std::string_view::npos;
+    const auto expansions = static_cast<std::size_t>(std::count(command.begin(), command.end(), '$'));
+    return {.plan = std::move(plan), .light = !substitutes && !reads_files && expansions <= light_expansions};
 }
 
 [[nodiscard]] std::int64_t now_ms();

@@ -74,10 +74,12 @@ awaitable<void> create_terminal(context& c, exchange& x, call& k) {
     }
     const std::string id = to_string(event_id::generate());
     const std::shared_ptr<process_sandbox> box = c.processes ? c.sandboxes.box(k.sandbox_id) : nullptr;
+    auto place = c.processes ? c.processes->take_terminal_place() : nullptr;
     const auto made = c.sandboxes.with_terminals(k.sandbox_id, [&](terminal_map& terminals, const file_tree&) {
         if (terminals.size() >= c.sandboxes.terminals_per_sandbox()) return false;
-        if (box) {
-            terminals.emplace(id, std::make_shared<process_terminal>(box, cwd, command));
+        if (c.processes) {
+            if (!box || !place) return false;  // the server's terminals are all taken
+            terminals.emplace(id, std::make_shared<process_terminal>(box, cwd, command, std::move(place)));
         } else {
             terminals.emplace(id, std::make_shared<simulated_terminal>(cwd, command));
         }

@@ -355,6 +355,23 @@ awaitable<bool> drain(descriptor& d, std::string_view type, output_sink& sink, b
     co_return true;
 }
 
+// The command started in `box`, its start awaited here rather than on a thread: a
+// supervisor starved of CPU (a sandbox of 10m) answers in seconds, and a thread waiting for
+// it is one no other sandbox has. Its answer's deadline is 10 s, as `start`'s.
+awaitable<process_sandbox::started> started_command(process_sandbox& box, const process_command& command) {
+    const process_sandbox::start_request asked = box.request_start(command);
+    auto executor = co_await asio::this_coro::executor;
+    descriptor ready(executor, asked.ready_fd);
+    asio::steady_timer deadline(executor, std::chrono::seconds(10));
+    co_await (readable(ready) || deadline.async_wait(asio::use_awaitable));
+    auto out = box.finish_start(asked.id);
+    if (!out) {
+        box.abandon_start(asked.id);
+        throw std::system_error(ETIMEDOUT, std::generic_category(), "the sandbox's supervisor does not answer");
+    }
+    co_return *out;
+}
+
 enum class followed { ended, peer_gone, sandbox_gone };
 
 // Follows `cmd` to its end, acting on its timeout, an interrupt and its sandbox's going as
@@ -449,10 +466,10 @@ awaitable<bool> stream_process(context& c, exchange& x, const std::string& sandb
         why_not = "fork/exec /usr/bin/bash: argument list too long";  // Go's words for E2BIG
     } else {
         try {
-            started = co_await c.off_io([&] {
-                if (work.session) work.box->write_file(work.session->script_path(), work.session->script(), 600);
-                return work.box->start(work.command);
-            });
+            if (work.session) {
+                co_await c.off_io([&] { work.box->write_file(work.session->script_path(), work.session->script(), 600); });
+            }
+            started = co_await started_command(*work.box, work.command);
         } catch (const std::exception& e) {
             why_not = e.what();
         }

@@ -170,6 +170,13 @@ std::shared_ptr<process_sandbox> process_runtime::start(const std::string& id, c
     });
 }
 
+std::unique_ptr<process_runtime::terminal_place> process_runtime::take_terminal_place() {
+    for (std::size_t now = terminals_->load(); now < max_terminals;) {
+        if (terminals_->compare_exchange_weak(now, now + 1)) return std::make_unique<terminal_place>(terminals_);
+    }
+    return nullptr;
+}
+
 bool process_runtime::serves(std::string_view operation) noexcept {
     return std::find(served.begin(), served.end(), operation) != served.end();
 }

@@ -9,6 +9,7 @@
 
 #include <boost/json/object.hpp>
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -51,6 +52,22 @@ public:
     // teardown thread. Throws std::system_error with what failed.
     [[nodiscard]] std::shared_ptr<process_sandbox> start(const std::string& id, const cgroup_limits& limits);
 
+    // The real terminals of all its sandboxes together: each holds a few of the server's
+    // descriptors (its streams, its exit's event), which the process's limit bounds for every
+    // connection too. A terminal takes a place while it lives (none: refused).
+    static constexpr std::size_t max_terminals = 256;
+    class terminal_place {
+    public:
+        explicit terminal_place(std::shared_ptr<std::atomic<std::size_t>> count) noexcept : count_(std::move(count)) {}
+        terminal_place(const terminal_place&) = delete;
+        terminal_place& operator=(const terminal_place&) = delete;
+        ~terminal_place() { --*count_; }
+
+    private:
+        std::shared_ptr<std::atomic<std::size_t>> count_;
+    };
+    [[nodiscard]] std::unique_ptr<terminal_place> take_terminal_place();
+
     // Whether the runtime serves `operation` (as faults name it) yet; the others answer 501.
     [[nodiscard]] static bool serves(std::string_view operation) noexcept;
 
@@ -60,6 +77,8 @@ private:
     std::filesystem::path root_;
     bool owns_root_ = false;
     cgroup_limits defaults_;
+    // Shared: a terminal may outlive the runtime in the store's teardown.
+    std::shared_ptr<std::atomic<std::size_t>> terminals_ = std::make_shared<std::atomic<std::size_t>>(0);
     std::int64_t disk_bytes_;
     std::mutex mutex_;
     std::condition_variable pending_;

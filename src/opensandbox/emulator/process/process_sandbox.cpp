@@ -281,6 +281,7 @@ process_sandbox::~process_sandbox() {
         }
     }
     for (const auto& [id, event] : exit_events_) ::close(event);
+    for (const auto& [id, event] : start_events_) ::close(event);
     ::close(tree_);
     remove_sandbox_folder(state_);
 }
@@ -510,18 +511,24 @@ std::vector<std::string> names_in(int dir, std::size_t most) {
 // How deep a listing goes at most, whatever it asks: each level holds a descriptor.
 constexpr int deepest_listing = 256;
 
-void list_into(int dir, const std::string& path, int depth, std::size_t most, std::vector<entry_info>& out) {
+// `path_bytes` is what the paths listed may still take: a deep tree of long names makes each
+// path tens of kilobytes (30,000 entries took 1.8 GB), so their bytes are bounded, not only
+// their number.
+void list_into(int dir, const std::string& path, int depth, std::size_t most, std::size_t& path_bytes,
+               std::vector<entry_info>& out) {
     for (const std::string& name : names_in(dir, most)) {
         if (out.size() == most) fail("listing " + path, E2BIG);
         struct stat st {};
         if (::fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;  // gone meanwhile
         const std::string child = (path == "/" ? path : path + "/") + name;
+        if (child.size() > path_bytes) fail("listing " + path, E2BIG);
+        path_bytes -= child.size();
         out.push_back(info_of(child, st));
         if (depth <= 1 || !S_ISDIR(st.st_mode)) continue;
         const int sub = ::openat(dir, name.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (sub < 0) continue;
         try {
-            list_into(sub, child, depth - 1, most, out);
+            list_into(sub, child, depth - 1, most, path_bytes, out);
         } catch (...) {
             ::close(sub);
             throw;
@@ -600,7 +607,8 @@ std::vector<entry_info> process_sandbox::list(std::string_view path, int depth, 
     if (fd < 0) fail(std::string(path));
     std::vector<entry_info> out;
     try {
-        if (depth > 0) list_into(fd, file_tree::normal(path), std::min(depth, deepest_listing), most, out);
+        std::size_t path_bytes = max_listed_path_bytes;
+        if (depth > 0) list_into(fd, file_tree::normal(path), std::min(depth, deepest_listing), most, path_bytes, out);
     } catch (...) {
         ::close(fd);
         throw;
@@ -646,6 +654,9 @@ void process_sandbox::set_permissions(std::string_view path, int mode, std::stri
     };
     const unsigned uid = id_for(owner);
     const unsigned gid = id_for(group);
+    // The tree itself is no folder of the sandbox's (no path inside names it but `/`), and
+    // its mode on the host keeps other users out: a writable folder is the most it changes.
+    if (relative_inside(path) == ".") fail(std::string(path), EPERM);
     // Where its links lead, as chmod and chown go; an O_PATH descriptor takes neither, its
     // /proc name does, and it names what was checked, whatever is renamed meanwhile.
     const owned_fd fd(open_inside(tree_, tree_path_, path, O_PATH));
@@ -703,6 +714,7 @@ void process_sandbox::receive() {
         if (n <= 0) {
             gone_ = true;
             while (!exit_events_.empty()) signal_end(exit_events_.begin()->first);
+            while (!start_events_.empty()) signal_answered(start_events_.begin()->first);
             changed_.notify_all();
             return;
         }
@@ -720,25 +732,29 @@ void process_sandbox::receive() {
         if (f.size() == 3 && f[0] == "started" && pending_.contains(id) && !started_.contains(id) && passed >= 1) {
             started_[id] = passed == 1 ? started{.id = id, .terminal_fd = fds[0]}
                                        : started{.id = id, .stdout_fd = fds[0], .stderr_fd = fds[1], .stdin_fd = fds[2]};
+            signal_answered(id);
         } else {
             for (std::size_t i = 0; i < passed; ++i) ::close(fds[i]);
             if (f.size() == 3 && f[0] == "exit") {
                 if (forgotten_.erase(id) == 0) exits_[id] = value;
                 signal_end(id);
             }
-            if (f.size() == 3 && f[0] == "failed" && pending_.contains(id)) failed_[id] = value;
+            if (f.size() == 3 && f[0] == "failed" && pending_.contains(id)) {
+                failed_[id] = value;
+                signal_answered(id);
+            }
         }
         changed_.notify_all();
     }
 }
 
-process_sandbox::started process_sandbox::start(const process_command& command) {
+process_sandbox::start_request process_sandbox::request_start(const process_command& command) {
     // A NUL ends the string a process is given: what follows it would be lost, or misread.
     const auto holds_nul = [](std::string_view text) { return text.find('\0') != std::string_view::npos; };
     if (holds_nul(command.command) || holds_nul(command.cwd) || std::any_of(command.envs.begin(), command.envs.end(), holds_nul)) {
         fail("a command, its directory or its variables hold a NUL byte", EINVAL);
     }
-    std::unique_lock lock(mutex_);
+    const std::lock_guard lock(mutex_);
     const int id = next_id_++;
     const std::string number = std::to_string(id);
     static constexpr std::array<std::string_view, 3> modes{"pipes", "stdin", "pty"};
@@ -746,23 +762,40 @@ process_sandbox::started process_sandbox::start(const process_command& command) 
                                          command.cwd, command.command};
     for (const auto& env : command.envs) fields.emplace_back(env);
     const std::string bytes = supervisor::message(fields);
-    if (::send(control_, bytes.data(), bytes.size(), MSG_NOSIGNAL) < 0) {
+    // Never waits: a supervisor that reads nothing (starved of CPU, stopped) fills its socket,
+    // and the caller then learns it at once rather than holding its thread.
+    if (::send(control_, bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
         fail(errno == EMSGSIZE ? "the command is longer than the sandbox's control socket carries"
+             : errno == EAGAIN ? "the sandbox's supervisor does not answer"
                                : "the sandbox's supervisor is gone");
     }
+    const int ready = ::eventfd(gone_ ? 1 : 0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (ready < 0) fail("eventfd");
+    const int ours = ::fcntl(ready, F_DUPFD_CLOEXEC, 0);
+    if (ours < 0) {
+        ::close(ready);
+        fail("eventfd");
+    }
     pending_.insert(id);
-    const bool answered = changed_.wait_for(lock, std::chrono::seconds(10), [&] {
-        return gone_ || started_.contains(id) || failed_.contains(id);
-    });
-    pending_.erase(id);
-    if (!answered) fail("the sandbox's supervisor does not answer", ETIMEDOUT);
+    start_events_[id] = ours;
+    return {.id = id, .ready_fd = ready};
+}
+
+std::optional<process_sandbox::started> process_sandbox::finish_start(int id) {
+    const std::lock_guard lock(mutex_);
     if (const auto it = failed_.find(id); it != failed_.end()) {
         const int error = it->second;
         failed_.erase(it);
+        pending_.erase(id);
         fail("starting a command", error);
     }
     const auto it = started_.find(id);
-    if (it == started_.end()) fail("the sandbox's supervisor is gone", EPIPE);
+    if (it == started_.end()) {
+        if (!gone_) return std::nullopt;  // not answered yet
+        pending_.erase(id);
+        fail("the sandbox's supervisor is gone", EPIPE);
+    }
+    pending_.erase(id);
     started out = it->second;
     started_.erase(it);
     // The end may have come already (a command that exits at once): the event is then set.
@@ -775,6 +808,43 @@ process_sandbox::started process_sandbox::start(const process_command& command) 
         exit_events_[id] = event;
     }
     return out;
+}
+
+void process_sandbox::abandon_start(int id) {
+    {
+        const std::lock_guard lock(mutex_);
+        pending_.erase(id);
+        failed_.erase(id);
+        if (const auto it = started_.find(id); it != started_.end()) {
+            for (const int fd : {it->second.stdout_fd, it->second.stderr_fd, it->second.stdin_fd, it->second.terminal_fd}) {
+                if (fd >= 0) ::close(fd);
+            }
+            started_.erase(it);
+        }
+        if (const auto it = start_events_.find(id); it != start_events_.end()) {
+            ::close(it->second);
+            start_events_.erase(it);
+        }
+    }
+    signal(id, SIGKILL);  // after the exec in the supervisor's order: if it starts, it ends
+    forget(id);
+}
+
+process_sandbox::started process_sandbox::start(const process_command& command) {
+    const start_request asked = request_start(command);
+    ::close(asked.ready_fd);  // this caller waits on the condition instead
+    {
+        std::unique_lock lock(mutex_);
+        if (!changed_.wait_for(lock, std::chrono::seconds(10),
+                               [&] { return gone_ || started_.contains(asked.id) || failed_.contains(asked.id); })) {
+            lock.unlock();
+            abandon_start(asked.id);
+            fail("the sandbox's supervisor does not answer", ETIMEDOUT);
+        }
+    }
+    auto out = finish_start(asked.id);
+    if (!out) fail("the sandbox's supervisor is gone", EPIPE);
+    return *out;
 }
 
 int process_sandbox::wait_status(int id) {
@@ -799,20 +869,29 @@ void process_sandbox::forget(int id) {
     if (exits_.erase(id) == 0 && !gone_) forgotten_.insert(id);
 }
 
-void process_sandbox::signal_end(int id) {
-    const auto it = exit_events_.find(id);
-    if (it == exit_events_.end()) return;
+namespace {
+
+// Sets command `id`'s eventfd in `events` (our copy: its waiter holds another) and forgets it.
+void set_and_forget(std::map<int, int>& events, int id) {
+    const auto it = events.find(id);
+    if (it == events.end()) return;
     const std::uint64_t one = 1;
     (void)!::write(it->second, &one, sizeof one);
     ::close(it->second);
-    exit_events_.erase(it);
+    events.erase(it);
 }
+
+}  // namespace
+
+void process_sandbox::signal_end(int id) { set_and_forget(exit_events_, id); }
+
+void process_sandbox::signal_answered(int id) { set_and_forget(start_events_, id); }
 
 void process_sandbox::signal(int id, int signal_number) {
     const std::string number = std::to_string(id), sig = std::to_string(signal_number);
     const std::array<std::string_view, 3> fields{"signal", number, sig};
     const std::string bytes = supervisor::message(fields);
-    (void)::send(control_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+    (void)::send(control_, bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
 process_sandbox::finished process_sandbox::run(const process_command& command) {

@@ -75,8 +75,21 @@ public:
         int terminal_fd = -1;  // terminal: the PTY's master, read for output, written for input
         int exit_fd = -1;      // an eventfd, readable once the command has ended (`wait` then returns at once)
     };
-    // Throws std::system_error: EINVAL for a NUL byte in any field, or what the start met.
+    // Throws std::system_error: EINVAL for a NUL byte in any field, or what the start met;
+    // waits up to 10 s for the supervisor's answer (ETIMEDOUT).
     [[nodiscard]] started start(const process_command& command);
+    // The same without waiting: the start is asked for, and `ready_fd` (an eventfd the
+    // caller owns) becomes readable once the supervisor has answered, or is gone; then
+    // `finish_start` says how it went. A start nobody will finish is abandoned (the command
+    // killed if it starts). A supervisor starved of CPU holds no thread of the server's.
+    struct start_request {
+        int id = 0;
+        int ready_fd = -1;
+    };
+    [[nodiscard]] start_request request_start(const process_command& command);
+    // The command started; none while unanswered; std::system_error for a failed start.
+    [[nodiscard]] std::optional<started> finish_start(int id);
+    void abandon_start(int id);
     // Waits for the command's end: its exit code as bash gives it (128 + a signal's number).
     int wait(int id);
     // The same as waitpid's status (WIFSIGNALED tells a kill from an `exit 137`).
@@ -134,7 +147,9 @@ public:
     // Owners are named as the sandbox names them: `root`, `sandbox`, else the number.
     [[nodiscard]] entry_info info(std::string_view path) const;
     // The entries under a directory, `depth` levels down (links not followed), by name within
-    // each directory, each directory's entries right after it; E2BIG past `most` entries.
+    // each directory, each directory's entries right after it; E2BIG past `most` entries, or
+    // past `max_listed_path_bytes` of their paths.
+    static constexpr std::size_t max_listed_path_bytes = std::size_t{64} << 20;
     [[nodiscard]] std::vector<entry_info> list(std::string_view path, int depth, std::size_t most) const;
     // Deletes a file (EISDIR for a directory; a missing one is no error).
     void remove_file(std::string_view path) const;
@@ -164,6 +179,7 @@ public:
 private:
     void receive();  // the dispatcher: the supervisor's replies
     void signal_end(int id);  // under mutex_: sets and forgets the command's exit event
+    void signal_answered(int id);  // under mutex_: the same for a start's answer
 
     std::string id_;
     std::filesystem::path state_;  // the sandbox's folder: its tree (`files_`) and its own /etc
@@ -186,6 +202,7 @@ private:
     std::map<int, int> exit_events_;  // id → the eventfd its end is signalled on (our copy)
     std::set<int> forgotten_;         // ids whose exit nobody waits for
     std::set<int> pending_;           // ids whose start the server waits for
+    std::map<int, int> start_events_;  // id → the eventfd its start's answer is signalled on (our copy)
     bool gone_ = false;          // the supervisor's end closed
     std::thread receiver_;
 };

@@ -7,6 +7,7 @@
 #include <csignal>
 #include <cstdint>
 #include <system_error>
+#include <optional>
 #include <utility>
 
 #include <fcntl.h>
@@ -47,39 +48,74 @@ std::string shell_line(const std::string& command) {
 }  // namespace
 
 process_terminal::process_terminal(std::shared_ptr<process_sandbox> box, std::string cwd, std::string command,
-                                   std::size_t history)
-    : box_(std::move(box)), cwd_(std::move(cwd)), command_(std::move(command)), output_(history) {}
+                                   std::unique_ptr<process_runtime::terminal_place> place, std::size_t history)
+    : box_(std::move(box)), place_(std::move(place)), cwd_(std::move(cwd)), command_(std::move(command)),
+      output_(history) {}
 
 process_terminal::~process_terminal() { kill(); }
 
-void process_terminal::start(bool pipe, mono_clock::time_point, const file_tree&) {
+void process_terminal::start(bool pipe, mono_clock::time_point now, const file_tree&) {
     if (running()) return;
     ++runs_;
     pipe_ = pipe;
     exit_code_ = -1;
     typed_.clear();
+    cols_ = 80;
+    rows_ = 24;
     try {
-        const auto s = box_->start({.command = shell_line(command_), .cwd = cwd_,
-                                    .streams = pipe ? process_streams::with_stdin : process_streams::terminal});
-        id_ = s.id;
-        exit_fd_ = s.exit_fd;
-        if (pipe) {
-            output_fd_ = s.stdout_fd;
-            error_fd_ = s.stderr_fd;
-            input_fd_ = s.stdin_fd;
-        } else {
-            output_fd_ = s.terminal_fd;
-            input_fd_ = ::fcntl(s.terminal_fd, F_DUPFD_CLOEXEC, 0);
-            const winsize size{.ws_row = 24, .ws_col = 80, .ws_xpixel = 0, .ws_ypixel = 0};
-            (void)::ioctl(output_fd_, TIOCSWINSZ, &size);
-        }
-        for (const int fd : {output_fd_, error_fd_, input_fd_}) set_nonblocking(fd);
+        // Asked for, not waited for: the sandbox's lock is held here, and its supervisor may
+        // be starved of CPU. `advance` takes the answer when it has come.
+        const auto asked = box_->request_start({.command = shell_line(command_), .cwd = cwd_,
+                                                .streams = pipe ? process_streams::with_stdin : process_streams::terminal});
+        ::close(asked.ready_fd);
+        id_ = asked.id;
+        starting_until_ = now + start_deadline;
     } catch (const std::system_error& e) {
-        // The sandbox cannot start it (its supervisor is gone): said where the holder reads.
-        const std::string said = "ngfail serve: the terminal's shell could not start: " + std::string(e.what()) + "\r\n";
-        output_.append(said, terminal_channel::stdout_bytes);
-        ended(-1);
+        could_not_start(e.what());
     }
+}
+
+void process_terminal::could_not_start(const std::string& why) {
+    // Said where the holder reads it (the supervisor is gone, or starved).
+    output_.append("ngfail serve: the terminal's shell could not start: " + why + "\r\n", terminal_channel::stdout_bytes);
+    ended(-1);
+}
+
+bool process_terminal::take_start(mono_clock::time_point now) {
+    std::optional<process_sandbox::started> s;
+    try {
+        s = box_->finish_start(id_);
+    } catch (const std::system_error& e) {
+        box_->forget(id_);
+        could_not_start(e.what());
+        return false;
+    }
+    if (!s) {
+        if (now < *starting_until_) return false;
+        box_->abandon_start(id_);
+        could_not_start("the sandbox's supervisor does not answer");
+        return false;
+    }
+    starting_until_.reset();
+    exit_fd_ = s->exit_fd;
+    if (pipe_) {
+        output_fd_ = s->stdout_fd;
+        error_fd_ = s->stderr_fd;
+        input_fd_ = s->stdin_fd;
+    } else {
+        output_fd_ = s->terminal_fd;
+        input_fd_ = ::fcntl(s->terminal_fd, F_DUPFD_CLOEXEC, 0);
+    }
+    for (const int fd : {output_fd_, error_fd_, input_fd_}) set_nonblocking(fd);
+    apply_size();
+    return true;
+}
+
+void process_terminal::apply_size() {
+    if (pipe_ || output_fd_ < 0) return;
+    const winsize size{.ws_row = static_cast<unsigned short>(rows_), .ws_col = static_cast<unsigned short>(cols_),
+                       .ws_xpixel = 0, .ws_ypixel = 0};
+    (void)::ioctl(output_fd_, TIOCSWINSZ, &size);
 }
 
 void process_terminal::type(std::string_view bytes, mono_clock::time_point, const file_tree&) {
@@ -103,10 +139,10 @@ void process_terminal::signal(std::string_view name, mono_clock::time_point, con
 }
 
 void process_terminal::resize(int cols, int rows) {
-    if (!running() || pipe_) return;
-    const winsize size{.ws_row = static_cast<unsigned short>(rows), .ws_col = static_cast<unsigned short>(cols),
-                       .ws_xpixel = 0, .ws_ypixel = 0};
-    (void)::ioctl(output_fd_, TIOCSWINSZ, &size);
+    if (!running()) return;
+    cols_ = cols;
+    rows_ = rows;
+    apply_size();  // or once started
 }
 
 void process_terminal::read_output() {
@@ -124,8 +160,9 @@ void process_terminal::read_output() {
     }
 }
 
-void process_terminal::advance(mono_clock::time_point, const file_tree&) {
+void process_terminal::advance(mono_clock::time_point now, const file_tree&) {
     if (!running()) return;
+    if (starting_until_ && !take_start(now)) return;
     write_input();
     const bool over = readable(exit_fd_);  // checked first: what it wrote before its end is all there now
     read_output();
@@ -137,8 +174,12 @@ void process_terminal::advance(mono_clock::time_point, const file_tree&) {
 void process_terminal::kill() noexcept {
     if (!running()) return;
     try {
-        box_->signal(id_, SIGKILL);
-        box_->forget(id_);
+        if (starting_until_) {
+            box_->abandon_start(id_);
+        } else {
+            box_->signal(id_, SIGKILL);
+            box_->forget(id_);
+        }
     } catch (...) {
         // the sandbox is gone, and its processes with it
     }
@@ -148,6 +189,7 @@ void process_terminal::kill() noexcept {
 void process_terminal::ended(int code) noexcept {
     exit_code_ = code;
     id_ = 0;
+    starting_until_.reset();
     typed_.clear();
     for (int* fd : {&output_fd_, &error_fd_, &input_fd_, &exit_fd_}) close_if_open(*fd);
 }

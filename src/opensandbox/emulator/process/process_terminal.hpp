@@ -7,19 +7,21 @@
 // execd's replay buffer keeps it.
 #pragma once
 
+#include "opensandbox/emulator/process/process_runtime.hpp"
 #include "opensandbox/emulator/terminal.hpp"
 
+#include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace ngfail::opensandbox::testing::detail {
 
-class process_sandbox;
-
 class process_terminal final : public terminal_session {
 public:
+    // `place` is its place among the server's terminals, given back when it goes.
     process_terminal(std::shared_ptr<process_sandbox> box, std::string cwd, std::string command,
-                     std::size_t history = history_bytes);
+                     std::unique_ptr<process_runtime::terminal_place> place, std::size_t history = history_bytes);
     // Kills the shell (and what it started in its process group).
     ~process_terminal() override;
 
@@ -40,13 +42,20 @@ public:
     [[nodiscard]] const output_history& output() const noexcept override { return output_; }
 
 private:
+    // The supervisor's answer to the start, once it has come (false until then, and when the
+    // start failed or passed `start_deadline`: the terminal has then ended).
+    bool take_start(mono_clock::time_point now);
+    void could_not_start(const std::string& why);
+    void apply_size();
     void read_output();  // what the shell wrote, up to `most_read_at_once`
     void write_input();  // what was typed, as far as the shell takes it now
     void ended(int code) noexcept;
 
     static constexpr std::size_t most_read_at_once = std::size_t{4} << 20;
+    static constexpr std::chrono::seconds start_deadline{10};
 
     std::shared_ptr<process_sandbox> box_;
+    std::unique_ptr<process_runtime::terminal_place> place_;
     std::string cwd_;
     std::string command_;
     output_history output_;
@@ -54,6 +63,9 @@ private:
     std::uint64_t runs_ = 0;
     int exit_code_ = -1;
     int id_ = 0;  // the shell's command id in the sandbox; 0 when none runs
+    std::optional<mono_clock::time_point> starting_until_{};  // asked for, not answered yet
+    int cols_ = 80;
+    int rows_ = 24;
     int output_fd_ = -1;  // the PTY's master, or stdout's pipe
     int error_fd_ = -1;   // stderr's pipe (pipe mode)
     int input_fd_ = -1;   // the master again, or stdin's pipe
