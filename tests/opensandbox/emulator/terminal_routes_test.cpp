@@ -488,9 +488,11 @@ TEST(terminal_bounds, a_terminal_catting_a_large_file_never_delays_another_sandb
     ngfail_test::latency_probe lifecycle(f.server.port(), "/v1/sandboxes/" + other);
     ngfail_test::latency_probe its_execd(f.server.port(), "/sandboxes/" + other + "/proxy/44772/ping");
     // One 700-byte message: 100 lines, each printing 16 MiB (each line's output copied twice,
-    // under the lock every sandbox shared, held another sandbox's GET 8-10 s).
+    // under the lock every sandbox shared, held another sandbox's GET 8-10 s). A quarter of
+    // them under a sanitizer: ThreadSanitizer's copies of 1.6 GB outlasted the WebSocket's
+    // 60 s of silence on a slow hour.
     std::string lines;
-    for (int i = 0; i < 100; ++i) lines += "cat /big\n";
+    for (std::size_t i = 0; i < ngfail_test::scaled(100); ++i) lines += "cat /big\n";
     p.type(lines + "echo finished\n");
     EXPECT_THAT(p.read_until("finished\n"), HasSubstr("finished\n"));
     const auto longest = std::max(lifecycle.stop(), its_execd.stop());
