@@ -6,7 +6,8 @@
 // from one thread,
 // memory per exec in flight (bytes allocated, counted by this program's operator new, and
 // resident memory beside them), the threads those add, and the same load with 5% of execs
-// faulted (every outcome must be a success or the injected failure, classified). When
+// faulted (every outcome must be a success or the injected failure, classified), and a
+// 1-second command streamed and detached (the detached one's polling costs). When
 // NGFAIL_SERVER_PID names the `ngfail serve` process, also the server's CPU time per exec
 // one at a time, in each of the client's blocks. When NGFAIL_PEER_BENCHMARK names a peer's
 // benchmark program (benchmarks/go_sdk: the official Go SDK), it runs as a child taking the
@@ -415,6 +416,19 @@ int main(int argc, char** argv) {
                                        });
     results.push_back(entry("client_exec_" + std::to_string(parallel) + "_at_once", at_once));
     results.push_back(entry("client_threads_added", static_cast<double>(most_threads - threads_before)));
+
+    // A 1-second command, streamed and detached (started in the background, its status and
+    // logs read until it ends), in alternating pairs through the blocking face.
+    std::vector<double> streamed_blocks, detached_blocks;
+    const command second{.command = "sleep 1; echo done"};
+    command second_detached = second;
+    second_detached.detached = true;
+    for (int pair = 0; pair < (rounds >= 100 ? 5 : 1); ++pair) {
+        streamed_blocks.push_back(one_at_a_time_blocking(blocking, id, second, 1, failed));
+        detached_blocks.push_back(one_at_a_time_blocking(blocking, id, second_detached, 1, failed));
+    }
+    add_blocks(results, "client_exec_1s_command_streamed", streamed_blocks);
+    add_blocks(results, "client_exec_1s_command_detached", detached_blocks);
 
     // Memory: 1,024 execs that each stay in flight for a second: the peak of the bytes
     // allocated, and resident memory sampled beside it.

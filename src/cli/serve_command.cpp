@@ -160,7 +160,9 @@ std::string serve_usage() {
            "Actions: oom_kill, image_pull_failure, expire, crash, http_error, drop_before_init,\n"
            "drop_after_init, no_terminal_event, signal_exit, stall (stall_ms), malformed_json,\n"
            "sandbox_status (state, reason); on attach_terminal: taken_over, policy_close,\n"
-           "drop_mid_frame. POST /_ngfail/faults adds one while it runs.\n"
+           "drop_mid_frame; what users report: cut_stream (cut_after_bytes, cut_after_ms),\n"
+           "lose_reply, oom_kill with \"surface\": \"bare_502\" (or \"ws_1011\" on attach_terminal).\n"
+           "POST /_ngfail/faults adds one while it runs.\n"
            "Serves until SIGINT or SIGTERM, then exits 0.\n";
 }
 

@@ -77,6 +77,39 @@ TEST_F(process_runtime, commands_run_for_real) {
     EXPECT_EQ(blank.stdout_text, "a\n\nb\n") << "execd sends a line per event; a last line without its end gets one";
 }
 
+TEST_F(process_runtime, a_detached_exec_survives_cut_log_reads_with_a_real_command) {
+    const auto id = sandboxes->create({}).id;
+    std::string expected;
+    for (int i = 1; i <= 150000; ++i) expected += std::to_string(i) + '\n';  // about 1 MiB
+    server->inject(sandbox_testing::fault::cut_stream("exec_logs", 50'000, 3));
+    const std::size_t started_before = server->commands_started();
+
+    const auto ran = sandboxes->try_exec(id, {.command = "seq 1 150000; sleep 0.2; echo late >&2; exit 3",
+                                              .detached = true});
+
+    ASSERT_TRUE(ran) << ran.error().what();
+    EXPECT_EQ(ran.value().exit_code, 3);
+    EXPECT_EQ(ran.value().stdout_text.size(), expected.size() + 5);
+    EXPECT_TRUE(ran.value().stdout_text == expected + "late\n") << "stdout then stderr, as the log has them";
+    EXPECT_EQ(server->commands_started() - started_before, 1u);
+}
+
+// A session's state is kept before its run's last event goes out: a caller that sends the
+// next run on another connection the moment it reads that event finds it (the TypeScript
+// SDK's suite once read the old directory on a loaded machine).
+TEST_F(process_runtime, a_sessions_next_run_on_another_connection_finds_what_the_last_one_left) {
+    const auto id = sandboxes->create({}).id;
+    client other({.port = server->port(), .api_key = "sk-p", .timeout = 20s});
+    const std::string session = sandboxes->create_session(id);
+    for (int i = 0; i < 20; ++i) {
+        const std::string n = std::to_string(i);
+        client& first = i % 2 ? other : *sandboxes;
+        client& second = i % 2 ? *sandboxes : other;
+        (void)first.run_in_session(id, session, {.command = "mkdir -p /tmp/d" + n + " && cd /tmp/d" + n + " && export N=" + n});
+        EXPECT_EQ(second.run_in_session(id, session, {.command = "echo $(pwd) $N"}).stdout_text, "/tmp/d" + n + " " + n + "\n");
+    }
+}
+
 TEST_F(process_runtime, a_session_keeps_its_directory_and_exports_as_execd_does) {
     const auto id = sandboxes->create({}).id;
     const std::string session = sandboxes->create_session(id, "/workspace/project");

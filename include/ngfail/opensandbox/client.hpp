@@ -128,7 +128,9 @@ public:
     NGFAIL_OPENSANDBOX_CALL(create, (const create_request_ref& request), (request), sandbox_info)
     // The sandbox as the lifecycle server describes it now.
     NGFAIL_OPENSANDBOX_CALL(get, (std::string_view sandbox_id), (sandbox_id), sandbox_info)
-    // Deletes the sandbox (its processes and files go with it).
+    // Deletes the sandbox (its processes and files go with it). One the server says is already
+    // gone (404 `*SANDBOX_NOT_FOUND`) is a kill done, not failed: the 404 goes to
+    // `call_options::log` (a clean-up after a failed create meets it).
     NGFAIL_OPENSANDBOX_CALL(kill, (std::string_view sandbox_id), (sandbox_id), void)
     // Moves the sandbox's expiry to `expires_at` (RFC 3339); the expiry the server set.
     NGFAIL_OPENSANDBOX_CALL(renew, (std::string_view sandbox_id, std::string_view expires_at),
@@ -155,7 +157,8 @@ public:
                             (sandbox_id, session_id), void)
     // Sandboxes matching the request's states and metadata, a page at a time.
     NGFAIL_OPENSANDBOX_CALL(list, (const list_request_ref& request = {}), (request), std::vector<sandbox_info>)
-    // Pauses or resumes the sandbox (its processes frozen, its files kept).
+    // Pauses or resumes the sandbox (its processes frozen, its files kept). A refusal for the
+    // sandbox's state (409) is read with that state: a sandbox that died is lost, not in conflict.
     NGFAIL_OPENSANDBOX_CALL(pause, (std::string_view sandbox_id), (sandbox_id), void)
     NGFAIL_OPENSANDBOX_CALL(resume, (std::string_view sandbox_id), (sandbox_id), void)
     // A background command's output from byte `cursor` on, and the cursor to ask from next.

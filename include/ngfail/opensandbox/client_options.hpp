@@ -24,6 +24,22 @@ struct retry_policy {
     std::chrono::milliseconds max_backoff{2000};
 };
 
+// Detached execution (`command::detached`): how a detached command is followed.
+struct detached_options {
+    // Commands run detached unless they say otherwise. Off: a streamed exec keeps stdout and
+    // stderr apart and costs no polling (docs/opensandbox.md, "Detached execution", says when
+    // to turn it on).
+    bool by_default = false;
+    // The longest wait between two reads of a detached command's status and logs: the first
+    // come 5 ms apart, the wait doubling while nothing new arrives, back to 5 ms when output does.
+    std::chrono::milliseconds max_poll_interval{50};
+    // Failed reads (a cut reply, a refused connection, a 502) that one detached exec resumes
+    // from, each from the cursor it had, when its call brings no allowance of its own
+    // (`call_options::allowance`, which its reads then spend). Each resumed read goes to
+    // `call_options::log` as a failure the exec recovered from.
+    int resumes = 8;
+};
+
 struct tls_options {
     bool verify_peer = true;  // false: any machine on the path can read the API key
     std::string ca_file{};    // PEM certificates to trust instead of the system store
@@ -48,6 +64,7 @@ struct client_options {
     // failure the client records (X-EXECD-ACCESS-TOKEN always is).
     std::vector<std::string> secret_headers{};
     tls_options tls{};
+    detached_options detached{};
     std::size_t max_idle_connections = 64;        // kept alive per server for reuse
     std::size_t max_kept_connections = 256;       // kept alive in all (each direct endpoint is a server)
     // An idle connection older is closed, whichever server it belongs to (at the client's

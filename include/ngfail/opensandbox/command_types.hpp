@@ -34,6 +34,13 @@ struct command {
     // Run detached: `exec` returns once execd has started it (its `execution_id`, no exit
     // code); follow it with `exec_status`, `exec_logs` and `interrupt`.
     bool background = false;
+    // Detached execution: the command starts in the background and `exec` follows it to its
+    // end through its logs and status, so that a cut connection loses no command (a cut
+    // stream kills a foreground one). The result is a streamed exec's, but for its output:
+    // execd's log interleaves stdout and stderr as written, and all of it is `stdout_text`
+    // (and goes to `on_stdout`). Unset: `client_options::detached.by_default`. Not with
+    // `background`, which returns once started.
+    std::optional<bool> detached{};
 
     operator command_ref() const noexcept;  // NOLINT(google-explicit-constructor)
 };
@@ -52,6 +59,7 @@ struct command_ref {
     callback_ref on_stdout{};
     callback_ref on_stderr{};
     bool background = false;
+    std::optional<bool> detached{};
 
     [[nodiscard]] struct command copy() const;
 };
@@ -67,7 +75,8 @@ inline command::operator command_ref() const noexcept {
             .total_timeout = total_timeout,
             .on_stdout = on_stdout,
             .on_stderr = on_stderr,
-            .background = background};
+            .background = background,
+            .detached = detached};
 }
 
 // What a command did. A non-zero exit is a normal result, not a failure.

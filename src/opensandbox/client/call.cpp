@@ -291,6 +291,18 @@ failure not_resent(const failure& f, std::chrono::milliseconds asked, std::chron
     }
 }
 
+awaitable<void> add_sandbox_status(const call_context& probe, observation& seen) {
+    if (!seen.sandbox_id || clock::now() >= probe.deadline) co_return;
+    try {
+        const sandbox_info info = sandbox_of(
+            co_await probe.lifecycle(beast_http::verb::get, "/sandboxes/" + path_segment(*seen.sandbox_id), nullptr));
+        seen.sandbox_state = info.state;
+        seen.provider_status_reason = info.reason;
+    } catch (...) {
+        // no status, no evidence
+    }
+}
+
 failure cancelled_before_retry(const observation& last) noexcept {
     try {
         observation seen{.operation = last.operation,

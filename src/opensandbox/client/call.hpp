@@ -128,6 +128,12 @@ struct call_context {
 // Fills the observation from what went wrong, structurally.
 void describe(observation& seen, const std::exception_ptr& cause);
 
+// After a failure whose reply proves nothing (a stream cut, a proxy's bare 5xx, a WebSocket
+// closed 1011), the sandbox's own status is evidence: its state and reason (structured
+// fields only) go into `seen`, within `probe`'s deadline. No status, no evidence: nothing is
+// added, and the failure stands on what was seen.
+[[nodiscard]] awaitable<void> add_sandbox_status(const call_context& probe, observation& seen);
+
 // Every text the observation took from a reply, with the request's secrets scrubbed (the
 // cause, an api_error, was scrubbed when it was made).
 void scrub(observation& seen, const redactor& secrets);

@@ -77,7 +77,8 @@ struct command command_ref::copy() const {
             .total_timeout = total_timeout,
             .on_stdout = on_stdout.copy(),
             .on_stderr = on_stderr.copy(),
-            .background = background};
+            .background = background,
+            .detached = detached};
 }
 
 code_run code_run_ref::copy() const {

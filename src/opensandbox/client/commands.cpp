@@ -9,6 +9,14 @@
 #include <charconv>
 
 namespace ngfail::opensandbox::detail {
+
+// (defined below with the other operations; detached execution reads and interrupts with them)
+awaitable<result<command_logs>> exec_logs_operation(client_state& s, std::string sandbox_id,
+                                                    std::string execution_id, std::size_t cursor,
+                                                    call_options per_call);
+awaitable<result<void>> interrupt_operation(client_state& s, std::string sandbox_id, std::string execution_id,
+                                            call_options per_call);
+
 namespace {
 
 namespace json = boost::json;
@@ -21,17 +29,12 @@ awaitable<void> add_sandbox_status(const call_context& context, clock::time_poin
     const auto most = std::min<std::chrono::milliseconds>(status_probe_timeout, context.options.timeout);
     const auto until = clock::now() < context.deadline ? std::min(context.deadline, deadline_after(most))
                                                        : std::min(exec_end, deadline_after(most));
-    if (clock::now() >= until) co_return;
-    const call_context probe{context.shared, context.options, until, context.secrets};
-    try {
-        const sandbox_info info = sandbox_of(
-            co_await probe.lifecycle(verb::get, "/sandboxes/" + path_segment(*seen.sandbox_id), nullptr));
-        seen.sandbox_state = info.state;
-        seen.provider_status_reason = info.reason;
-    } catch (...) {
-        // no status, no evidence: the failure stands on what was seen
-    }
+    co_await add_sandbox_status(call_context{context.shared, context.options, until, context.secrets}, seen);
 }
+
+// A reply that proves nothing about the sandbox: a 5xx without the API's envelope, which a
+// proxy in front of execd sends for an upstream that died (nginx's 502 page).
+bool bare_server_error(const api_error& e) noexcept { return e.status() >= 500 && !e.code(); }
 
 // `text` as a JSON string, escaped as Boost.JSON's serializer escapes it.
 void append_json_string(std::string& out, std::string_view text) {
@@ -135,6 +138,15 @@ command_logs logs_of(const string_response& res, std::size_t cursor) {
 
 bool cancelled(const observation& seen) noexcept { return seen.transport_error == errc::cancelled; }
 
+// A command's status, as execd's GET /command/status/{id} gives it.
+awaitable<command_status> fetch_status(const call_context& c, std::string_view sandbox_id,
+                                       std::string_view execution_id) {
+    const json::value v = json_of(
+        co_await c.execd_call(sandbox_id, verb::get, "/command/status/" + path_segment(execution_id)),
+        "the command status is not JSON");
+    co_return status_of(v, execution_id);
+}
+
 // A streamed run (an exec, a session run) as one operation: a signal exit and a broken
 // stream are failures, with the sandbox's own status as further evidence.
 awaitable<result<exec_result>> streamed_run(client_state& s, operation op, std::string sandbox_id, std::string path,
@@ -149,8 +161,9 @@ awaitable<result<exec_result>> streamed_run(client_state& s, operation op, std::
         std::exception_ptr failed;
         try {
             ran = co_await run_command(c, sandbox_id, *route, path, body, cmd, exec_end, seen, code);
-        } catch (const api_error&) {
-            throw;  // the reply says what happened; the sandbox's status adds nothing
+        } catch (const api_error& e) {
+            if (!bare_server_error(e)) throw;  // the reply says what happened; the status adds nothing
+            failed = std::current_exception();
         } catch (...) {
             failed = std::current_exception();
         }
@@ -166,6 +179,166 @@ awaitable<result<exec_result>> streamed_run(client_state& s, operation op, std::
         co_await add_sandbox_status(c, exec_end, seen);
         co_return std::nullopt;
     });
+}
+
+
+// ---- detached execution: started in the background, followed to its end -----------------------
+
+// Why following a detached command ended before it did: an exec failure with the command named.
+failure follow_ended(const std::string& sandbox_id, const std::string& execution_id, std::error_code why,
+                     std::string reason) {
+    observation seen{.operation = std::string(name(operation::exec)), .sandbox_id = sandbox_id};
+    seen.reason = std::move(reason);
+    seen.execution_id = execution_id;
+    seen.transport_error = why;
+    seen.transport_phase = phase::receive;
+    return to_failure(seen);
+}
+
+// `why` ended the exec while its command ran: the command is interrupted (DELETE
+// /command?id=, within the time a status probe may take, whatever cancelled the exec), and
+// the failure says whether that worked.
+awaitable<failure> interrupted(client_state& s, const std::string& sandbox_id, const std::string& execution_id,
+                               failure why) {
+    co_await asio::this_coro::reset_cancellation_state();
+    const result<void> stopped =
+        co_await interrupt_operation(s, sandbox_id, execution_id, call_options{.timeout = status_probe_timeout});
+    co_return restated(why, std::string(why.reason()) +
+                                (stopped ? "; the command was interrupted"
+                                         : "; interrupting the command failed too, so it may still run"));
+}
+
+// A detached command's status; a signal exit is a value here (the exec says what it means).
+awaitable<result<command_status>> read_status(client_state& s, const std::string& sandbox_id,
+                                              const std::string& execution_id, const call_options& options) {
+    co_return co_await call<command_status>(s, options, operation::exec_status, sandbox_id, std::nullopt,
+                                            [&](const call_context& c, observation& seen) -> attempt_result<command_status> {
+        seen.execution_id = execution_id;
+        co_return co_await fetch_status(c, sandbox_id, execution_id);
+    });
+}
+
+// A detached command killed by a signal, read as a streamed exec's is: the sandbox's status
+// is the evidence (an OOM kill, a lost sandbox).
+awaitable<result<exec_result>> signal_exit(client_state& s, const std::string& sandbox_id,
+                                           const std::string& execution_id, clock::time_point exec_end,
+                                           const call_options& per_call) {
+    co_return co_await call<exec_result>(s, per_call, operation::exec, sandbox_id, std::nullopt,
+                                         [&](const call_context& c, observation& seen) -> attempt_result<exec_result> {
+        seen.exit_code = -1;
+        seen.execution_id = execution_id;
+        seen.reason = "exec: detached command " + execution_id + " was killed by a signal (exit -1)";
+        co_await add_sandbox_status(c, exec_end, seen);
+        co_return std::nullopt;
+    });
+}
+
+// The start is the one step that is not idempotent: it goes once, as a background exec, and
+// is sent again only when proven unsent. Then the command's status and logs are read (both
+// idempotent: a failed read is read again from the same cursor, under the allowance) until it
+// has ended and its log is read to the end. A deadline, a cancellation or a read that cannot
+// be resumed interrupts the command.
+awaitable<result<exec_result>> follow_detached(client_state& s, std::string sandbox_id, command cmd,
+                                               std::optional<std::string> problem, call_options per_call) {
+    const auto exec_end = cmd.total_timeout ? deadline_after(*cmd.total_timeout) : clock::time_point::max();
+    command start{.command = std::move(cmd.command),
+                  .cwd = std::move(cmd.cwd),
+                  .timeout = cmd.timeout,
+                  .envs = std::move(cmd.envs),
+                  .idle_timeout = cmd.idle_timeout,
+                  .background = true};
+    std::string body = command_body(start);
+    result<exec_result> started = co_await streamed_run(s, operation::exec, sandbox_id, "/command", std::move(body),
+                                                        std::move(start), std::move(problem), per_call);
+    if (!started) co_return std::move(started).error();
+    exec_result out{.execution_id = std::move(started.value().execution_id)};
+    const std::string& id = out.execution_id;
+
+    const detached_options& how = s.options.detached;
+    const retry_policy& own = s.options.retries;
+    policy::retry_allowance own_budget({.attempts = std::max(own.max_attempts, how.resumes + 1),
+                                        .elapsed = std::chrono::milliseconds::max(),
+                                        .base_delay = own.backoff,
+                                        .max_delay = own.max_backoff});
+    call_options reads = per_call;
+    if (!reads.allowance) reads.allowance = &own_budget;
+    const auto given_up = [&](failure f) { return interrupted(s, sandbox_id, id, std::move(f)); };
+
+    constexpr auto first_wait = std::chrono::milliseconds(5);
+    auto wait = first_wait;
+    std::size_t cursor = 0;
+    std::optional<command_status> ended;
+    asio::steady_timer pause(co_await asio::this_coro::executor);
+    // A cancellation is read here, between steps: one emitted during a read that still
+    // succeeded leaves no error behind, and the waits after it would never end by it.
+    const auto cancelled_now = [&]() -> awaitable<bool> {
+        co_return (co_await asio::this_coro::cancellation_state).cancelled() != asio::cancellation_type::none;
+    };
+    for (;;) {
+        if (co_await cancelled_now()) {
+            co_return co_await given_up(follow_ended(sandbox_id, id, make_error_code(errc::cancelled),
+                                                     "exec: cancelled while following detached command " + id));
+        }
+        if (clock::now() >= exec_end) {
+            co_return co_await given_up(follow_ended(
+                sandbox_id, id, std::make_error_code(std::errc::timed_out),
+                "exec: detached command " + id + " ran past its total_timeout (" +
+                    std::to_string(cmd.total_timeout->count()) + " ms)"));
+        }
+        if (!ended) {
+            result<command_status> status = co_await read_status(s, sandbox_id, id, reads);
+            if (!status) co_return co_await given_up(std::move(status).error());
+            if (!status.value().running) ended = std::move(status).value();
+        }
+        // Past max_body_bytes the log is read no further, unless a callback takes all of it.
+        const bool full = out.stdout_text.size() >= s.options.max_body_bytes;
+        bool fresh = false;
+        if (!full || cmd.on_stdout) {
+            result<command_logs> logs = co_await exec_logs_operation(s, sandbox_id, id, cursor, reads);
+            if (!logs) co_return co_await given_up(std::move(logs).error());
+            const std::string& text = logs.value().content;
+            fresh = !text.empty() && logs.value().cursor != cursor;
+            cursor = logs.value().cursor;
+            const std::size_t room = s.options.max_body_bytes - std::min(out.stdout_text.size(), s.options.max_body_bytes);
+            out.stdout_text.append(text, 0, std::min(room, text.size()));
+            if (text.size() > room) out.output_truncated = true;
+            bool callback_threw = false;
+            try {
+                if (cmd.on_stdout && fresh) cmd.on_stdout(text);
+            } catch (...) {
+                callback_threw = true;
+            }
+            if (callback_threw) {
+                co_return co_await given_up(follow_ended(sandbox_id, id, make_error_code(errc::cancelled),
+                                                         "exec: an output callback threw"));
+            }
+        } else {
+            out.output_truncated = true;
+        }
+        if (ended && !fresh) break;
+        if (ended) continue;  // its log still has more: read on without a wait
+        wait = fresh ? first_wait : std::min(wait * 2, how.max_poll_interval);
+        pause.expires_at(std::min(clock::now() + wait, exec_end));
+        boost::system::error_code stopped;
+        co_await pause.async_wait(asio::redirect_error(asio::use_awaitable, stopped));
+    }
+    out.exit_code = ended->exit_code;
+    if (ended->exit_code == -1) co_return co_await signal_exit(s, sandbox_id, id, exec_end, per_call);
+    if (ended->exit_code && *ended->exit_code != 0) out.error_value = std::to_string(*ended->exit_code);
+    co_return out;
+}
+
+// Detached execution with cancellations read as values, not thrown at each await (Asio's
+// default), so that a cancelled exec still interrupts its command; the caller's setting is
+// restored after.
+awaitable<result<exec_result>> detached_exec(client_state& s, std::string sandbox_id, command cmd,
+                                             std::optional<std::string> problem, call_options per_call) {
+    const bool throws = co_await asio::this_coro::throw_if_cancelled();
+    co_await asio::this_coro::throw_if_cancelled(false);
+    result<exec_result> out = co_await follow_detached(s, std::move(sandbox_id), std::move(cmd), std::move(problem),
+                                                       std::move(per_call));
+    co_await asio::this_coro::throw_if_cancelled(throws);
+    co_return out;
 }
 
 }  // namespace
@@ -191,6 +364,13 @@ std::string command_body(const command& cmd) {
 awaitable<result<exec_result>> exec_operation(client_state& s, std::string sandbox_id, command cmd,
                                               call_options per_call) {
     auto problem = refused_argument(s, {{"sandbox id", sandbox_id}});
+    if (!problem && cmd.background && cmd.detached.value_or(false)) {
+        problem = "a command is either background (exec returns once it started) or detached (exec follows it to "
+                  "its end), not both";
+    }
+    if (!cmd.background && cmd.detached.value_or(s.options.detached.by_default)) {
+        return detached_exec(s, std::move(sandbox_id), std::move(cmd), std::move(problem), std::move(per_call));
+    }
     std::string body = command_body(cmd);
     return streamed_run(s, operation::exec, std::move(sandbox_id), "/command", std::move(body), std::move(cmd),
                         std::move(problem), std::move(per_call));
@@ -241,10 +421,7 @@ awaitable<result<command_status>> exec_status_operation(client_state& s, std::st
         std::move(problem),
         [&](const call_context& c, observation& seen) -> attempt_result<command_status> {
             seen.execution_id = execution_id;
-            const json::value v = json_of(
-                co_await c.execd_call(sandbox_id, verb::get, "/command/status/" + path_segment(execution_id)),
-                "the command status is not JSON");
-            command_status status = status_of(v, execution_id);
+            command_status status = co_await fetch_status(c, sandbox_id, execution_id);
             if (status.exit_code != -1) co_return status;
             seen.exit_code = -1;
             seen.reason = "exec_status: command " + status.id + " was killed by a signal (exit -1)";

@@ -48,17 +48,45 @@ std::vector<sandbox_info> sandboxes_of(const json::value& reply) {
     return found;
 }
 
+// The server's own word that the sandbox is gone (`KUBERNETES::SANDBOX_NOT_FOUND`, …).
+bool says_sandbox_gone(const api_error& e) {
+    constexpr std::string_view gone = "SANDBOX_NOT_FOUND";
+    return e.status() == 404 && e.code() && (*e.code() == gone || e.code()->ends_with("::" + std::string(gone)));
+}
+
 // A lifecycle request on one sandbox whose reply carries nothing the caller needs. Its
-// endpoint is forgotten when `moves_endpoint`: the sandbox is gone, or may come back elsewhere.
+// endpoint is forgotten: the sandbox is gone, or may come back elsewhere.
+// Two answers are read further. A kill answered "not found" is done, not failed: the
+// sandbox is gone, which is what the kill was for (a cleanup after a failed create meets
+// this, the server having removed it already); the 404 goes to `call_options::log`. A pause
+// or resume refused for the sandbox's state (409) is read with that state: a sandbox whose
+// process died is lost, not in a passing conflict.
 awaitable<result<void>> sandbox_action(client_state& s, operation op, std::string sandbox_id,
                                        call_options per_call, verb method, std::string_view suffix) {
     auto problem = refused_argument(s, {{"sandbox id", sandbox_id}});
     co_return co_await done(call<bool>(s, per_call, op, sandbox_id,
                                        std::move(problem),
-                                       [&](const call_context& c, observation&) -> attempt_result<bool> {
+                                       [&](const call_context& c, observation& seen) -> attempt_result<bool> {
         s.endpoints.forget(sandbox_id);
-        (void)co_await c.lifecycle(method, sandbox_path(sandbox_id, suffix), nullptr);
-        co_return true;
+        std::exception_ptr refused;
+        bool gone = false;
+        try {
+            (void)co_await c.lifecycle(method, sandbox_path(sandbox_id, suffix), nullptr);
+            co_return true;
+        } catch (const api_error& e) {
+            gone = op == operation::kill && says_sandbox_gone(e);
+            const bool state_conflict = e.status() == 409 && (op == operation::pause || op == operation::resume);
+            if (!gone && !state_conflict) throw;
+            refused = std::current_exception();
+        }
+        describe(seen, refused);
+        if (gone) {
+            scrub(seen, c.secrets);
+            if (per_call.log) per_call.log->observe_failure(to_failure(seen));
+            co_return true;
+        }
+        co_await add_sandbox_status(c, seen);
+        co_return std::nullopt;
     }));
 }
 

@@ -110,7 +110,7 @@ struct terminal_link {
     // The session's failure, classified from what the WebSocket said and what the session did
     // (input written); kept, so every later call gives it again.
     failure fail(std::error_code portable, phase at, std::optional<int> close_code = std::nullopt,
-                 std::optional<std::string> provider_code = std::nullopt) {
+                 std::optional<std::string> provider_code = std::nullopt, const observation* status = nullptr) {
         if (detaching) {  // a read that meets the session's own close
             ended = failure(kind::cancelled, "the session was detached");
             return *ended;
@@ -123,6 +123,10 @@ struct terminal_link {
         seen.provider_code = std::move(provider_code);
         seen.close_code = close_code;
         seen.input_written = input_written;
+        if (status) {
+            seen.sandbox_state = status->sandbox_state;
+            seen.provider_status_reason = status->provider_status_reason;
+        }
         scrub(seen, secrets);
         ended = to_failure(seen);
         return *ended;
@@ -356,7 +360,19 @@ awaitable<result<terminal_event>> read_event(std::shared_ptr<terminal_link> link
     if (link->exit_code) co_return terminal_event(terminal_exit{*link->exit_code});
     if (link->ended) co_return *link->ended;
     for (;;) {
-        if (const auto failed = co_await read_frame(*link)) co_return link->fail(failed, phase::receive);
+        if (const auto failed = co_await read_frame(*link)) {
+            std::optional<int> close_code;
+            const std::error_code portable = link->said(failed, close_code);
+            // 1011 (an internal error) is what a sandbox that died under its terminal shows:
+            // its status says why, where anything does.
+            observation status{.sandbox_id = link->sandbox_id};
+            if (close_code == 1011) {
+                co_await add_sandbox_status(call_context{link->shared, link->shared.options,
+                                                         deadline_after(status_probe_timeout), link->secrets},
+                                            status);
+            }
+            co_return link->fail(portable, phase::receive, close_code, std::nullopt, &status);
+        }
         terminal_frame frame = frame_read(*link);
         if (auto* output = std::get_if<terminal_output>(&frame)) {
             link->offset = output->offset + static_cast<std::int64_t>(output->bytes.size());

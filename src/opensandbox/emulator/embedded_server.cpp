@@ -56,6 +56,7 @@ void embedded_server::set_sandbox_status(std::string_view sandbox_id, std::strin
 }
 
 std::size_t embedded_server::requests() const noexcept { return impl_->world.served.load(); }
+std::size_t embedded_server::commands_started() const noexcept { return impl_->world.sandboxes.commands_started(); }
 std::size_t embedded_server::open_connections() const noexcept { return impl_->server.open_connections(); }
 std::size_t embedded_server::threads() const noexcept { return impl_->server.thread_count(); }
 

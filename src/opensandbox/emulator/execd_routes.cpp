@@ -219,12 +219,17 @@ awaitable<void> run_in_session(context& c, exchange& x, call& k) {
     if (!run) co_return;
     if (c.processes) {
         auto session = std::make_shared<session_run>(shell, r.command);
-        process_work work{.box = c.sandboxes.box(k.sandbox_id), .command = {.command = session->command_line()}, .session = session};
+        const auto keep_state = [&c, &k, &session] {
+            (void)c.sandboxes.with_sessions(k.sandbox_id, [&](std::map<std::string, shell_state>& sessions) {
+                if (const auto it = sessions.find(k.param); it != sessions.end()) it->second = session->after(it->second);
+                return true;
+            });
+        };
+        process_work work{.box = c.sandboxes.box(k.sandbox_id),
+                          .command = {.command = session->command_line()},
+                          .session = session,
+                          .before_last_event = keep_state};
         co_await stream_run(c, x, k, *run, k.param, work, false, r.timeout);
-        (void)c.sandboxes.with_sessions(k.sandbox_id, [&](std::map<std::string, shell_state>& sessions) {
-            if (const auto it = sessions.find(k.param); it != sessions.end()) it->second = session->after(it->second);
-            return true;
-        });
         co_return;
     }
     const file_reader files = files_of(c, k);

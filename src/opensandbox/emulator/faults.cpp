@@ -13,6 +13,7 @@ namespace ngfail::opensandbox::testing {
 namespace {
 
 using action = fault::action;
+using surface = fault::surface;
 
 struct action_row {
     action what;
@@ -31,7 +32,7 @@ constexpr std::string_view on_a_sandbox = "!";  // as `acts_on`: every operation
 // here and a case where it is applied. A fault for an operation its action does nothing to,
 // or with a field its action does nothing with, is refused.
 constexpr std::array action_names{
-    action_row{action::oom_kill, "oom_kill", on_a_sandbox, ""},
+    action_row{action::oom_kill, "oom_kill", on_a_sandbox, "surface"},
     action_row{action::image_pull_failure, "image_pull_failure", "create", ""},
     action_row{action::expire, "expire", on_a_sandbox, ""},
     action_row{action::crash, "crash", on_a_sandbox, ""},
@@ -46,6 +47,9 @@ constexpr std::array action_names{
     action_row{action::taken_over, "taken_over", "attach_terminal", ""},
     action_row{action::policy_close, "policy_close", "attach_terminal", ""},
     action_row{action::drop_mid_frame, "drop_mid_frame", "attach_terminal", ""},
+    action_row{action::lose_reply, "lose_reply", "", ""},
+    action_row{action::cut_stream, "cut_stream", "exec run_in_session run_code exec_logs download watch_metrics",
+               "cut_after_bytes cut_after_ms"},
 };
 
 const action_row* row_of(action a) noexcept {
@@ -79,8 +83,13 @@ failure bad_fault(std::string why) { return failure(kind::provider_request_rejec
 
 // Every field a fault may have: a misspelt one ("retry_after", "stal_ms") is refused, never
 // dropped, or a chaos test would pass without its fault.
-constexpr std::array<std::string_view, 10> fault_fields{"operation", "action",        "code",     "message", "state",
-                                                        "reason",    "retry_after_s", "stall_ms", "status",  "times"};
+constexpr std::array<std::string_view, 13> fault_fields{
+    "operation", "action", "code", "message", "state", "reason", "retry_after_s", "stall_ms", "status", "times",
+    "cut_after_bytes", "cut_after_ms", "surface"};
+
+// The surfaces by their JSON names.
+constexpr std::array<std::pair<fault::surface, std::string_view>, 3> surface_names{{
+    {fault::surface::backend, "backend"}, {fault::surface::bare_502, "bare_502"}, {fault::surface::ws_1011, "ws_1011"}}};
 
 // A name from the request, as an error message may quote it: printable ASCII, 64 bytes.
 std::string in_quotes(std::string_view text) {
@@ -120,7 +129,8 @@ std::optional<std::string_view> set_but_unused(const fault& f, const action_row&
         {"status", f.status != plain.status},          {"code", !f.code.empty()},
         {"message", !f.message.empty()},               {"retry_after_s", f.retry_after_s.has_value()},
         {"state", !f.state.empty()},                   {"reason", !f.reason.empty()},
-        {"stall_ms", f.stall_for != plain.stall_for},
+        {"stall_ms", f.stall_for != plain.stall_for},   {"cut_after_bytes", f.cut_after_bytes.has_value()},
+        {"cut_after_ms", f.cut_after_ms.has_value()},   {"surface", f.shown_as != plain.shown_as},
     };
     for (const auto& [field, is_set] : set) {
         if (is_set && !listed(row.takes, field)) return field;
@@ -144,6 +154,9 @@ fault fault::exec(action what) { return {.operation = "exec", .what = what}; }
 fault fault::stall(std::string operation, std::chrono::milliseconds how_long) {
     return {.operation = std::move(operation), .what = action::stall, .stall_for = how_long};
 }
+fault fault::cut_stream(std::string operation, std::size_t bytes, int times) {
+    return {.operation = std::move(operation), .what = action::cut_stream, .cut_after_bytes = bytes, .times = times};
+}
 fault fault::malformed(std::string operation) { return {.operation = std::move(operation), .what = action::malformed_json}; }
 fault fault::sandbox_status(std::string operation, std::string state, std::string reason) {
     return {.operation = std::move(operation), .what = action::sandbox_status, .state = std::move(state),
@@ -160,6 +173,13 @@ std::string to_json(const fault& f) {
         if (f.retry_after_s) o["retry_after_s"] = *f.retry_after_s;
     }
     if (f.what == action::stall) o["stall_ms"] = f.stall_for.count();
+    if (f.cut_after_bytes) o["cut_after_bytes"] = *f.cut_after_bytes;
+    if (f.cut_after_ms) o["cut_after_ms"] = f.cut_after_ms->count();
+    if (f.shown_as != surface::backend) {
+        for (const auto& [shape, shape_name] : surface_names) {
+            if (shape == f.shown_as) o["surface"] = shape_name;
+        }
+    }
     if (f.what == action::sandbox_status) {
         o["state"] = f.state;
         o["reason"] = f.reason;
@@ -175,7 +195,8 @@ result<fault> parse_fault(std::string_view text) {
     for (const auto& field : *o) {
         if (std::find(fault_fields.begin(), fault_fields.end(), field.key()) == fault_fields.end()) {
             return bad_fault("unknown field " + in_quotes(field.key()) + "; a fault has operation, action, code, message, "
-                             "state, reason, status, retry_after_s, stall_ms and times");
+                             "state, reason, status, retry_after_s, stall_ms, cut_after_bytes, cut_after_ms, surface "
+                             "and times");
         }
     }
     fault f;
@@ -226,6 +247,21 @@ result<fault> parse_fault(std::string_view text) {
               "a whole number of seconds");
     int_field("stall_ms", [&](std::int64_t v) { f.stall_for = std::chrono::milliseconds(v); }, 0, 3'600'000,
               "a whole number of milliseconds");
+    std::string surface_name;
+    string_field("surface", surface_name);
+    if (!why && o->contains("surface")) {
+        const auto shape = std::find_if(surface_names.begin(), surface_names.end(),
+                                        [&](const auto& row) { return row.second == surface_name; });
+        if (shape == surface_names.end()) {
+            why = "\"surface\" must be backend, bare_502 or ws_1011, not " + in_quotes(surface_name);
+        } else {
+            f.shown_as = shape->first;
+        }
+    }
+    int_field("cut_after_bytes", [&](std::int64_t v) { f.cut_after_bytes = static_cast<std::size_t>(v); }, 0, int_max,
+              "a whole number of bytes");
+    int_field("cut_after_ms", [&](std::int64_t v) { f.cut_after_ms = std::chrono::milliseconds(v); }, 0, 3'600'000,
+              "a whole number of milliseconds");
     int_field("times", [&](std::int64_t v) { f.times = static_cast<int>(v); }, 1, int_max, "a whole number");
     if (why) return bad_fault(std::move(*why));
     if (auto never = detail::never_acts(f)) return bad_fault(std::move(*never));
@@ -253,6 +289,12 @@ std::optional<std::string> never_acts(const fault& f) {
         return "\"status\" must be an HTTP error status from 400 to 599";
     }
     if (f.times < 1) return "\"times\" must be a whole number from 1 to 2147483647";
+    if (f.shown_as == surface::ws_1011 && f.operation != "attach_terminal") {
+        return "surface \"ws_1011\" is a terminal's WebSocket close: it acts on attach_terminal only";
+    }
+    if (f.what == action::cut_stream && !f.cut_after_bytes && !f.cut_after_ms) {
+        return "cut_stream needs \"cut_after_bytes\" or \"cut_after_ms\" (the cut comes at whichever is first)";
+    }
     if (f.what == action::sandbox_status && f.state.empty()) {
         return "\"state\" is required for sandbox_status (Failed, Pending, Terminated, ...)";
     }

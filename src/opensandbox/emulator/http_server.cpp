@@ -77,12 +77,45 @@ std::string chunk_size_line(std::size_t size) {
 
 }  // namespace
 
+void exchange::cut(std::optional<std::size_t> bytes, std::optional<std::chrono::milliseconds> after) noexcept {
+    cut_bytes_ = bytes;
+    if (after) cut_at_ = std::chrono::steady_clock::now() + *after;
+}
+
+std::size_t exchange::before_cut(std::size_t total) const noexcept {
+    std::size_t keep = total;
+    if (cut_bytes_) {
+        const std::size_t limit = body_from_ + *cut_bytes_;
+        keep = limit > written_ ? std::min(total, limit - written_) : 0;
+    }
+    if (cut_at_ && std::chrono::steady_clock::now() >= *cut_at_) {
+        const std::size_t head_left = body_from_ > written_ ? std::min(total, body_from_ - written_) : 0;
+        keep = std::min(keep, head_left + (total - head_left) / 2);
+    }
+    return keep;
+}
+
 asio::awaitable<bool> exchange::write(std::string_view a, std::string_view b, std::string_view c) {
+    if (cut_done_) co_return false;
+    if (lost_) co_return true;
+    const std::size_t total = a.size() + b.size() + c.size();
+    const std::size_t keep = before_cut(total);
+    std::string prefix;
+    if (keep < total) {  // the cut: what goes before it, then the connection closes
+        prefix.append(a).append(b).append(c).resize(keep);
+        a = prefix;
+        b = c = {};
+    }
     const std::array pieces{asio::buffer(a), asio::buffer(b), asio::buffer(c)};
     stream_.expires_after(write_timeout_);
     auto [ec, n] = co_await stream_.with([&](auto& s) { return asio::async_write(s, pieces, as_result); });
-    if (ec) close_ = true;
-    co_return !ec;
+    written_ += n;
+    if (ec || keep < total) {
+        close_ = true;
+        cut_done_ = keep < total;
+        co_return false;
+    }
+    co_return true;
 }
 
 asio::awaitable<void> exchange::reply(response res) {
@@ -93,6 +126,7 @@ asio::awaitable<void> exchange::reply(response res) {
     const std::string head = head_text(res.base());
     // HEAD: the length of the body a GET would get, and no body.
     const std::string_view body = req_.method() == http::verb::head ? std::string_view() : res.body();
+    body_from_ = written_ + head.size();
     co_await write(head, body);
 }
 
@@ -110,6 +144,7 @@ asio::awaitable<bool> exchange::begin_stream(http::response<http::empty_body> he
     head.keep_alive(req_.keep_alive() && !close_);
     if (!sized) head.chunked(chunked_);
     pending_ = head_text(head.base());  // sent with the first event, as real execd sends it
+    body_from_ = written_ + pending_.size();
     streaming_ = true;
     co_return true;
 }

@@ -129,6 +129,14 @@ public:
 
     // The connection closes after this exchange instead of staying open for the next.
     void close_connection() noexcept { close_ = true; }
+
+    // Cuts this reply as a proxy cuts a long one: its body ends after `bytes` (chunk lines
+    // counted), or halfway through the first write after `after`, whichever comes first; then
+    // the connection closes, and every later write of the exchange fails as if the peer went.
+    void cut(std::optional<std::size_t> bytes, std::optional<std::chrono::milliseconds> after) noexcept;
+    // Loses this reply on the way: the handler runs to its end as if it were sent (a command
+    // runs on), nothing of it is, and the connection closes after it.
+    void lose_reply() noexcept { lost_ = close_ = true; }
     [[nodiscard]] bool closes() const noexcept { return close_; }
 
 private:
@@ -145,8 +153,17 @@ private:
     std::function<void()> on_take_over_;
     static constexpr std::size_t max_pending = 64 * 1024;
 
+    // How many of `total` bytes about to be written go out before the cut (all: no cut yet).
+    [[nodiscard]] std::size_t before_cut(std::size_t total) const noexcept;
+
     bool close_ = false;
     bool streaming_ = false;
+    std::size_t written_ = 0;  // bytes of this reply sent, its head included
+    std::size_t body_from_ = 0;  // where its body begins
+    std::optional<std::size_t> cut_bytes_{};
+    std::optional<std::chrono::steady_clock::time_point> cut_at_{};
+    bool cut_done_ = false;
+    bool lost_ = false;
     bool chunked_ = true;
     std::string pending_;
 };

@@ -113,8 +113,10 @@ void apply_to_world(context& c, const call& k) {
     using action = fault::action;
     if (f.what == action::expire) {
         c.sandboxes.update(k.sandbox_id, [](sandbox_record& s) { s.expires_at = wall_clock::now(); });
-    } else if ((f.what == action::crash || f.what == action::oom_kill) && !streams_a_run(k.operation)) {
-        // (a run's stream acts these out itself, after its `init`: run_stream.cpp)
+    } else if ((f.what == action::crash || f.what == action::oom_kill) && !streams_a_run(k.operation) &&
+               f.shown_as != fault::surface::ws_1011) {
+        // (a run's stream acts these out itself, after its `init`: run_stream.cpp; a terminal's
+        // 1011 after its first input: terminal_routes.cpp)
         const status_shape& shape = f.what == action::crash ? c.profile.crashed : c.profile.oom_killed;
         c.sandboxes.update(k.sandbox_id, [&](sandbox_record& s) {
             s.state = std::string(shape.state);
@@ -124,6 +126,11 @@ void apply_to_world(context& c, const call& k) {
     }
     c.reconcile_addresses();
 }
+
+// What nginx (an ingress, a gateway) answers when its upstream died mid-request.
+constexpr std::string_view bad_gateway_page =
+    "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>"
+    "\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n";
 
 // The reply a fault makes instead of the route's own; none when the route answers itself.
 std::optional<response> fault_reply(context& c, const exchange& x, const fault& f) {
@@ -164,6 +171,17 @@ awaitable<void> run_route(context& c, exchange& x, const route* r, call& k) {
             co_await x.reply(std::move(*reply));
             co_return;
         }
+        if (k.active_fault->what == fault::action::oom_kill && k.active_fault->shown_as == fault::surface::bare_502) {
+            // The sandbox dies of it, and the proxy in front answers for its upstream, as
+            // nginx does: a 502 page, none of the API's envelope.
+            fail_sandbox(c, k.sandbox_id, c.profile.oom_killed);
+            co_await x.reply(c.text_reply(x, 502, std::string(bad_gateway_page), "text/html"));
+            co_return;
+        }
+        if (k.active_fault->what == fault::action::cut_stream) {
+            x.cut(k.active_fault->cut_after_bytes, k.active_fault->cut_after_ms);
+        }
+        if (k.active_fault->what == fault::action::lose_reply) x.lose_reply();
         if (k.active_fault->what == fault::action::stall) {
             co_await x.wait(k.active_fault->stall_for);
             x.close_connection();  // the client has given up; close without answering

@@ -41,6 +41,9 @@ struct process_work {
     std::shared_ptr<process_sandbox> box;
     process_command command;
     std::shared_ptr<session_run> session{};  // a bash session's run: what it leaves is read here
+    // Called once the command has ended, before its last event goes out: a session's state is
+    // kept then, as the caller may send its next run the moment it reads that event.
+    std::function<void()> before_last_event{};
 };
 // A plan is worked out on a worker thread unless it is `light`: a worker's round trip costs
 // more than a short command's whole run, and most commands are short.

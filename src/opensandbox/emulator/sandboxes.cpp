@@ -342,6 +342,7 @@ std::variant<command_run, sandbox_store::refused_start> sandbox_store::start_com
     c.content = std::move(line);
     s->commands.emplace(started.id, held_command{.run = std::move(c)});
     forget_old_commands(*s);
+    ++started_;
     return started;
 }
 

@@ -278,6 +278,8 @@ public:
     enum class refused_start { no_sandbox, too_many_running };
     [[nodiscard]] std::variant<command_run, refused_start> start_command(const std::string& sandbox_id,
                                                                          std::string content, bool background);
+    // Commands started so far, in every sandbox.
+    [[nodiscard]] std::size_t commands_started() const noexcept { return started_.load(); }
     // A command keeps its first `max_command_output` bytes of output, then a line saying the
     // rest was not kept (a real command may print without end; its logs must not).
     static constexpr std::size_t max_command_output = 16 << 20;
@@ -360,6 +362,7 @@ private:
     };
     void settle(snapshot_record& s) const;
     std::map<std::string, held_snapshot> snapshots_;
+    std::atomic<std::size_t> started_{0};
     std::atomic<std::size_t> file_bytes_{0};  // the footprints of every sandbox's and snapshot's files
     void forget_sandbox(std::map<std::string, std::shared_ptr<held_sandbox>>::iterator it);  // under the store's lock
 };

@@ -7,6 +7,7 @@
 // One holder at a time: a second attach is a 409 before the upgrade, unless it takes over,
 // which closes the holder with 4001 TAKEN_OVER. The shell is terminal.hpp's.
 #include "context.hpp"
+#include "run_stream.hpp"
 #include "terminal.hpp"
 #include "opensandbox/emulator/process/process_terminal.hpp"
 
@@ -288,6 +289,10 @@ awaitable<void> misbehave(Socket& ws, fault::action what) {
         co_await asio::async_write(ws.next_layer(), asio::buffer(half), ws_done);
         co_return;
     }
+    if (what == fault::action::oom_kill) {  // its sandbox died under it (the caller failed it)
+        co_await ws.async_close(websocket::close_reason(websocket::close_code::internal_error, "internal error"), ws_done);
+        co_return;
+    }
     const bool takeover = what == fault::action::taken_over;
     co_await ws.async_close(takeover ? taken_over_close() : websocket::close_reason(websocket::close_code::policy_error,
                                                                                      "policy violation"),
@@ -363,6 +368,7 @@ awaitable<void> hold(context& c, exchange& x, Socket& ws, holding& h, bool pipe,
         // Only once the output so far is sent: the input's echo may have been sent before the
         // reader marked the input seen (it types on a worker), and no more output may come.
         if (fault && h.input_seen) {
+            if (*fault == testing::fault::action::oom_kill) fail_sandbox(c, h.sandbox_id, c.profile.oom_killed);
             co_await misbehave(ws, *fault);
             break;
         }
@@ -452,9 +458,12 @@ awaitable<void> attach_terminal(context& c, exchange& x, call& k) {
     x.close_connection();
     x.stream().expires_never();  // the WebSocket keeps its own deadlines
     const bool pipe = query_value(x.req().target(), "pty") == "0";
-    const std::optional<fault::action> fault = k.active_fault ? std::optional(k.active_fault->what) : std::nullopt;
+    // The faults a held session acts out (an OOM kill only as a 1011 close: as its backend
+    // shows it, the sandbox failed before the route ran).
+    std::optional<fault::action> acted_out = k.active_fault ? std::optional(k.active_fault->what) : std::nullopt;
+    if (acted_out == fault::action::oom_kill && k.active_fault->shown_as != fault::surface::ws_1011) acted_out.reset();
     co_await x.stream().with(
-        [&](auto& next) { return upgrade_and_hold(c, x, next, h, !h.holder, pipe, fault); });
+        [&](auto& next) { return upgrade_and_hold(c, x, next, h, !h.holder, pipe, acted_out); });
 }
 
 using v = http::verb;

@@ -460,8 +460,11 @@ TEST(parse_fault, a_field_its_action_does_nothing_with_is_refused) {
     EXPECT_THAT(refused(R"({"operation":"exec","action":"stall","status":500})"),
                 testing::HasSubstr("field \"status\" does nothing to action \"stall\""))
         << "even at its default: the writer meant something by it";
+    EXPECT_THAT(refused(R"({"operation":"exec","action":"crash","state":"Failed","reason":"OOMKilled"})"),
+                testing::HasSubstr("field \"state\" does nothing to action \"crash\"; it takes only operation and times"));
     EXPECT_THAT(refused(R"({"operation":"exec","action":"oom_kill","state":"Failed","reason":"OOMKilled"})"),
-                testing::HasSubstr("field \"state\" does nothing to action \"oom_kill\"; it takes only operation and times"));
+                testing::HasSubstr("field \"state\" does nothing to action \"oom_kill\"; beside operation and times "
+                                   "it takes surface"));
     EXPECT_THAT(refused(R"({"operation":"get","action":"sandbox_status","state":"Failed","code":"X"})"),
                 testing::HasSubstr("field \"code\" does nothing to action \"sandbox_status\""));
     EXPECT_EQ(refused(R"({"operation":"get","action":"sandbox_status","state":"Failed","reason":"R","times":3})"),

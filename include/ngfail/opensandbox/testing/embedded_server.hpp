@@ -80,7 +80,22 @@ struct fault {
         taken_over,          // closed with 4001 TAKEN_OVER, as when another client takes it over
         policy_close,        // closed with 1008 (policy violation), as a proxy closes it
         drop_mid_frame,      // half an output frame, then the connection closes
+        // What users report (docs/opensandbox.md, "The failures users report"):
+        // a reply cut mid-chunk, as a proxy cuts a long stream ("incomplete chunked read"): its
+        // body ends after `cut_after_bytes` bytes, or with the first write after `cut_after_ms`,
+        // and the connection closes. A streamed run's command dies with it, as execd's does.
+        cut_stream,
+        // the request is carried out (a command started, a sandbox made), but its reply is
+        // lost on the way: nothing of it arrives, and the connection closes after it
+        lose_reply,
     };
+
+    // How an `oom_kill` reaches the client (the sandbox fails as an OOM kill either way):
+    // as its backend shows it (`backend`: exec's `error` event, exit -1), or as users report
+    // it, a proxy's bare 502 without the API's JSON envelope (`bare_502`, any operation on a
+    // sandbox), or a terminal's WebSocket closed with 1011 (`ws_1011`, attach_terminal, after
+    // the first input's output).
+    enum class surface { backend, bare_502, ws_1011 };
 
     std::string operation{};
     action what = action::http_error;
@@ -91,6 +106,9 @@ struct fault {
     std::string state{};   // sandbox_status: "Failed", "Terminated", …
     std::string reason{};  // sandbox_status: "OOMKilled", "ImagePullBackOff", …
     std::chrono::milliseconds stall_for{0};
+    std::optional<std::size_t> cut_after_bytes{};  // cut_stream: bytes of the body sent (chunk lines counted)
+    std::optional<std::chrono::milliseconds> cut_after_ms{};  // cut_stream: time since the reply began
+    fault::surface shown_as = surface::backend;                // oom_kill: "surface" in JSON
     int times = 1;
 
     static fault http_error(std::string operation, int status, std::string code, std::string message,
@@ -99,6 +117,8 @@ struct fault {
     static fault stall(std::string operation, std::chrono::milliseconds how_long);
     static fault malformed(std::string operation);
     static fault sandbox_status(std::string operation, std::string state, std::string reason);
+    // `times` replies of `operation` cut after `bytes` of their body.
+    static fault cut_stream(std::string operation, std::size_t bytes, int times = 1);
 };
 
 [[nodiscard]] std::string_view name(fault::action a) noexcept;
@@ -106,7 +126,9 @@ struct fault {
 // A fault from its JSON form, as `ngfail serve --fault` and `POST /_ngfail/faults` take it:
 //   {"operation":"create","action":"http_error","status":502,"code":"BACKEND_CONNECTION_FAILED",
 //    "message":"...","retry_after_s":7,"times":1}
-// (`stall_ms` for stall; `state` and `reason` for sandbox_status). A bad document is a
+// (`stall_ms` for stall; `state` and `reason` for sandbox_status; `cut_after_bytes` and
+// `cut_after_ms` for cut_stream, whichever comes first; `surface`, "bare_502" or "ws_1011",
+// for oom_kill). A bad document is a
 // `provider_request_rejected` failure whose reason names the problem: an unknown operation
 // or an unknown (misspelt) field is refused, never ignored.
 [[nodiscard]] result<fault> parse_fault(std::string_view json);
@@ -193,6 +215,9 @@ public:
 
     // Requests served so far (every route, faults included).
     [[nodiscard]] std::size_t requests() const noexcept;
+    // Commands started so far (execs, in the background or not, and session runs): what a
+    // test counts to prove that a start was never repeated.
+    [[nodiscard]] std::size_t commands_started() const noexcept;
 
     // Connections open now, and the threads serving them all.
     [[nodiscard]] std::size_t open_connections() const noexcept;

@@ -308,6 +308,7 @@ struct output_sink {
     const std::string& sandbox_id;
     const std::string& run_id;
     session_run* session = nullptr;  // a session's run: its markers are taken out
+    const std::function<void()>* before_last_event = nullptr;
     output_lines stdout_lines{}, stderr_lines{};
 
     // False once the peer has gone.
@@ -429,6 +430,7 @@ awaitable<void> finish(context& c, running_command& cmd, output_sink& sink, std:
         cmd.box->kill_all();
     }
     c.sandboxes.finish_command(sink.sandbox_id, sink.run_id, end.exit_code, end.error);
+    if (sink.before_last_event && *sink.before_last_event) (*sink.before_last_event)();
     if (!sink.x) co_return;
     if (end.exit_code == 0) {
         const auto took = std::chrono::duration_cast<milliseconds>(mono_clock::now() - started);
@@ -489,7 +491,8 @@ awaitable<bool> stream_process(context& c, exchange& x, const std::string& sandb
                        asio::detached);
         co_return true;
     }
-    output_sink sink{.c = c, .x = &x, .sandbox_id = sandbox_id, .run_id = run.id, .session = work.session.get()};
+    output_sink sink{.c = c, .x = &x, .sandbox_id = sandbox_id, .run_id = run.id, .session = work.session.get(),
+                     .before_last_event = &work.before_last_event};
     const followed how = co_await follow(c, *cmd, sink, timeout);
     if (how == followed::ended) {
         co_await finish(c, *cmd, sink, oom_kills_before, started_at);

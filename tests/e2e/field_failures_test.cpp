@@ -1,0 +1,353 @@
+// The failures OpenSandbox users report, each reproduced by its fault in the embedded server
+// and met by the client over real loopback sockets: a long command's stream cut mid-chunk
+// (lost with its command when streamed; survived by detached execution, never started twice).
+#include <ngfail/opensandbox.hpp>
+#include <ngfail/opensandbox/testing/embedded_server.hpp>
+#include <ngfail/request_failure_log.hpp>
+
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <thread>
+
+namespace {
+
+using namespace std::chrono_literals;
+using ngfail::delivery;
+using ngfail::kind;
+using ngfail::opensandbox::client;
+using ngfail::opensandbox::testing::embedded_server;
+using ngfail::opensandbox::testing::fault;
+using action = fault::action;
+
+constexpr std::string_view key = "sk-field-failures";
+
+// 1 MiB of lines, each numbered, so that a lost or repeated piece shows.
+std::string mebibyte_of_lines() {
+    std::string text;
+    for (int line = 0; text.size() < (std::size_t{1} << 20); ++line) {
+        text += "line " + std::to_string(line) + " of a long command's output\n";
+    }
+    return text;
+}
+
+const ngfail::sandbox_details& details_of(const ngfail::failure& f) {
+    return std::get<ngfail::sandbox_details>(f.details());
+}
+
+class field_failures : public testing::Test {
+protected:
+    embedded_server server{{.api_key = std::string(key), .ping_every = 50ms}};
+    client sandboxes{{.port = server.port(), .api_key = std::string(key), .timeout = 5s}};
+    std::string id = sandboxes.create({}).id;
+};
+
+// ---- long command streams cut mid-chunk -------------------------------------------------------
+
+TEST_F(field_failures, a_detached_exec_cut_three_times_returns_all_its_output_and_starts_once) {
+    const std::string output = mebibyte_of_lines();
+    sandboxes.upload(id, "/workspace/big.txt", output);
+    server.inject(fault::cut_stream("exec_logs", 100'000, 3));
+    ngfail::request_failure_log recovered;
+
+    const auto ran = sandboxes.try_exec(id, {.command = "cat /workspace/big.txt; exit 3", .detached = true},
+                                        {.log = &recovered});
+
+    ASSERT_TRUE(ran) << ran.error().what();
+    EXPECT_EQ(ran.value().exit_code, 3);
+    EXPECT_EQ(ran.value().error_value, "3") << "as a streamed exec's execd error event gives it";
+    EXPECT_EQ(ran.value().stdout_text.size(), output.size());
+    EXPECT_TRUE(ran.value().stdout_text == output) << "the output differs";
+    EXPECT_FALSE(ran.value().output_truncated);
+    EXPECT_EQ(server.commands_started(), 1u) << "the start was never repeated";
+    // Each cut read is a failure the exec recovered from, on the request's log.
+    const auto report = recovered.finish();
+    EXPECT_FALSE(report.failure_id);
+    std::size_t cut_reads = 0;
+    for (const auto& [event_id, record] : report.events) {
+        if (record.cause_id) {  // (its cause, the connection's error, is the next record)
+            ++cut_reads;
+            EXPECT_EQ(record.kind, "transport_peer_drop") << record.reason;
+            EXPECT_EQ(std::get<ngfail::sandbox_details>(record.details).operation, "exec_logs");
+        }
+    }
+    EXPECT_EQ(cut_reads, 3u);
+}
+
+TEST_F(field_failures, a_streamed_exec_cut_mid_chunk_fails_and_its_command_dies_with_it) {
+    server.inject({.operation = "exec", .what = action::cut_stream, .cut_after_ms = 150ms});
+
+    const auto ran = sandboxes.try_exec(id, {.command = "sleep 20"});
+
+    ASSERT_FALSE(ran);
+    const auto& seen = details_of(ran.error());
+    EXPECT_EQ(seen.delivery, delivery::delivered) << ran.error().what();
+    ASSERT_TRUE(seen.execution_id) << "its init came before the cut";
+    // execd kills a foreground command when its request goes: the command is gone.
+    const auto status = sandboxes.try_exec_status(id, *seen.execution_id);
+    ASSERT_FALSE(status) << "a command killed by a signal is exit -1";
+    EXPECT_EQ(details_of(status.error()).exit_code, -1);
+    EXPECT_EQ(server.commands_started(), 1u);
+}
+
+TEST_F(field_failures, the_same_command_detached_survives_that_cut) {
+    server.inject({.operation = "exec_logs", .what = action::cut_stream, .cut_after_bytes = 3});
+
+    const auto ran = sandboxes.try_exec(id, {.command = "echo first; sleep 0.3; echo second", .detached = true});
+
+    ASSERT_TRUE(ran) << ran.error().what();
+    EXPECT_EQ(ran.value().stdout_text, "first\nsecond\n");
+    EXPECT_EQ(ran.value().exit_code, 0);
+    EXPECT_FALSE(ran.value().error_value);
+}
+
+TEST_F(field_failures, detached_is_the_clients_default_when_its_options_say_so) {
+    client detaching({.port = server.port(), .api_key = std::string(key), .detached = {.by_default = true}});
+    server.inject({.operation = "exec_logs", .what = action::cut_stream, .cut_after_bytes = 0});
+    EXPECT_EQ(detaching.exec(id, {.command = "echo hi"}).stdout_text, "hi\n");
+    // A command may still ask for a stream, which the same cut would have ended.
+    EXPECT_EQ(detaching.exec(id, {.command = "echo streamed", .detached = false}).stdout_text, "streamed\n");
+    EXPECT_EQ(server.commands_started(), 2u);
+}
+
+TEST_F(field_failures, a_detached_exec_past_its_total_time_interrupts_its_command_and_says_so) {
+    const auto ran = sandboxes.try_exec(id, {.command = "sleep 30", .total_timeout = 300ms, .detached = true});
+
+    ASSERT_FALSE(ran);
+    EXPECT_EQ(ran.error().code(), kind::transport_timeout) << ran.error().what();
+    EXPECT_THAT(std::string(ran.error().reason()), testing::HasSubstr("the command was interrupted"));
+    const auto& seen = details_of(ran.error());
+    ASSERT_TRUE(seen.execution_id);
+    // An interrupted command ends as its signal takes it (exit -1, a failure of exec_status).
+    ngfail::result<ngfail::opensandbox::command_status> status = ngfail::opensandbox::command_status{.running = true};
+    for (int tries = 0; tries < 200 && status && status.value().running; ++tries) {
+        std::this_thread::sleep_for(10ms);
+        status = sandboxes.try_exec_status(id, *seen.execution_id);
+    }
+    ASSERT_FALSE(status) << "the command still runs";
+    EXPECT_EQ(details_of(status.error()).exit_code, -1);
+}
+
+TEST_F(field_failures, a_cancelled_detached_exec_interrupts_its_command_and_says_so) {
+    namespace asio = boost::asio;
+    asio::io_context io(1);
+    client on_io(io.get_executor(), {.port = server.port(), .api_key = std::string(key)});
+    asio::cancellation_signal cancel;
+    std::optional<ngfail::result<ngfail::opensandbox::exec_result>> ran;
+    const ngfail::opensandbox::command sleeper{.command = "sleep 30", .detached = true};
+    on_io.async_exec(id, sleeper, {}, asio::bind_cancellation_slot(cancel.slot(), [&](auto r) { ran.emplace(std::move(r)); }));
+    asio::steady_timer later(io, 300ms);
+    later.async_wait([&](boost::system::error_code) { cancel.emit(asio::cancellation_type::terminal); });
+    io.run();
+
+    ASSERT_TRUE(ran && !*ran);
+    EXPECT_EQ(ran->error().code(), kind::cancelled) << ran->error().what();
+    EXPECT_THAT(std::string(ran->error().reason()), testing::HasSubstr("the command was interrupted"));
+    const auto& seen = details_of(ran->error());
+    ASSERT_TRUE(seen.execution_id);
+    EXPECT_EQ(seen.delivery, delivery::delivered);
+}
+
+TEST_F(field_failures, a_throwing_output_callback_cancels_a_detached_exec_and_interrupts_its_command) {
+    const auto ran = sandboxes.try_exec(
+        id, {.command = "echo started; sleep 30",
+             .on_stdout = [](std::string_view) { throw std::runtime_error("enough"); },
+             .detached = true});
+
+    ASSERT_FALSE(ran);
+    EXPECT_EQ(ran.error().code(), kind::cancelled) << ran.error().what();
+    EXPECT_THAT(std::string(ran.error().reason()), testing::HasSubstr("the command was interrupted"));
+}
+
+TEST_F(field_failures, reads_beyond_the_allowance_end_a_detached_exec_with_the_last_reads_failure) {
+    client impatient({.port = server.port(), .api_key = std::string(key), .detached = {.resumes = 1}});
+    server.inject(fault::cut_stream("exec_logs", 0, 2));
+
+    const auto ran = impatient.try_exec(id, {.command = "echo hi; sleep 30", .detached = true});
+
+    ASSERT_FALSE(ran);
+    EXPECT_EQ(details_of(ran.error()).operation, "exec_logs") << ran.error().what();
+    EXPECT_THAT(std::string(ran.error().reason()), testing::HasSubstr("the command was interrupted"));
+    EXPECT_EQ(server.commands_started(), 1u);
+}
+
+TEST_F(field_failures, background_and_detached_together_are_refused_unsent) {
+    const auto ran = sandboxes.try_exec(id, {.command = "true", .background = true, .detached = true});
+    ASSERT_FALSE(ran);
+    EXPECT_EQ(ran.error().code(), kind::provider_request_rejected);
+    EXPECT_EQ(details_of(ran.error()).delivery, delivery::not_sent);
+    EXPECT_EQ(server.commands_started(), 0u);
+}
+
+// ---- a lost reply, then a duplicate process -----------------------------------------------------
+
+TEST_F(field_failures, a_start_whose_reply_is_lost_is_possibly_delivered_and_never_sent_again) {
+    client retrying({.port = server.port(), .api_key = std::string(key), .timeout = 2s,
+                     .retries = {.max_attempts = 4, .backoff = 1ms}});
+    for (const bool detached : {false, true}) {
+        server.inject({.operation = "exec", .what = action::lose_reply});
+        const std::size_t before = server.commands_started();
+
+        const auto ran = retrying.try_exec(id, {.command = "echo once", .detached = detached});
+
+        ASSERT_FALSE(ran) << "detached " << detached;
+        EXPECT_EQ(details_of(ran.error()).delivery, delivery::possibly_delivered) << ran.error().what();
+        EXPECT_FALSE(details_of(ran.error()).execution_id) << "no reply named it";
+        EXPECT_EQ(server.commands_started() - before, 1u) << "started once, never replayed";
+    }
+}
+
+TEST_F(field_failures, a_lost_stream_after_its_init_names_the_command_that_may_be_running) {
+    server.inject({.operation = "exec", .what = action::drop_after_init});
+    const auto ran = sandboxes.try_exec(id, {.command = "sleep 5"});
+    ASSERT_FALSE(ran);
+    EXPECT_EQ(details_of(ran.error()).delivery, delivery::delivered);
+    ASSERT_TRUE(details_of(ran.error()).execution_id) << ran.error().what();
+}
+
+TEST_F(field_failures, a_created_sandbox_whose_reply_is_lost_is_not_created_twice) {
+    client retrying({.port = server.port(), .api_key = std::string(key), .timeout = 2s,
+                     .retries = {.max_attempts = 4, .backoff = 1ms}});
+    const std::size_t before = sandboxes.list().size();
+    server.inject({.operation = "create", .what = action::lose_reply});
+
+    const auto made = retrying.try_create({});
+
+    ASSERT_FALSE(made);
+    EXPECT_EQ(details_of(made.error()).delivery, delivery::possibly_delivered) << made.error().what();
+    EXPECT_EQ(sandboxes.list().size(), before + 1) << "made once, never again";
+}
+
+// ---- lifetime races ---------------------------------------------------------------------------
+
+TEST_F(field_failures, a_kill_answered_not_found_after_a_failed_create_is_a_cleanup_done) {
+    server.inject(fault::sandbox_status("create", "Failed", "ImagePullBackOff"));
+    const auto made = sandboxes.try_create({.image = "no/such:image"});
+    ASSERT_FALSE(made);
+    ASSERT_TRUE(details_of(made.error()).sandbox_id) << made.error().what();
+    // The server removed the failed sandbox before the harness's cleanup came.
+    server.inject(fault::http_error("kill", 404, "KUBERNETES::SANDBOX_NOT_FOUND", "Sandbox not found"));
+    ngfail::request_failure_log recorded;
+
+    const auto killed = sandboxes.try_kill(*details_of(made.error()).sandbox_id, {.log = &recorded});
+
+    EXPECT_TRUE(killed) << killed.error().what();
+    const auto report = recorded.finish();
+    EXPECT_FALSE(report.failure_id) << "not a failure";
+    ASSERT_EQ(report.events.size(), 2u) << "the 404, recorded (with its cause, the reply)";
+    bool lost_seen = false;
+    for (const auto& [event_id, record] : report.events) lost_seen |= record.kind == "provider_sandbox_lost";
+    EXPECT_TRUE(lost_seen);
+}
+
+TEST_F(field_failures, a_kill_answered_not_found_without_the_servers_code_stays_a_failure) {
+    server.inject(fault::http_error("kill", 404, "", "no route"));
+    EXPECT_FALSE(sandboxes.try_kill(id));
+}
+
+TEST_F(field_failures, a_renew_answered_after_expiry_is_a_lost_sandbox) {
+    server.inject({.operation = "renew", .what = action::expire});
+    const auto renewed = sandboxes.try_renew(id, "2099-01-01T00:00:00Z");
+    ASSERT_FALSE(renewed) << "renewed to " << renewed.value();
+    EXPECT_EQ(renewed.error().code(), kind::provider_sandbox_lost) << renewed.error().what();
+    EXPECT_FALSE(sandboxes.try_get(id)) << "and it stays gone: no orphan";
+}
+
+TEST_F(field_failures, a_resume_of_a_sandbox_whose_process_died_is_a_lost_sandbox) {
+    sandboxes.pause(id);
+    server.inject({.operation = "resume", .what = action::crash});
+    const auto resumed = sandboxes.try_resume(id);
+    ASSERT_FALSE(resumed);
+    EXPECT_EQ(resumed.error().code(), kind::provider_sandbox_lost) << resumed.error().what();
+    // (the evidence table's sandbox_lost row says nothing of delivery from a state alone)
+    EXPECT_NE(details_of(resumed.error()).delivery, delivery::delivered);
+}
+
+TEST_F(field_failures, a_resume_refused_for_a_passing_state_stays_a_conflict) {
+    const auto resumed = sandboxes.try_resume(id);  // it runs: nothing to resume
+    ASSERT_FALSE(resumed);
+    EXPECT_EQ(resumed.error().code(), kind::provider_state_conflict) << resumed.error().what();
+}
+
+// ---- OOM kills that surface as a bare 502 or a WebSocket close 1011 ----------------------------
+
+// On each backend: an OOM kill's status, read after a failure that proves nothing, decides.
+class oom_surfaces : public testing::TestWithParam<ngfail::opensandbox::testing::backend> {
+protected:
+    embedded_server server{{.api_key = std::string(key), .backend = GetParam()}};
+    client sandboxes{{.port = server.port(), .api_key = std::string(key), .timeout = 5s}};
+    std::string id = sandboxes.create({}).id;
+};
+
+TEST_P(oom_surfaces, a_bare_502_on_exec_is_read_with_the_sandboxs_status) {
+    server.inject({.operation = "exec", .what = action::oom_kill, .shown_as = fault::surface::bare_502});
+
+    const auto ran = sandboxes.try_exec(id, {.command = "python3 train.py"});
+
+    ASSERT_FALSE(ran);
+    // Without the status, a 5xx is provider_unavailable: a retry into a dead sandbox.
+    EXPECT_EQ(ran.error().code(), kind::provider_sandbox_lost) << ran.error().what();
+    EXPECT_EQ(ran.error().http_status(), 502);
+    EXPECT_EQ(details_of(ran.error()).provider_status_reason,
+              GetParam() == ngfail::opensandbox::testing::backend::kubernetes ? "FAILED" : "CONTAINER_EXITED_ERROR");
+}
+
+TEST_P(oom_surfaces, a_bare_502_whose_sandbox_still_runs_stays_a_server_fault) {
+    // The proxy's 502 page, and a status read that finds the sandbox running: nothing proven.
+    server.inject({.operation = "exec", .what = action::oom_kill, .shown_as = fault::surface::bare_502});
+    server.inject({.operation = "get", .what = action::sandbox_status, .state = "Running", .reason = "RUNNING"});
+    const auto ran = sandboxes.try_exec(id, {.command = "true"});
+    ASSERT_FALSE(ran);
+    EXPECT_EQ(ran.error().code(), kind::provider_unavailable) << ran.error().what();
+}
+
+TEST_P(oom_surfaces, a_terminal_closed_1011_is_read_with_the_sandboxs_status) {
+    server.inject({.operation = "attach_terminal", .what = action::oom_kill, .shown_as = fault::surface::ws_1011});
+    const std::string terminal = sandboxes.create_terminal(id);
+    auto session = sandboxes.attach_terminal(id, terminal);
+    session.write("python3 train.py\r");
+    ngfail::result<ngfail::opensandbox::terminal_event> event = session.try_read();
+    while (event && std::holds_alternative<ngfail::opensandbox::terminal_output>(event.value())) event = session.try_read();
+
+    ASSERT_FALSE(event);
+    EXPECT_EQ(event.error().code(), kind::provider_sandbox_lost) << event.error().what();
+    EXPECT_EQ(details_of(event.error()).operation, "attach_terminal");
+}
+
+INSTANTIATE_TEST_SUITE_P(each_backend, oom_surfaces,
+                         testing::Values(ngfail::opensandbox::testing::backend::kubernetes,
+                                         ngfail::opensandbox::testing::backend::docker),
+                         [](const auto& info) { return std::string(ngfail::opensandbox::testing::name(info.param)); });
+
+TEST(oom_surface, is_refused_where_it_cannot_act) {
+    namespace testing_ = ngfail::opensandbox::testing;
+    EXPECT_FALSE(testing_::parse_fault(R"({"operation":"exec","action":"oom_kill","surface":"ws_1011"})"));
+    EXPECT_FALSE(testing_::parse_fault(R"({"operation":"exec","action":"oom_kill","surface":"bare_503"})"));
+    EXPECT_FALSE(testing_::parse_fault(R"({"operation":"exec","action":"crash","surface":"bare_502"})"));
+    const auto parsed = testing_::parse_fault(R"({"operation":"attach_terminal","action":"oom_kill","surface":"ws_1011"})");
+    ASSERT_TRUE(parsed) << parsed.error().what();
+    EXPECT_EQ(parsed.value().shown_as, fault::surface::ws_1011);
+    EXPECT_EQ(testing_::to_json(parsed.value()),
+              R"({"operation":"attach_terminal","action":"oom_kill","times":1,"surface":"ws_1011"})");
+}
+
+TEST(cut_stream_fault, is_refused_without_a_point_to_cut_at_and_on_what_it_cannot_cut) {
+    EXPECT_FALSE(ngfail::opensandbox::testing::parse_fault(R"({"operation":"exec","action":"cut_stream"})"));
+    EXPECT_FALSE(ngfail::opensandbox::testing::parse_fault(
+        R"({"operation":"kill","action":"cut_stream","cut_after_bytes":10})"));
+    const auto parsed = ngfail::opensandbox::testing::parse_fault(
+        R"({"operation":"exec","action":"cut_stream","cut_after_bytes":10,"cut_after_ms":500,"times":2})");
+    ASSERT_TRUE(parsed) << parsed.error().what();
+    EXPECT_EQ(parsed.value().cut_after_bytes, 10u);
+    EXPECT_EQ(parsed.value().cut_after_ms, 500ms);
+    EXPECT_EQ(parsed.value().times, 2);
+    EXPECT_EQ(ngfail::opensandbox::testing::to_json(parsed.value()),
+              R"({"operation":"exec","action":"cut_stream","times":2,"cut_after_bytes":10,"cut_after_ms":500})");
+}
+
+}  // namespace
