@@ -176,6 +176,66 @@ TEST_F(field_failures, reads_beyond_the_allowance_end_a_detached_exec_with_the_l
     EXPECT_EQ(server.commands_started(), 1u);
 }
 
+TEST_F(field_failures, a_detached_exec_keeps_max_body_bytes_and_hands_its_callback_everything) {
+    client small({.port = server.port(), .api_key = std::string(key), .max_body_bytes = 1000});
+    sandboxes.upload(id, "/workspace/big.txt", std::string(5000, 'x'));
+    server.inject(fault::cut_stream("exec_logs", 3000, 2));  // cut mid-way, the callback already fed
+    std::string called_back;
+    const auto ran = small.try_exec(id, {.command = "cat /workspace/big.txt; exit 4",
+                                         .on_stdout = [&](std::string_view text) { called_back += text; },
+                                         .detached = true});
+    ASSERT_TRUE(ran) << ran.error().what();
+    EXPECT_EQ(ran.value().exit_code, 4);
+    EXPECT_EQ(ran.value().stdout_text, std::string(1000, 'x'));
+    EXPECT_TRUE(ran.value().output_truncated);
+    EXPECT_EQ(called_back, std::string(5000, 'x')) << "every byte once, whichever read brought it";
+    // Without a callback the log is read no further than the result keeps.
+    const auto quiet = small.try_exec(id, {.command = "cat /workspace/big.txt", .detached = true});
+    ASSERT_TRUE(quiet) << quiet.error().what();
+    EXPECT_EQ(quiet.value().stdout_text.size(), 1000u);
+    EXPECT_TRUE(quiet.value().output_truncated);
+}
+
+TEST_F(field_failures, no_read_of_a_detached_exec_outlasts_its_total_time) {
+    server.inject(fault::stall("exec_logs", 5s));
+    const auto start = std::chrono::steady_clock::now();
+    const auto ran = sandboxes.try_exec(id, {.command = "echo quick", .total_timeout = 300ms, .detached = true});
+    ASSERT_FALSE(ran);
+    EXPECT_LT(std::chrono::steady_clock::now() - start, 3s);
+    EXPECT_EQ(ran.error().code(), kind::transport_timeout) << ran.error().what();
+    EXPECT_THAT(std::string(ran.error().reason()), testing::HasSubstr("total_timeout"));
+    EXPECT_THAT(std::string(ran.error().reason()), testing::HasSubstr("the command had ended"))
+        << "its status said so before the log read stalled: nothing to interrupt";
+}
+
+TEST_F(field_failures, a_sandbox_that_dies_while_a_detached_exec_follows_it_is_lost) {
+    client retrying({.port = server.port(), .api_key = std::string(key), .retries = {.max_attempts = 5, .backoff = 1ms}});
+    server.inject({.operation = "exec_status", .what = action::oom_kill, .shown_as = fault::surface::bare_502});
+    const auto ran = retrying.try_exec(id, {.command = "sleep 1", .detached = true});
+    ASSERT_FALSE(ran);
+    // A bare 502 alone is provider_unavailable, read again until the retries run out.
+    EXPECT_EQ(ran.error().code(), kind::provider_sandbox_lost) << ran.error().what();
+    EXPECT_EQ(details_of(ran.error()).operation, "exec_status");
+}
+
+TEST_F(field_failures, a_cut_timed_after_a_short_reply_still_cuts_it) {
+    server.inject({.operation = "exec_logs", .what = action::cut_stream, .cut_after_ms = 20ms});
+    ngfail::request_failure_log recovered;
+    const auto ran = sandboxes.try_exec(id, {.command = "echo hi", .detached = true}, {.log = &recovered});
+    ASSERT_TRUE(ran) << ran.error().what();
+    EXPECT_EQ(ran.value().stdout_text, "hi\n");
+    EXPECT_FALSE(recovered.finish().events.empty()) << "the fault fired: one read was cut";
+}
+
+TEST_F(field_failures, a_kill_whose_reply_is_lost_is_sent_again_and_found_done) {
+    client retrying({.port = server.port(), .api_key = std::string(key), .timeout = 2s,
+                     .retries = {.max_attempts = 3, .backoff = 1ms}});
+    server.inject({.operation = "kill", .what = action::lose_reply});
+    const auto killed = retrying.try_kill(id);
+    EXPECT_TRUE(killed) << killed.error().what();
+    EXPECT_FALSE(sandboxes.try_get(id));
+}
+
 TEST_F(field_failures, background_and_detached_together_are_refused_unsent) {
     const auto ran = sandboxes.try_exec(id, {.command = "true", .background = true, .detached = true});
     ASSERT_FALSE(ran);

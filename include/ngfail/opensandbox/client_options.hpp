@@ -31,12 +31,13 @@ struct detached_options {
     // to turn it on).
     bool by_default = false;
     // The longest wait between two reads of a detached command's status and logs: the first
-    // come 5 ms apart, the wait doubling while nothing new arrives, back to 5 ms when output does.
+    // come 5 ms apart, the wait doubling while nothing new arrives, back to 5 ms when output
+    // does (under 1 ms counts as 1 ms).
     std::chrono::milliseconds max_poll_interval{50};
     // Failed reads (a cut reply, a refused connection, a 502) that one detached exec resumes
     // from, each from the cursor it had, when its call brings no allowance of its own
     // (`call_options::allowance`, which its reads then spend). Each resumed read goes to
-    // `call_options::log` as a failure the exec recovered from.
+    // `call_options::log` as a failure the exec recovered from. Negative counts as none.
     int resumes = 8;
 };
 

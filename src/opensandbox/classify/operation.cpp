@@ -19,7 +19,8 @@ constexpr std::array<keyed_row, operation_count> rows{{
     {operation::create,               {"create",              before_delivery, false, true,  false}},
     {operation::get,                  {"get",                 idempotent,      false, false, false}},
     {operation::list,                 {"list",                idempotent,      false, false, false}},
-    {operation::kill,                 {"kill",                before_delivery, false, false, false}},
+    // a repeated kill is answered 404 SANDBOX_NOT_FOUND, which the client reads as done
+    {operation::kill,                 {"kill",                idempotent,      false, false, false}},
     {operation::renew,                {"renew",               before_delivery, false, false, false}},
     {operation::pause,                {"pause",               before_delivery, false, false, false}},
     {operation::resume,               {"resume",              before_delivery, false, false, false}},

@@ -52,6 +52,33 @@ json::value session_run_body(const command& cmd) {
     return body;
 }
 
+// Sends `req` to the sandbox's execd and hands the reply's body to `on_bytes` as it arrives,
+// quiet for at most `limits.idle`, whatever its size; an error reply becomes an api_error.
+// The reply's head is returned.
+awaitable<beast_http::response_header<>> stream_from_execd(const call_context& context, std::string_view sandbox_id,
+                                                           const target& where, request& req, stream_limits limits,
+                                                           const connection::bytes_callback& on_bytes) {
+    const auto here = co_await asio::this_coro::executor;
+    std::optional<lease> on = context.kept_connection(where, here);
+    if (!on) on.emplace(co_await context.connect_to_execd(sandbox_id, where));
+    co_await (*on)->send(req, context.deadline);
+    beast_http::response_header<> head;
+    bool failed = false;
+    std::string error_body;
+    co_await (*on)->receive_stream(
+        context.deadline, limits,
+        [&](const beast_http::response_header<>& h) {
+            head = h;
+            failed = h.result_int() >= 300;
+        },
+        [&](std::string_view bytes) {
+            if (!failed) return on_bytes(bytes);
+            error_body.append(bytes.substr(0, max_header_bytes - std::min(error_body.size(), max_header_bytes)));
+        });
+    if (failed) throw api_error_of(head, error_body, context.secrets);
+    co_return head;
+}
+
 // POST `path` (/command, /session/{id}/run) and read its event stream, quiet for at most
 // the command's idle timeout. An error reply becomes an api_error; a stream that ends
 // without a terminal event, a connection_error (stream_incomplete).
@@ -63,38 +90,21 @@ awaitable<exec_result> run_command(const call_context& context, std::string_view
     req.set(beast_http::field::content_type, "application/json");
     req.set(beast_http::field::accept, "text/event-stream");
     req.body() = body;
-
-    const auto here = co_await asio::this_coro::executor;
-    std::optional<lease> on = context.kept_connection(route.where, here);
-    if (!on) on.emplace(co_await context.connect_to_execd(sandbox_id, route.where));
-    co_await (*on)->send(req, context.deadline);
     execd_stream events(context.options.max_body_bytes, {cmd.on_stdout, cmd.on_stderr});
-    std::optional<beast_http::response_header<>> error_head;
-    std::string error_body;
-    const stream_limits limits{cmd.idle_timeout, exec_end};
-    co_await (*on)->receive_stream(
-        context.deadline, limits,
-        [&](const beast_http::response_header<>& head) {
-            if (head.result_int() >= 300) error_head = head;
-        },
-        [&](std::string_view bytes) {
-            if (error_head) {
-                error_body.append(bytes.substr(0, max_header_bytes - std::min(error_body.size(), max_header_bytes)));
-                return;
-            }
-            // The execution is named even when what follows its `init` ends the stream.
-            const auto name_execution = [&] {
-                if (!events.result().execution_id.empty()) seen.execution_id = events.result().execution_id;
-            };
-            try {
-                events.feed(bytes);
-            } catch (...) {
-                name_execution();
-                throw;
-            }
+    (void)co_await stream_from_execd(context, sandbox_id, route.where, req, {cmd.idle_timeout, exec_end},
+                                     [&](std::string_view bytes) {
+        // The execution is named even when what follows its `init` ends the stream.
+        const auto name_execution = [&] {
+            if (!events.result().execution_id.empty()) seen.execution_id = events.result().execution_id;
+        };
+        try {
+            events.feed(bytes);
+        } catch (...) {
             name_execution();
-        });
-    if (error_head) throw api_error_of(*error_head, error_body, context.secrets);
+            throw;
+        }
+        name_execution();
+    });
     events.finish();
     if (code) {
         *code = events.take_code();
@@ -121,19 +131,23 @@ command_status status_of(const json::value& v, std::string_view execution_id) {
     return status;
 }
 
+// Where to read a command's log from next, after a reply to a read that brought it to byte
+// `after`: execd's tail cursor, or, when it gives none the client can use (the spec allows a
+// negative one), `after`.
+std::size_t next_cursor(const beast_http::response_header<>& head, std::size_t after) {
+    const auto it = head.find("EXECD-COMMANDS-TAIL-CURSOR");
+    if (it == head.end()) return after;
+    std::int64_t tail = 0;
+    const auto text = it->value();
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), tail);
+    if (ec != std::errc() || end != text.data() + text.size()) malformed("the tail cursor is not a number");
+    return tail >= 0 ? static_cast<std::size_t>(tail) : after;
+}
+
 // The output from `cursor` (a byte offset: execd seeks its log file to it), and where to ask
-// from next: execd's tail cursor, or, when it gives none the client can use (the spec allows
-// a negative one), the bytes counted here.
+// from next.
 command_logs logs_of(const string_response& res, std::size_t cursor) {
-    command_logs logs{.content = res.body(), .cursor = cursor + res.body().size()};
-    if (const auto it = res.find("EXECD-COMMANDS-TAIL-CURSOR"); it != res.end()) {
-        std::int64_t tail = 0;
-        const auto text = it->value();
-        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), tail);
-        if (ec != std::errc() || end != text.data() + text.size()) malformed("the tail cursor is not a number");
-        if (tail >= 0) logs.cursor = static_cast<std::size_t>(tail);
-    }
-    return logs;
+    return {.content = res.body(), .cursor = next_cursor(res.base(), cursor + res.body().size())};
 }
 
 bool cancelled(const observation& seen) noexcept { return seen.transport_error == errc::cancelled; }
@@ -195,17 +209,22 @@ failure follow_ended(const std::string& sandbox_id, const std::string& execution
     return to_failure(seen);
 }
 
-// `why` ended the exec while its command ran: the command is interrupted (DELETE
-// /command?id=, within the time a status probe may take, whatever cancelled the exec), and
-// the failure says whether that worked.
-awaitable<failure> interrupted(client_state& s, const std::string& sandbox_id, const std::string& execution_id,
-                               failure why) {
-    co_await asio::this_coro::reset_cancellation_state();
-    const result<void> stopped =
-        co_await interrupt_operation(s, sandbox_id, execution_id, call_options{.timeout = status_probe_timeout});
-    co_return restated(why, std::string(why.reason()) +
-                                (stopped ? "; the command was interrupted"
-                                         : "; interrupting the command failed too, so it may still run"));
+// A read of a detached command (its status, its log): `read`'s value, or, after a proxy's
+// bare 5xx, nothing but the sandbox's status as evidence (a sandbox that died under its
+// command is lost, not a server fault to read again).
+template <class T, class Read>
+attempt_result<T> read_detached(const call_context& c, observation& seen, const std::string& execution_id, Read read) {
+    seen.execution_id = execution_id;
+    std::exception_ptr bare;
+    try {
+        co_return co_await read();
+    } catch (const api_error& e) {
+        if (!bare_server_error(e)) throw;
+        bare = std::current_exception();
+    }
+    describe(seen, bare);
+    co_await add_sandbox_status(c, clock::time_point::max(), seen);
+    co_return std::nullopt;
 }
 
 // A detached command's status; a signal exit is a value here (the exec says what it means).
@@ -213,9 +232,77 @@ awaitable<result<command_status>> read_status(client_state& s, const std::string
                                               const std::string& execution_id, const call_options& options) {
     co_return co_await call<command_status>(s, options, operation::exec_status, sandbox_id, std::nullopt,
                                             [&](const call_context& c, observation& seen) -> attempt_result<command_status> {
-        seen.execution_id = execution_id;
-        co_return co_await fetch_status(c, sandbox_id, execution_id);
+        co_return co_await read_detached<command_status>(c, seen, execution_id, [&] {
+            return fetch_status(c, sandbox_id, execution_id);
+        });
     });
+}
+
+// The output of a detached command, as its log is read from a cursor again and again: each
+// byte is handed on once, by its offset in the log, whichever read (a cut one included)
+// brought it; at most `room` bytes are kept, every one goes to the callback.
+struct detached_output {
+    std::string kept{};
+    std::size_t room = 0;
+    std::size_t handed_on = 0;  // the log's bytes before this offset are handed on
+    bool truncated = false;
+    const output_callback* on_stdout = nullptr;
+
+    // `bytes` read at offset `at` of the log.
+    void take(std::string_view bytes, std::size_t at) {
+        if (at + bytes.size() <= handed_on) return;
+        bytes.remove_prefix(handed_on > at ? handed_on - at : 0);
+        handed_on += bytes.size();
+        const std::size_t left = room - std::min(room, kept.size());
+        kept.append(bytes.substr(0, left));
+        truncated |= bytes.size() > left;
+        if (*on_stdout) {
+            try {
+                (*on_stdout)(bytes);
+            } catch (...) {
+                throw std::system_error(make_error_code(errc::cancelled), "an output callback threw");
+            }
+        }
+    }
+};
+
+// The log from `cursor` on, into `output`; the cursor to read from next (execd's tail
+// cursor, or the bytes counted here when it gives none the client can use).
+awaitable<result<std::size_t>> read_log(client_state& s, const std::string& sandbox_id, const std::string& execution_id,
+                                        std::size_t cursor, detached_output& output, const call_options& options) {
+    co_return co_await call<std::size_t>(s, options, operation::exec_logs, sandbox_id, std::nullopt,
+                                         [&](const call_context& c, observation& seen) -> attempt_result<std::size_t> {
+        co_return co_await read_detached<std::size_t>(c, seen, execution_id, [&]() -> awaitable<std::size_t> {
+            const shared_route route = co_await c.execd_endpoint(sandbox_id);
+            auto req = execd_request(verb::get, route->where, route->endpoint,
+                                     "/command/" + path_segment(execution_id) + "/logs?cursor=" + std::to_string(cursor));
+            std::size_t read = 0;
+            const auto head = co_await stream_from_execd(c, sandbox_id, route->where, req,
+                                                         {status_probe_timeout, c.deadline}, [&](std::string_view bytes) {
+                output.take(bytes, cursor + read);
+                read += bytes.size();
+            });
+            co_return next_cursor(head, cursor + read);
+        });
+    });
+}
+
+// `why` ended the exec while its command ran: the command is interrupted (DELETE
+// /command?id=, within the time a status probe may take, whatever cancelled the exec), and
+// the failure says what became of it. One known to have ended is left alone.
+awaitable<failure> interrupted(client_state& s, const std::string& sandbox_id, const std::string& execution_id,
+                               failure why, bool command_ended) {
+    if (command_ended) co_return restated(why, std::string(why.reason()) + "; the command had ended");
+    co_await asio::this_coro::reset_cancellation_state();
+    const call_options quick{.timeout = status_probe_timeout};
+    std::string_view became = "; the command was interrupted";
+    if (!co_await interrupt_operation(s, sandbox_id, execution_id, quick)) {
+        // execd refuses to interrupt a command that has ended (as one may have meanwhile)
+        const result<command_status> status = co_await read_status(s, sandbox_id, execution_id, quick);
+        became = status && !status.value().running ? "; the command had ended"
+                                                   : "; interrupting the command failed too, so it may still run";
+    }
+    co_return restated(why, std::string(why.reason()) + std::string(became));
 }
 
 // A detached command killed by a signal, read as a streamed exec's is: the sandbox's status
@@ -234,10 +321,10 @@ awaitable<result<exec_result>> signal_exit(client_state& s, const std::string& s
 }
 
 // The start is the one step that is not idempotent: it goes once, as a background exec, and
-// is sent again only when proven unsent. Then the command's status and logs are read (both
+// is sent again only when proven unsent. Then the command's status and log are read (both
 // idempotent: a failed read is read again from the same cursor, under the allowance) until it
-// has ended and its log is read to the end. A deadline, a cancellation or a read that cannot
-// be resumed interrupts the command.
+// has ended and its log is read to the end, each read within the exec's total time. A
+// deadline, a cancellation or a read that cannot be resumed interrupts the command.
 awaitable<result<exec_result>> follow_detached(client_state& s, std::string sandbox_id, command cmd,
                                                std::optional<std::string> problem, call_options per_call) {
     const auto exec_end = cmd.total_timeout ? deadline_after(*cmd.total_timeout) : clock::time_point::max();
@@ -251,79 +338,74 @@ awaitable<result<exec_result>> follow_detached(client_state& s, std::string sand
     result<exec_result> started = co_await streamed_run(s, operation::exec, sandbox_id, "/command", std::move(body),
                                                         std::move(start), std::move(problem), per_call);
     if (!started) co_return std::move(started).error();
-    exec_result out{.execution_id = std::move(started.value().execution_id)};
-    const std::string& id = out.execution_id;
+    const std::string id = std::move(started.value().execution_id);
 
     const detached_options& how = s.options.detached;
     const retry_policy& own = s.options.retries;
-    policy::retry_allowance own_budget({.attempts = std::max(own.max_attempts, how.resumes + 1),
+    policy::retry_allowance own_budget({.attempts = std::max(own.max_attempts, std::max(0, how.resumes) + 1),
                                         .elapsed = std::chrono::milliseconds::max(),
                                         .base_delay = own.backoff,
                                         .max_delay = own.max_backoff});
     call_options reads = per_call;
     if (!reads.allowance) reads.allowance = &own_budget;
-    const auto given_up = [&](failure f) { return interrupted(s, sandbox_id, id, std::move(f)); };
-
-    constexpr auto first_wait = std::chrono::milliseconds(5);
-    auto wait = first_wait;
-    std::size_t cursor = 0;
+    const auto call_time = per_call.timeout.value_or(s.options.timeout);
     std::optional<command_status> ended;
-    asio::steady_timer pause(co_await asio::this_coro::executor);
+    const auto given_up = [&](failure f) { return interrupted(s, sandbox_id, id, std::move(f), ended.has_value()); };
+    const auto past_total_time = [&] {
+        return follow_ended(sandbox_id, id, std::make_error_code(std::errc::timed_out),
+                            "exec: detached command " + id + " ran past its total_timeout (" +
+                                std::to_string(cmd.total_timeout->count()) + " ms)");
+    };
     // A cancellation is read here, between steps: one emitted during a read that still
     // succeeded leaves no error behind, and the waits after it would never end by it.
     const auto cancelled_now = [&]() -> awaitable<bool> {
         co_return (co_await asio::this_coro::cancellation_state).cancelled() != asio::cancellation_type::none;
     };
+
+    detached_output output{.room = s.options.max_body_bytes, .on_stdout = &cmd.on_stdout};
+    constexpr auto first_wait = std::chrono::milliseconds(5);
+    const auto longest_wait = std::max(how.max_poll_interval, std::chrono::milliseconds(1));
+    auto wait = first_wait;
+    std::size_t cursor = 0;
+    asio::steady_timer pause(co_await asio::this_coro::executor);
     for (;;) {
         if (co_await cancelled_now()) {
             co_return co_await given_up(follow_ended(sandbox_id, id, make_error_code(errc::cancelled),
                                                      "exec: cancelled while following detached command " + id));
         }
-        if (clock::now() >= exec_end) {
-            co_return co_await given_up(follow_ended(
-                sandbox_id, id, std::make_error_code(std::errc::timed_out),
-                "exec: detached command " + id + " ran past its total_timeout (" +
-                    std::to_string(cmd.total_timeout->count()) + " ms)"));
-        }
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(exec_end - clock::now());
+        if (left <= std::chrono::milliseconds::zero()) co_return co_await given_up(past_total_time());
+        reads.timeout = std::min(call_time, left);  // no read outlasts the exec's total time
         if (!ended) {
             result<command_status> status = co_await read_status(s, sandbox_id, id, reads);
             if (!status) co_return co_await given_up(std::move(status).error());
             if (!status.value().running) ended = std::move(status).value();
         }
         // Past max_body_bytes the log is read no further, unless a callback takes all of it.
-        const bool full = out.stdout_text.size() >= s.options.max_body_bytes;
-        bool fresh = false;
-        if (!full || cmd.on_stdout) {
-            result<command_logs> logs = co_await exec_logs_operation(s, sandbox_id, id, cursor, reads);
-            if (!logs) co_return co_await given_up(std::move(logs).error());
-            const std::string& text = logs.value().content;
-            fresh = !text.empty() && logs.value().cursor != cursor;
-            cursor = logs.value().cursor;
-            const std::size_t room = s.options.max_body_bytes - std::min(out.stdout_text.size(), s.options.max_body_bytes);
-            out.stdout_text.append(text, 0, std::min(room, text.size()));
-            if (text.size() > room) out.output_truncated = true;
-            bool callback_threw = false;
-            try {
-                if (cmd.on_stdout && fresh) cmd.on_stdout(text);
-            } catch (...) {
-                callback_threw = true;
+        const std::size_t before = output.handed_on;
+        if (output.kept.size() < output.room || cmd.on_stdout) {
+            result<std::size_t> next = co_await read_log(s, sandbox_id, id, cursor, output, reads);
+            if (!next) {
+                if (clock::now() >= exec_end) co_return co_await given_up(past_total_time());
+                co_return co_await given_up(std::move(next).error());
             }
-            if (callback_threw) {
-                co_return co_await given_up(follow_ended(sandbox_id, id, make_error_code(errc::cancelled),
-                                                         "exec: an output callback threw"));
-            }
+            cursor = next.value();
         } else {
-            out.output_truncated = true;
+            output.truncated = true;
         }
+        const bool fresh = output.handed_on != before;
         if (ended && !fresh) break;
         if (ended) continue;  // its log still has more: read on without a wait
-        wait = fresh ? first_wait : std::min(wait * 2, how.max_poll_interval);
+        wait = fresh ? first_wait : std::min(wait * 2, longest_wait);
         pause.expires_at(std::min(clock::now() + wait, exec_end));
         boost::system::error_code stopped;
         co_await pause.async_wait(asio::redirect_error(asio::use_awaitable, stopped));
     }
-    out.exit_code = ended->exit_code;
     if (ended->exit_code == -1) co_return co_await signal_exit(s, sandbox_id, id, exec_end, per_call);
+    exec_result out{.execution_id = id,
+                    .exit_code = ended->exit_code,
+                    .stdout_text = std::move(output.kept),
+                    .output_truncated = output.truncated};
     if (ended->exit_code && *ended->exit_code != 0) out.error_value = std::to_string(*ended->exit_code);
     co_return out;
 }

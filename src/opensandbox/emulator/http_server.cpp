@@ -77,6 +77,13 @@ std::string chunk_size_line(std::size_t size) {
 
 }  // namespace
 
+asio::awaitable<void> exchange::wait_for_cut() {
+    const auto left = *cut_at_ - std::chrono::steady_clock::now();
+    if (left > std::chrono::steady_clock::duration::zero()) {
+        (void)co_await wait(std::chrono::ceil<std::chrono::milliseconds>(left));
+    }
+}
+
 void exchange::cut(std::optional<std::size_t> bytes, std::optional<std::chrono::milliseconds> after) noexcept {
     cut_bytes_ = bytes;
     if (after) cut_at_ = std::chrono::steady_clock::now() + *after;
@@ -127,6 +134,7 @@ asio::awaitable<void> exchange::reply(response res) {
     // HEAD: the length of the body a GET would get, and no body.
     const std::string_view body = req_.method() == http::verb::head ? std::string_view() : res.body();
     body_from_ = written_ + head.size();
+    if (cut_at_) co_await wait_for_cut();
     co_await write(head, body);
 }
 
@@ -161,6 +169,7 @@ asio::awaitable<bool> exchange::chunk(std::string_view text) {
 
 asio::awaitable<void> exchange::end_stream() {
     if (!streaming_) co_return;
+    if (cut_at_) co_await wait_for_cut();
     if (chunked_) pending_ += "0\r\n\r\n";
     co_await flush();
     streaming_ = false;

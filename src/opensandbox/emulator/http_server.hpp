@@ -131,7 +131,8 @@ public:
     void close_connection() noexcept { close_ = true; }
 
     // Cuts this reply as a proxy cuts a long one: its body ends after `bytes` (chunk lines
-    // counted), or halfway through the first write after `after`, whichever comes first; then
+    // counted), or halfway through the first write after `after` (a reply that would end
+    // sooner waits for it), whichever comes first; then
     // the connection closes, and every later write of the exchange fails as if the peer went.
     void cut(std::optional<std::size_t> bytes, std::optional<std::chrono::milliseconds> after) noexcept;
     // Loses this reply on the way: the handler runs to its end as if it were sent (a command
@@ -153,6 +154,8 @@ private:
     std::function<void()> on_take_over_;
     static constexpr std::size_t max_pending = 64 * 1024;
 
+    // A reply that would end before its cut's time waits for it (a short reply is cut too).
+    boost::asio::awaitable<void> wait_for_cut();
     // How many of `total` bytes about to be written go out before the cut (all: no cut yet).
     [[nodiscard]] std::size_t before_cut(std::size_t total) const noexcept;
 

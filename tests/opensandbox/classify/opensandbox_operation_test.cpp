@@ -45,10 +45,10 @@ TEST(operation, reads_are_idempotent_and_what_starts_or_changes_something_is_not
                                operation::file_info, operation::list_directory, operation::delete_files,
                                operation::create_directories, operation::delete_directories,
                                operation::set_permissions, operation::search_files, operation::get_code_context,
-                               operation::list_code_contexts, operation::terminal_status}) {
+                               operation::list_code_contexts, operation::terminal_status, operation::kill}) {
         EXPECT_EQ(traits(op).replay, replay_policy::idempotent) << traits(op).name;
     }
-    for (const operation op : {operation::create, operation::exec, operation::kill, operation::renew,
+    for (const operation op : {operation::create, operation::exec, operation::renew,
                                operation::pause, operation::resume, operation::interrupt, operation::upload,
                                operation::create_session, operation::run_in_session, operation::delete_session,
                                operation::move_files, operation::replace_contents, operation::create_code_context,
