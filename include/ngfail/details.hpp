@@ -27,6 +27,13 @@ struct sandbox_details {
     std::optional<std::string> signal{};  // as reported
     std::optional<ngfail::delivery> delivery{};
     std::optional<std::chrono::seconds> retry_after{};
+    // The classifier's row that decided the kind (`oom_killed`, `start_failed`, …; the
+    // OpenSandbox classifier's names, docs/opensandbox.md): why this kind, as data.
+    std::optional<std::string> evidence_row{};
+    // What the server's diagnostics said around the failure (display text, bounded and
+    // scrubbed of secrets), for the person or agent who troubleshoots. Never evidence: no
+    // classifier reads it.
+    std::optional<std::string> diagnostics{};
 
     friend bool operator==(const sandbox_details&, const sandbox_details&) = default;
 };

@@ -61,6 +61,8 @@ struct details_schema<sandbox_details> {
         on_wire("signal", &d::signal),
         on_wire("delivery", &d::delivery),
         on_wire("retry_after_s", &d::retry_after, 0, max_retry_after_s),
+        on_wire("evidence_row", &d::evidence_row),
+        on_wire("diagnostics", &d::diagnostics),
     };
 };
 

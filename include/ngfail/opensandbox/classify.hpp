@@ -90,6 +90,9 @@ struct observation {
     // never read from a message): on an exec it establishes a death by signal, as exit -1 does.
     std::optional<std::string> signal{};
     std::optional<std::string> provider{"opensandbox"};  // the details' provider
+    // Display text from the server's diagnostics API, attached for people: copied into the
+    // details, never read by `classify` (the API's own spec: not a stable schema).
+    std::optional<std::string> diagnostics{};
 };
 
 struct classification {

@@ -357,6 +357,11 @@ struct detail_source {
 template <class From, class Member>
 detail_source(Member From::*, Member sandbox_details::*) -> detail_source<From, Member>;
 
+// The one member no observation holds: the row that decided.
+struct deciding_row {
+    std::optional<std::string> sandbox_details::*to;
+};
+
 // Every member of `sandbox_details`, once: the only place an observation's facts are copied
 // into an event.
 constexpr std::tuple detail_sources{
@@ -370,6 +375,8 @@ constexpr std::tuple detail_sources{
     detail_source{&observation::signal, &sandbox_details::signal},
     detail_source{&classification::delivery, &sandbox_details::delivery},
     detail_source{&observation::retry_after, &sandbox_details::retry_after},
+    deciding_row{&sandbox_details::evidence_row},
+    detail_source{&observation::diagnostics, &sandbox_details::diagnostics},
 };
 
 // Each row fills a member of its own: as many rows as members, and no member twice.
@@ -411,10 +418,18 @@ event_info info_for(const observation& seen, const classification& c) {
             .cause = seen.cause};
 }
 
+template <class From, class Member>
+void fill(sandbox_details& details, const detail_source<From, Member>& row, const observation& seen,
+          const classification& c) {
+    details.*row.to = source_of(row, seen, c).*row.from;
+}
+void fill(sandbox_details& details, const deciding_row& row, const observation& seen, const classification&) {
+    details.*row.to = std::string(matching_rule(seen));
+}
+
 sandbox_details details_for(const observation& seen, const classification& c) {
     sandbox_details details;
-    std::apply([&](const auto&... row) { ((details.*row.to = source_of(row, seen, c).*row.from), ...); },
-               detail_sources);
+    std::apply([&](const auto&... row) { (fill(details, row, seen, c), ...); }, detail_sources);
     return details;
 }
 
