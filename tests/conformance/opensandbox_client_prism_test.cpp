@@ -220,9 +220,11 @@ void every_execd_operation(unsigned short execd_port) {
     const auto session = c.try_create_session("sbx-1", "/tmp");
     EXPECT_TRUE(session) << outcome(session);
     EXPECT_TRUE(c.try_delete_session("sbx-1", "session-1")) << outcome(c.try_delete_session("sbx-1", "session-1"));
-    for (const bool background : {false, true}) {
+    // Streamed, in the background, and detached (whose start is a background exec; its status
+    // and log reads are exec_status's and exec_logs's requests, checked above).
+    for (const auto& [background, detached] : {std::pair{false, false}, std::pair{true, false}, std::pair{false, true}}) {
         const command cmd{.command = "ls -la", .cwd = "/tmp", .timeout = 5s, .envs = {{"A", "1"}},
-                          .background = background};
+                          .background = background, .detached = detached};
         const auto ran = c.try_exec("sbx-1", cmd);
         if (!ran) {
             // A request Prism finds invalid is a 422; a valid one gets Prism's 500 for the
