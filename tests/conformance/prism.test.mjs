@@ -7,51 +7,8 @@
 //   NGFAIL_CLI=build/dev/src/cli/ngfail node --test tests/conformance/prism.test.mjs
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { createInterface } from "node:readline";
-import { createServer } from "node:net";
-import { fileURLToPath } from "node:url";
-import path from "node:path";
-
-const here = path.dirname(fileURLToPath(import.meta.url));
-const specs = path.join(here, "specs");  // the official specs, copied unchanged
-const cli = process.env.NGFAIL_CLI;
-if (!cli) throw new Error("set NGFAIL_CLI to the ngfail binary");
-const apiKey = "sk-prism-1";
-const children = [];
-
-function freePort() {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, "127.0.0.1", () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-async function startServe(args = []) {
-  const child = spawn(cli, ["serve", ...args], { env: { ...process.env, OPEN_SANDBOX_API_KEY: apiKey },
-                                        stdio: ["ignore", "pipe", "inherit"] });
-  children.push(child);
-  const lines = createInterface({ input: child.stdout });
-  const first = await new Promise((resolve) => lines.once("line", resolve));
-  return /^listening on http:\/\/(.+)$/.exec(first)[1];
-}
-
-async function startPrism(spec, upstream, { errors = true } = {}) {
-  const port = await freePort();
-  const child = spawn(path.join(here, "node_modules/.bin/prism"),
-                      ["proxy", path.join(specs, spec), upstream, ...(errors ? ["--errors"] : []),
-                       "-p", String(port), "-h", "127.0.0.1"],
-                      { stdio: ["ignore", "pipe", "pipe"] });
-  children.push(child);
-  const lines = createInterface({ input: child.stdout });
-  await new Promise((resolve, reject) => {
-    lines.on("line", (l) => { if (l.includes("Prism is listening")) resolve(); });
-    child.once("exit", (code) => reject(new Error(`prism exited with ${code}`)));
-  });
-  return `http://127.0.0.1:${port}`;
-}
+import { checkEvent, checker, eventsOf, inject as injectInto, json, key, startPrism, startServe, stopAll,
+         streamed } from "./prism_support.mjs";
 
 let serve;     // host:port of ngfail serve
 let lifecycle; // Prism in front of /v1
@@ -60,65 +17,10 @@ let streams;   // the same, reporting violations in a header instead of replacin
 let sandboxId;
 let diagnostics; // Prism in front of /v1 with the diagnostics spec
 
-const key = { "OPEN-SANDBOX-API-KEY": apiKey };
-const json = { "content-type": "application/json" };
+const checked = checker(() => [execd, streams]);
+const inject = (fault) => injectInto(serve, fault);
 
-async function inject(fault) {
-  const res = await fetch(`http://${serve}/_ngfail/faults`, { method: "POST", headers: { ...key, ...json },
-                                                             body: JSON.stringify(fault) });
-  assert.equal(res.status, 201);
-}
-
-// Sends through Prism and fails on any validation error, returning the reply. Requests to
-// execd carry X-EXECD-ACCESS-TOKEN, which its spec requires (execd ignores it unless the
-// sandbox asked for secure access).
-async function checked(base, route, init = {}) {
-  const headers = base === execd || base === streams ? { "X-EXECD-ACCESS-TOKEN": "token", ...(init.headers ?? {}) }
-                                                    : init.headers;
-  const res = await fetch(base + route, { ...init, headers });
-  let violations = JSON.parse(res.headers.get("sl-violations") ?? "[]");
-  const body = await res.text();
-  if (init.stream) {
-    // Prism reads a whole event stream as one body that must be a ServerStreamEvent object, a
-    // check real execd fails too; each event is checked against that schema here instead.
-    violations = violations.filter((v) => !(v.code === "type" && v.location.join(".") === "response.body"));
-  }
-  const errors = violations.filter((v) => v.severity === "Error");
-  assert.deepEqual(errors, [], `${init.method ?? "GET"} ${route}: ${body}`);
-  return { status: res.status, body, headers: res.headers };
-}
-
-// Sends a command through Prism and checks every event of its stream against the spec's
-// ServerStreamEvent schema.
-const eventTypes = ["init", "status", "error", "stdout", "stderr", "result", "execution_complete",
-                    "execution_count", "ping"];
-const fieldTypes = { type: "string", text: "string", execution_count: "integer", execution_time: "integer",
-                     timestamp: "integer", results: "object", error: "object" };
-
-function checkEvent(event) {
-  assert.equal(typeof event, "object");
-  assert.ok(eventTypes.includes(event.type), `event type ${event.type}`);
-  for (const [field, value] of Object.entries(event)) {
-    const want = fieldTypes[field];
-    if (!want) continue;
-    if (want === "integer") assert.ok(Number.isInteger(value), `${field} is an integer`);
-    else assert.equal(typeof value, want, field);
-  }
-  if (event.error) {
-    assert.equal(typeof event.error.ename, "string");
-    assert.equal(typeof event.error.evalue, "string");
-    assert.ok(Array.isArray(event.error.traceback) && event.error.traceback.every((t) => typeof t === "string"));
-  }
-}
-
-async function command(body) {
-  const r = await checked(streams, "/command", { method: "POST", headers: json, body: JSON.stringify(body), stream: true });
-  if (r.status !== 200) return { ...r, events: [] };
-  assert.match(r.headers.get("content-type") ?? "", /^text\/event-stream/);
-  const events = r.body.split("\n\n").filter((f) => f.trim() !== "").map((f) => JSON.parse(f));
-  events.forEach(checkEvent);
-  return { ...r, events };
-}
+const command = (body) => streamed(checked, streams, "/command", body);
 
 before(async () => {
   serve = await startServe();
@@ -135,7 +37,7 @@ before(async () => {
   streams = await startPrism("execd-api.yaml", `http://${direct.endpoint}`, { errors: false });
 });
 
-after(() => { for (const c of children) c.kill("SIGTERM"); });
+after(stopAll);
 
 test("the diagnostics routes, and a create that never starts, as the specs describe them", async () => {
   const created = await checked(lifecycle, "/sandboxes", { method: "POST", headers: { ...key, ...json },
@@ -297,7 +199,7 @@ test("every execd route, as the spec describes it", async () => {
                                                  body: JSON.stringify({ context: { id: context.id, language: "python" },
                                                                         code: "x = 1\nprint(x + 1)\nx" }) });
   assert.equal(code.status, 200);
-  const codeEvents = code.body.split("\n\n").filter((f) => f.trim() !== "").map((f) => JSON.parse(f));
+  const codeEvents = eventsOf(code.body);
   codeEvents.forEach(checkEvent);
   assert.deepEqual(codeEvents.map((e) => e.type), ["init", "ping", "stdout", "execution_count", "result", "execution_complete"]);
   assert.deepEqual(codeEvents[4].results, { text: "1" });
