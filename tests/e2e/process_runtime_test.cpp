@@ -631,11 +631,30 @@ TEST_F(process_runtime, a_fifo_or_a_huge_sparse_file_is_refused_not_waited_for) 
     ASSERT_FALSE(fifo);
     EXPECT_THAT(std::string(fifo.error().reason()), testing::HasSubstr("not a regular file"));
     EXPECT_FALSE(sandboxes->try_upload(id, "/tmp/f", "x")) << "writing one would wait for a reader";
+    // A download streams whatever the size: the client's own bound on a body refuses 100 GB
+    // at once, and the server, holding a piece at a time, goes on.
     const auto sparse = sandboxes->try_download(id, "/tmp/sparse");
     ASSERT_FALSE(sparse);
-    EXPECT_THAT(std::string(sparse.error().reason()), testing::HasSubstr("file too large"));
     EXPECT_LT(std::chrono::steady_clock::now() - started, 5s);
     EXPECT_EQ(sandboxes->exec(id, {.command = "echo still"}).stdout_text, "still\n");
+}
+
+TEST_F(process_runtime, a_file_past_64_mib_downloads_whole_and_by_range) {
+    const auto id = sandboxes->create({}).id;
+    // 100 MiB of numbered lines, so that a lost or repeated piece shows.
+    (void)sandboxes->exec(id, {.command = "seq -w 1 10485760 > /workspace/big.txt"});
+    constexpr std::size_t size = std::size_t{10485760} * 9;  // 8 digits and a newline each
+    client wide({.port = server->port(), .api_key = "sk-p", .timeout = 60s, .max_body_bytes = size + 1});
+    const std::string whole = wide.download(id, "/workspace/big.txt");
+    ASSERT_EQ(whole.size(), size);
+    EXPECT_EQ(whole.substr(0, 18), "00000001\n00000002\n");
+    EXPECT_EQ(whole.substr(size / 2, 9), "05242881\n");
+    EXPECT_EQ(whole.substr(size - 9), "10485760\n");
+    EXPECT_EQ(wide.download_range(id, "/workspace/big.txt", size - 18), "10485759\n10485760\n");
+    // Lines are still read from the file whole, within 64 MiB.
+    const auto by_lines = sandboxes->try_read_lines(id, "/workspace/big.txt", 1, 2);
+    ASSERT_FALSE(by_lines);
+    EXPECT_THAT(std::string(by_lines.error().reason()), testing::HasSubstr("file too large"));
 }
 
 TEST_F(process_runtime, a_command_that_prints_without_end_is_bounded_and_still_timed_out) {

@@ -374,6 +374,20 @@ struct download_plan {
     std::optional<byte_range> part{};
 };
 
+// A download of bytes (no offset or limit): the whole file, or the Range's part of it.
+download_plan plan_bytes(const context& c, const exchange& x, std::uint64_t size) {
+    const auto range = x.req().find(http::field::range);
+    if (range == x.req().end()) return {};
+    const auto parsed = first_range(range->value(), size);
+    if (!parsed) return {c.error_reply(x, 416, "UNKNOWN", "")};
+    if (!*parsed) {  // nothing starts inside the file: net/http's ServeContent answers
+        response res = c.text_reply(x, 416, "invalid range: failed to overlap", "text/plain; charset=utf-8");
+        res.set(http::field::content_range, "bytes */" + std::to_string(size));
+        return {std::move(res)};
+    }
+    return {std::nullopt, *parsed};
+}
+
 // execd's answer to a download: the file, a byte range of it (Range, 206), or lines of it
 // (offset and limit, text/plain); the two kinds of part are exclusive.
 download_plan plan_download(const context& c, const exchange& x, const std::string& content) {
@@ -393,40 +407,81 @@ download_plan plan_download(const context& c, const exchange& x, const std::stri
         if (most < 1) return {c.error_reply(x, 400, "INVALID_REQUEST_BODY", "invalid query parameter 'limit': " + *limit)};
         return {c.text_reply(x, 200, line_range(content, *first, most), "text/plain; charset=utf-8")};
     }
-    if (range == x.req().end()) return {};
-    const auto parsed = first_range(range->value(), content.size());
-    if (!parsed) return {c.error_reply(x, 416, "UNKNOWN", "")};
-    if (!*parsed) {  // nothing starts inside the file: net/http's ServeContent answers
-        response res = c.text_reply(x, 416, "invalid range: failed to overlap", "text/plain; charset=utf-8");
-        res.set(http::field::content_range, "bytes */" + std::to_string(content.size()));
-        return {std::move(res)};
-    }
-    return {std::nullopt, *parsed};
+    return plan_bytes(c, x, content.size());
+}
+
+bool by_lines(const exchange& x) {
+    const std::string_view target = x.req().target();
+    return query_value(target, "offset") || query_value(target, "limit");
 }
 
 // The file's bytes, or `part` of them, with their length, in pieces of 64 KiB: a peer that
 // does not read holds one piece, not a copy of the file (24 unread downloads of 16 MiB once
-// held 450 MiB).
-awaitable<void> stream_download(exchange& x, const std::string& path, const std::string& content,
-                                std::optional<byte_range> part) {
+// held 450 MiB). `piece_at(offset, length)` gives the bytes there (awaitable), or fewer when
+// the file has shrunk: the reply then ends short and its connection closes, so the client
+// sees a body shorter than its length.
+template <class PieceAt>
+awaitable<void> stream_pieces(exchange& x, const std::string& path, std::uint64_t size,
+                              std::optional<byte_range> part, PieceAt piece_at) {
     constexpr std::uint64_t piece = 64 << 10;
-    const byte_range bytes = part.value_or(byte_range{0, content.size()});
+    const byte_range bytes = part.value_or(byte_range{0, size});
     http::response<http::empty_body> head(part ? http::status::partial_content : http::status::ok, x.req().version());
     head.set(http::field::content_type, "application/octet-stream");
     head.set(http::field::content_disposition, attachment_disposition(path.substr(path.rfind('/') + 1)));
     if (part) {
         head.set(http::field::content_range, "bytes " + std::to_string(part->start) + "-" +
                                                  std::to_string(part->start + part->length - 1) + "/" +
-                                                 std::to_string(content.size()));
+                                                 std::to_string(size));
     }
     set_request_id(head);
     head.content_length(bytes.length);
     if (!co_await x.begin_stream(std::move(head))) co_return;
     for (std::uint64_t sent = 0; sent < bytes.length; sent += piece) {
-        const std::string_view next = std::string_view(content).substr(bytes.start + sent, std::min(piece, bytes.length - sent));
-        if (!co_await x.chunk(next)) co_return;
+        const std::uint64_t wanted = std::min(piece, bytes.length - sent);
+        const std::string_view next = co_await piece_at(bytes.start + sent, wanted);
+        if (!next.empty() && !co_await x.chunk(next)) co_return;
+        if (next.size() < wanted) {  // shrunk while sent: the connection closes, the reply short
+            x.close_connection();
+            co_return;
+        }
     }
     co_await x.end_stream();
+}
+
+awaitable<void> stream_download(exchange& x, const std::string& path, const std::string& content,
+                                std::optional<byte_range> part) {
+    co_await stream_pieces(x, path, content.size(), part,
+                           [&](std::uint64_t at, std::uint64_t length) -> awaitable<std::string_view> {
+                               co_return std::string_view(content).substr(at, length);
+                           });
+}
+
+// A process sandbox's file, of any size, streamed from its descriptor: 1 MiB read at a time
+// by a worker (a disk may block), sent in the pieces above.
+awaitable<void> stream_file(context& c, exchange& x, const std::string& path, process_sandbox::opened_file file,
+                            std::optional<byte_range> part) {
+    constexpr std::uint64_t read_ahead = 1 << 20;
+    const std::unique_ptr<int, void (*)(int*)> closer(&file.fd, [](int* fd) { ::close(*fd); });
+    std::string buffer;
+    std::uint64_t buffered_at = 0;
+    co_await stream_pieces(x, path, file.size, part,
+                           [&](std::uint64_t at, std::uint64_t length) -> awaitable<std::string_view> {
+        if (at < buffered_at || at + length > buffered_at + buffer.size()) {
+            buffer = co_await c.off_io([&] {
+                std::string bytes(std::max(length, read_ahead), '\0');
+                std::size_t got = 0;
+                while (got < bytes.size()) {
+                    const ssize_t n = ::pread(file.fd, bytes.data() + got, bytes.size() - got, static_cast<off_t>(at + got));
+                    if (n > 0) got += static_cast<std::size_t>(n);
+                    if (n == 0 || (n < 0 && errno != EINTR)) break;
+                }
+                bytes.resize(got);
+                return bytes;
+            });
+            buffered_at = at;
+        }
+        co_return std::string_view(buffer).substr(at - buffered_at, length);
+    });
 }
 
 awaitable<void> download(context& c, exchange& x, call& k) {
@@ -443,15 +498,32 @@ awaitable<void> download(context& c, exchange& x, call& k) {
             co_await x.reply(c.not_found(x, k.sandbox_id));
             co_return;
         }
+        // Bytes stream from the file whatever its size; lines are read from it whole (64 MiB).
+        const bool lines = by_lines(x);
         std::optional<std::string> bytes;
+        std::optional<process_sandbox::opened_file> opened;
         std::optional<fs_error> failed;
         try {
-            bytes = co_await c.off_io([&] { return box->read_file(*path); });
+            if (lines) {
+                bytes = co_await c.off_io([&] { return box->read_file(*path); });
+            } else {
+                opened = co_await c.off_io([&] { return box->open_file(*path); });
+            }
         } catch (const std::system_error& e) {
             failed = fs_error_of(e);
         }
         if (failed && *failed != fs_error::not_found) {
             co_await x.reply(error_of(c, x, *failed, file_tree::normal(*path), "error reading file"));
+            co_return;
+        }
+        if (opened) {
+            download_plan plan = plan_bytes(c, x, opened->size);
+            if (plan.whole) {
+                ::close(opened->fd);
+                co_await x.reply(std::move(*plan.whole));
+            } else {
+                co_await stream_file(c, x, *path, *opened, plan.part);
+            }
             co_return;
         }
         if (bytes) file = file_entry{.content = std::make_shared<const std::string>(std::move(*bytes))};

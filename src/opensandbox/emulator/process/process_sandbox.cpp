@@ -12,6 +12,7 @@
 #include <optional>
 #include <span>
 #include <system_error>
+#include <limits>
 #include <utility>
 
 #include <dirent.h>
@@ -325,6 +326,7 @@ public:
         if (fd_ >= 0) ::close(fd_);
     }
     [[nodiscard]] int get() const noexcept { return fd_; }
+    [[nodiscard]] int release() noexcept { return std::exchange(fd_, -1); }
 
 private:
     int fd_;
@@ -332,13 +334,14 @@ private:
 
 // A regular file of the tree opened with `flags` (non-blocking: a FIFO would hold the thread
 // until something wrote to it), checked to be one of at most `max_read_bytes`.
-owned_fd open_regular(int tree, const std::string& tree_path, std::string_view path, int flags) {
+owned_fd open_regular(int tree, const std::string& tree_path, std::string_view path, int flags,
+                      std::uint64_t most = process_sandbox::max_read_bytes) {
     owned_fd fd(open_inside(tree, tree_path, path, static_cast<std::uint64_t>(flags) | O_NONBLOCK | O_NOCTTY));
     if (fd.get() < 0) fail(std::string(path));
     struct stat st {};
     const bool regular = ::fstat(fd.get(), &st) == 0 && S_ISREG(st.st_mode);
     const int refused = !regular ? (S_ISDIR(st.st_mode) ? EISDIR : EINVAL)
-                                 : static_cast<std::size_t>(st.st_size) > process_sandbox::max_read_bytes ? EFBIG : 0;
+                                 : static_cast<std::uint64_t>(st.st_size) > most ? EFBIG : 0;
     if (refused != 0) fail(std::string(path), refused);
     return fd;
 }
@@ -374,6 +377,13 @@ void write_all(const owned_fd& fd, std::string_view bytes, std::string_view path
 
 std::string process_sandbox::read_file(std::string_view path) const {
     return read_all(open_regular(tree_, tree_path_, path, O_RDONLY), path);
+}
+
+process_sandbox::opened_file process_sandbox::open_file(std::string_view path) const {
+    owned_fd fd = open_regular(tree_, tree_path_, path, O_RDONLY, std::numeric_limits<std::uint64_t>::max());
+    struct stat st {};
+    if (::fstat(fd.get(), &st) != 0) fail(std::string(path));
+    return {.fd = fd.release(), .size = static_cast<std::uint64_t>(st.st_size)};
 }
 
 std::size_t process_sandbox::replace(std::string_view path, std::string_view old, std::string_view replacement) const {

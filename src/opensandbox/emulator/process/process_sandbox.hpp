@@ -135,6 +135,13 @@ public:
     // folders: /home, /root, /tmp, /workspace (ENOENT elsewhere).
     static constexpr std::size_t max_read_bytes = 64 << 20;
     [[nodiscard]] std::string read_file(std::string_view path) const;
+    // A regular file of any size, opened for reading on the same terms (what a download
+    // streams a piece at a time): the caller owns `fd`; `size` is the size when opened.
+    struct opened_file {
+        int fd = -1;
+        std::uint64_t size = 0;
+    };
+    [[nodiscard]] opened_file open_file(std::string_view path) const;
     // Makes the directory and its parents (as mkdir -p) with `mode` (written as execd takes
     // it, see `write_file`); fails with ENOTDIR when a file is in the way.
     void make_directories(std::string_view path, int mode = 755) const;
