@@ -27,8 +27,15 @@ constexpr std::size_t min_kept_bytes = 16;
 
 void shorten(std::string& text, std::size_t cap) { text::truncate_utf8(text, cap); }
 
-void shorten_reasons(failure_report& r, std::size_t cap) {
-    for (auto& [id, record] : r.events) shorten(record.reason, cap);
+// Text for people, before evidence goes: reasons, and the diagnostics a sandbox failure
+// carries (display text no reader decides on).
+void shorten_display_text(failure_report& r, std::size_t cap) {
+    for (auto& [id, record] : r.events) {
+        shorten(record.reason, cap);
+        if (auto* sandbox = std::get_if<sandbox_details>(&record.details); sandbox && sandbox->diagnostics) {
+            shorten(*sandbox->diagnostics, cap);
+        }
+    }
 }
 
 void shorten_strings(failure_report& r, std::size_t cap) {
@@ -179,8 +186,8 @@ std::string encode_header(const failure_report& report, const limits& lim) {
             r, chain, [&] { return ledger.fits(max_bytes); }, [&](const event_record& gone) { ledger.remove(gone); });
         if (fits(r)) return text;
     }
-    // 2. Reasons, all cut to the longest length that fits.
-    if (shorten_to_fit(r, longest_string(r), shorten_reasons, fits)) return wire::detail::write_report(r);
+    // 2. Reasons and diagnostics text, all cut to the longest length that fits.
+    if (shorten_to_fit(r, longest_string(r), shorten_display_text, fits)) return wire::detail::write_report(r);
     // 3. The deepest causes, never the failure_id event.
     {
         size_ledger ledger(r);

@@ -14,6 +14,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <string>
 #include <thread>
 
@@ -447,9 +448,9 @@ TEST_P(pod_ready_timeouts, fail_the_start_with_the_status_read_and_the_diagnosti
     EXPECT_THAT(*d.diagnostics, testing::HasSubstr(std::string(GetParam().named_in_text)));
     EXPECT_THAT(*d.diagnostics, testing::HasSubstr("no container log"));
     EXPECT_LE(d.diagnostics->size(), 2048u);
-    // The failed sandbox is deleted, after its diagnostics were read.
-    EXPECT_THAT(f.what(), testing::HasSubstr("; deleted"));
-    EXPECT_EQ(sandboxes.try_get(*d.sandbox_id).error().code(), kind::provider_sandbox_lost);
+    // Named only in the message, it may be another's: reported, never deleted by the client.
+    EXPECT_THAT(f.what(), testing::HasSubstr("not deleted: the server named it only in its message"));
+    EXPECT_EQ(sandboxes.get(*d.sandbox_id).state, "Failed");
     // A report carries the row and the text to the other side of an HTTP hop.
     const auto decoded = ngfail::decode_header(ngfail::encode_header(ngfail::report_for(f)));
     ASSERT_TRUE(decoded) << decoded.error().what();
@@ -465,6 +466,88 @@ INSTANTIATE_TEST_SUITE_P(
                     start_cause_case{fault::start_cause::pool, "PoolExhausted", "no idle sandbox in pool"},
                     start_cause_case{fault::start_cause::image_pull, "ImagePullBackOff", "Failed to pull image"}),
     [](const auto& info) { return std::string(info.param.status_reason); });
+
+// A raw lifecycle server: create answers `create_status` with `create_body`; a GET of a
+// sandbox answers `known` with its status, any other 404; diagnostics stall or answer.
+struct scripted_lifecycle {
+    std::string create_status = "504 Gateway Timeout";
+    std::string create_body;
+    std::string known;  // the one sandbox that exists (Failed)
+    std::atomic<int> creates{0};
+    std::atomic<int> deletes{0};
+    ngfail_test::raw_server server{[this](int fd, const std::string& head) {
+        using ngfail_test::raw_server;
+        const std::string line = head.substr(0, head.find('\r'));
+        if (line.starts_with("POST /v1/sandboxes ")) {
+            ++creates;
+            raw_server::send_all(fd, raw_server::reply(create_status, create_body));
+        } else if (line.starts_with("DELETE ")) {
+            ++deletes;
+            raw_server::send_all(fd, raw_server::reply("204 No Content", ""));
+        } else if (line.find("/diagnostics/") != std::string::npos) {
+            std::this_thread::sleep_for(3s);  // a server slow to render them
+            raw_server::send_all(fd, raw_server::reply("501 Not Implemented", R"({"code":"NOT_IMPLEMENTED","message":"no"})"));
+        } else if (!known.empty() && line.starts_with("GET /v1/sandboxes/" + known + " ")) {
+            raw_server::send_all(fd, raw_server::reply("200 OK", R"({"id":")" + known +
+                R"(","status":{"state":"Failed","reason":"QuotaExceeded"},"createdAt":"2026-01-01T00:00:00Z","metadata":{},"entrypoint":["sh"]})"));
+        } else {
+            raw_server::send_all(fd, raw_server::reply("404 Not Found", R"({"code":"KUBERNETES::SANDBOX_NOT_FOUND","message":"gone"})"));
+        }
+    }};
+};
+
+std::string pod_timeout_naming(const std::string& words) {
+    return R"({"code":"KUBERNETES::POD_READY_TIMEOUT","message":"Timeout waiting for sandbox )" + words +
+           R"( to be Running with IP. Elapsed: 60.0s, Last state: Pending"})";
+}
+
+TEST(pod_ready_timeout, a_name_the_status_read_does_not_find_is_no_sandbox) {
+    // "sandbox creation": a word after "sandbox" is no sandbox until the server finds one.
+    scripted_lifecycle lifecycle{.create_body = pod_timeout_naming("creation")};
+    client sandboxes{{.port = lifecycle.server.port(), .timeout = 5s}};
+    const auto created = sandboxes.try_create({});
+    ASSERT_FALSE(created);
+    EXPECT_EQ(created.error().code(), kind::provider_start_failed);
+    EXPECT_FALSE(details_of(created.error()).sandbox_id);
+    EXPECT_FALSE(details_of(created.error()).delivery) << "text alone proves no delivery";
+    EXPECT_EQ(lifecycle.creates, 1);
+}
+
+TEST(pod_ready_timeout, a_sandbox_named_only_in_text_is_never_deleted_and_other_5xx_are_not_read) {
+    scripted_lifecycle lifecycle{.create_body = pod_timeout_naming("someone-elses"), .known = "someone-elses"};
+    client sandboxes{{.port = lifecycle.server.port(), .timeout = 5s}};
+    const auto created = sandboxes.try_create({});
+    ASSERT_FALSE(created);
+    EXPECT_EQ(details_of(created.error()).sandbox_id, "someone-elses");
+    EXPECT_EQ(lifecycle.deletes, 0);
+    // A 503 naming a sandbox is not the timeout's shape: read as it is, and not sent again
+    // into a sandbox the text names.
+    scripted_lifecycle other{.create_status = "503 Service Unavailable",
+                             .create_body = R"({"code":"KUBERNETES::INITIALIZATION_ERROR","message":"sandbox sbx-9 not ready"})",
+                             .known = "sbx-9"};
+    client again{{.port = other.server.port(), .timeout = 5s}};
+    const auto refused = again.try_create({});
+    ASSERT_FALSE(refused);
+    EXPECT_FALSE(details_of(refused.error()).sandbox_id);
+}
+
+TEST(pod_ready_timeout, slow_diagnostics_change_neither_the_failure_nor_its_time) {
+    scripted_lifecycle lifecycle{.create_body = pod_timeout_naming("sbx-7"), .known = "sbx-7"};
+    client plain{{.port = lifecycle.server.port(), .timeout = 4s}};
+    client attaching{{.port = lifecycle.server.port(), .timeout = 4s, .failure_diagnostics = {.fetch = true}}};
+    const auto without = plain.try_create({});
+    const auto started = std::chrono::steady_clock::now();
+    const auto with = attaching.try_create({});
+    const auto took = std::chrono::steady_clock::now() - started;
+    ASSERT_FALSE(without);
+    ASSERT_FALSE(with);
+    EXPECT_EQ(with.error().code(), without.error().code());
+    EXPECT_EQ(details_of(with.error()).sandbox_id, details_of(without.error()).sandbox_id);
+    EXPECT_EQ(details_of(with.error()).delivery, details_of(without.error()).delivery);
+    EXPECT_EQ(details_of(with.error()).provider_status_reason, "QuotaExceeded");
+    EXPECT_FALSE(details_of(with.error()).diagnostics) << "none came in time";
+    EXPECT_LT(took, 5s) << "the diagnostics' slice is bounded, within the call's time";
+}
 
 TEST(pod_ready_timeout, without_the_option_the_failure_is_the_same_and_carries_no_text) {
     embedded_server server{{.api_key = std::string(key)}};

@@ -270,7 +270,7 @@ void describe(observation& seen, const std::exception_ptr& cause) {
 // cause, an api_error, was scrubbed when it was made).
 void scrub(observation& seen, const redactor& secrets) {
     for (auto* text : {&seen.sandbox_id, &seen.reason, &seen.execution_id, &seen.provider_status_reason,
-                       &seen.provider_code, &seen.sandbox_state, &seen.failure_kind, &seen.diagnostics}) {
+                       &seen.provider_code, &seen.sandbox_state, &seen.failure_kind}) {
         secrets.scrub(*text);
     }
 }
@@ -291,17 +291,18 @@ failure not_resent(const failure& f, std::chrono::milliseconds asked, std::chron
     }
 }
 
-awaitable<void> add_sandbox_status(const call_context& probe, observation& seen) {
-    if (!seen.sandbox_id || clock::now() >= probe.deadline) co_return;
+awaitable<void> add_sandbox_status(const call_context& call, observation& seen) {
+    const std::optional<call_context> probe = call.within(status_probe_timeout);
+    if (!seen.sandbox_id || !probe) co_return;
     try {
         const sandbox_info info = sandbox_of(
-            co_await probe.lifecycle(beast_http::verb::get, "/sandboxes/" + path_segment(*seen.sandbox_id), nullptr));
+            co_await probe->lifecycle(beast_http::verb::get, "/sandboxes/" + path_segment(*seen.sandbox_id), nullptr));
         seen.sandbox_state = info.state;
         seen.provider_status_reason = info.reason;
     } catch (...) {
         // no status, no evidence
     }
-    co_await add_diagnostics(probe, seen);
+    co_await add_diagnostics(call, seen);
 }
 
 failure cancelled_before_retry(const observation& last) noexcept {

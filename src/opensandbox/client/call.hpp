@@ -132,8 +132,9 @@ void describe(observation& seen, const std::exception_ptr& cause);
 // closed 1011), the sandbox's own status is evidence: its state and reason (structured
 // fields only) go into `seen`, within `probe`'s deadline. No status, no evidence: nothing is
 // added, and the failure stands on what was seen.
-// When the client fetches failure diagnostics (`client_options::failure_diagnostics`), their
-// text is attached to `seen` after the status (`add_diagnostics`).
+// The read gets at most `status_probe_timeout` of the call's time. When the client fetches
+// failure diagnostics (`client_options::failure_diagnostics`), their text is attached to
+// `seen` after the status (`add_diagnostics`), in another such slice.
 [[nodiscard]] awaitable<void> add_sandbox_status(const call_context& probe, observation& seen);
 
 // The sandbox's diagnostic events and logs as one text in `seen.diagnostics`, scrubbed of
@@ -142,7 +143,8 @@ void describe(observation& seen, const std::exception_ptr& cause);
 [[nodiscard]] awaitable<void> add_diagnostics(const call_context& probe, observation& seen);
 
 // Every text the observation took from a reply, with the request's secrets scrubbed (the
-// cause, an api_error, was scrubbed when it was made).
+// cause, an api_error, was scrubbed when it was made; diagnostics when they were attached,
+// before they were cut to their bound).
 void scrub(observation& seen, const redactor& secrets);
 
 // The wait the server asked for (`Retry-After`), if any.

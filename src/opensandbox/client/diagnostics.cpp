@@ -44,12 +44,16 @@ std::string diagnostics_path(std::string_view sandbox_id, operation op, std::str
     return sandbox_path(sandbox_id, what) + "?scope=" + path_segment(scope);
 }
 
-// One part of an attachment: its text, or what stands for it.
-std::string attached_text(const diagnostic_content& d) {
+// One part of an attachment: its heading, then its text (or what stands for it), the
+// server's words scrubbed of the client's secrets.
+std::string attached_text(const diagnostic_content& d, const redactor& secrets) {
     std::string text = d.content ? *d.content : "(offered by URL, not fetched)";
     if (d.truncated) text += "\n(cut by the server)";
     for (const std::string& w : d.warnings) text += "\n(warning: " + w + ")";
-    return text;
+    std::string heading = d.kind + " (" + d.scope + "):\n";
+    secrets.scrub(heading);
+    secrets.scrub(text);
+    return heading + text;
 }
 
 // At most `bound` bytes, never ending inside a UTF-8 sequence.
@@ -64,24 +68,26 @@ void cut_to(std::string& text, std::size_t bound) {
 
 }  // namespace
 
-awaitable<void> add_diagnostics(const call_context& probe, observation& seen) {
-    const failure_diagnostics_options& wanted = probe.options.failure_diagnostics;
-    if (!wanted.fetch || !seen.sandbox_id || wanted.scope.empty() || breaks_a_line(wanted.scope)) co_return;
+awaitable<void> add_diagnostics(const call_context& call, observation& seen) {
+    const failure_diagnostics_options& wanted = call.options.failure_diagnostics;
+    if (!wanted.fetch || wanted.max_bytes == 0 || !seen.sandbox_id || wanted.scope.empty() ||
+        breaks_a_line(wanted.scope)) {
+        co_return;
+    }
+    const std::optional<call_context> probe = call.within(status_probe_timeout);
     std::string text;
     for (const operation op : {operation::diagnostic_events, operation::diagnostic_logs}) {
-        if (clock::now() >= probe.deadline) break;
+        if (!probe || clock::now() >= probe->deadline) break;
         try {
-            const diagnostic_content d = diagnostic_of(co_await probe.lifecycle(
+            const diagnostic_content d = diagnostic_of(co_await probe->lifecycle(
                 beast_http::verb::get, diagnostics_path(*seen.sandbox_id, op, wanted.scope), nullptr));
-            text += (text.empty() ? "" : "\n") + std::string(d.kind) + " (" + d.scope + "):\n" + attached_text(d);
+            text += (text.empty() ? "" : "\n") + attached_text(d, call.secrets);
         } catch (...) {
             // none to attach: a server without the API (501) or past its deadline
         }
     }
-    if (text.empty()) co_return;
-    probe.secrets.scrub(text);
     cut_to(text, wanted.max_bytes);
-    seen.diagnostics = std::move(text);
+    if (!text.empty()) seen.diagnostics = std::move(text);
 }
 
 awaitable<result<diagnostic_content>> diagnostics_operation(client_state& s, operation op, std::string sandbox_id,

@@ -93,10 +93,16 @@ awaitable<result<void>> sandbox_action(client_state& s, operation op, std::strin
     }));
 }
 
-// The sandbox a create's 5xx names: the real server's words ("Timeout waiting for sandbox
-// <id> to be Running with IP") are its only record of which sandbox it made and gave up
-// on. Only an address for the status and diagnostics reads, never evidence of a kind.
-std::optional<std::string> sandbox_named_in(std::string_view message) {
+// The sandbox a create's 504 POD_READY_TIMEOUT names: the real server's words ("Timeout
+// waiting for sandbox <id> to be Running with IP") are its only record of which sandbox it
+// made and gave up on. Only an address for the status and diagnostics reads, kept only
+// when the status read finds that sandbox; never evidence of a kind.
+std::optional<std::string> sandbox_named_in(const api_error& e) {
+    constexpr std::string_view timed_out = "POD_READY_TIMEOUT";
+    if (e.status() != 504 || !e.code() || !(*e.code() == timed_out || e.code()->ends_with("::" + std::string(timed_out)))) {
+        return std::nullopt;
+    }
+    const std::string_view message = e.what();
     constexpr std::string_view word = "sandbox ";
     for (std::size_t at = 0; at + word.size() < message.size(); ++at) {
         const std::string_view rest = message.substr(at);
@@ -136,16 +142,22 @@ awaitable<result<sandbox_info>> create_operation(client_state& s, create_request
         try {
             answered = sandbox_of(co_await c.lifecycle(verb::post, "/sandboxes", &body));
         } catch (const api_error& e) {
-            // A 5xx after the server made a sandbox (504 POD_READY_TIMEOUT): its status decides.
-            seen.sandbox_id = e.status() >= 500 ? sandbox_named_in(e.what()) : std::nullopt;
+            // The server made a sandbox and gave up waiting for it: its status is read.
+            seen.sandbox_id = sandbox_named_in(e);
             if (!seen.sandbox_id) throw;
             server_fault = std::current_exception();
         }
         if (server_fault) {
             describe(seen, server_fault);
             co_await add_sandbox_status(c, seen);
-            const sandbox_info named{.id = *seen.sandbox_id, .state = seen.sandbox_state.value_or("")};
-            if (is_terminal(named)) seen.reason = seen.reason.value_or("create failed") + co_await clean_up_failed_sandbox(c, request, named);
+            if (!seen.sandbox_state) {  // not found (or not read): the message proves no sandbox
+                seen.sandbox_id.reset();
+                seen.diagnostics.reset();
+                co_return std::nullopt;
+            }
+            // Named by text alone, it may be another's: reported, never deleted here.
+            seen.reason = seen.reason.value_or("create failed") + "; sandbox " + *seen.sandbox_id + " (" +
+                          *seen.sandbox_state + ") not deleted: the server named it only in its message";
             co_return std::nullopt;
         }
         sandbox_info info = std::move(*answered);

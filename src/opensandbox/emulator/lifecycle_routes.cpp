@@ -357,6 +357,7 @@ awaitable<void> create(context& c, exchange& x, call& k) {
             stored.reason = std::string(c.profile.pending.reason);
             stored.message = message_for(c.profile.pending, s.id);
             stored.ready_at = mono_clock::time_point::max();
+            stored.never_started = true;
         });
         const auto began = mono_clock::now();
         co_await x.wait(k.active_fault->stall_for);
