@@ -43,7 +43,9 @@ int dispatch(std::span<const std::string_view> args, const streams& io) {
         return exit_bad_input;
     }
     const auto rest = args.subspan(1);
-    if (std::ranges::find(rest, std::string_view{"--help"}) != rest.end()) {
+    // After `--` the words are a command's own (`ngfail sandbox exec ID -- grep --help`).
+    const auto options_end = std::ranges::find(rest, std::string_view{"--"});
+    if (std::find(rest.begin(), options_end, std::string_view{"--help"}) != options_end) {
         io.out << it->usage();
         return exit_ok;
     }

@@ -1,0 +1,15 @@
+// What a classified failure says at a glance: its kind, its delivery, when to retry and the
+// row of the evidence table that decided (docs/opensandbox.md), a line each.
+#pragma once
+
+#include "style.hpp"
+
+#include <ngfail/failure.hpp>
+
+#include <iosfwd>
+
+namespace ngfail::cli {
+
+void print_failure_summary(std::ostream& out, const failure& f, const style& s);
+
+}  // namespace ngfail::cli
