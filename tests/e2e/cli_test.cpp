@@ -70,12 +70,12 @@ TEST(cli, unknown_command_is_bad_input) {
 TEST(cli, top_level_help_lists_the_commands) {
     const auto [status, out] = run_cli("--help");
     EXPECT_EQ(status, 0);
-    for (const char* c : {"kinds", "classify", "decode", "stats", "demo"}) EXPECT_THAT(out, testing::HasSubstr(c));
+    for (const char* c : {"kinds", "classify", "decode", "stats", "demo", "sandbox"}) EXPECT_THAT(out, testing::HasSubstr(c));
 }
 
 TEST(cli, every_command_has_help) {
     for (const std::string& c : {std::string("kinds"), std::string("classify"), std::string("decode"),
-                                 std::string("stats"), std::string("demo")}) {
+                                 std::string("stats"), std::string("demo"), std::string("sandbox")}) {
         const auto [status, out] = run_cli(c + " --help");
         EXPECT_EQ(status, 0) << c;
         EXPECT_THAT(out, testing::StartsWith("usage: ngfail " + c)) << c;
