@@ -1,6 +1,7 @@
 // ngfail serve [--host H] [--port N] [--api-key K] [--backend kubernetes|docker]
 //              [--runtime simulated|process] [--state-dir DIR]
 //              [--pending-ms N] [--transition-ms N] [--tls-cert PEM --tls-key PEM] [--fault JSON]...
+//              [--no-diagnostics]
 #include "args.hpp"
 
 #include <ngfail/opensandbox/testing/embedded_server.hpp>
@@ -15,7 +16,8 @@ namespace {
 
 const arg_spec spec{
     .with_value = {"host", "port", "api-key", "backend", "runtime", "state-dir", "pending-ms", "transition-ms", "fault",
-                   "tls-cert", "tls-key"}};
+                   "tls-cert", "tls-key"},
+    .flags = {"no-diagnostics"}};
 
 bool is_loopback(std::string_view host) {
     return host == "localhost" || host.starts_with("127.") || host == "::1" || host == "[::1]";
@@ -62,6 +64,7 @@ std::optional<opensandbox::testing::server_options> options_of(const parsed_args
         options.runtime = *r;
     }
     options.state_dir = a.value("state-dir").value_or("");
+    options.diagnostics = !a.has("no-diagnostics");
     if (const auto pending = a.value("pending-ms")) {
         const auto n = to_int(*pending);
         if (!n || *n < 0) return complain("--pending-ms takes a number of milliseconds");
@@ -137,6 +140,7 @@ std::string serve_usage() {
     return "usage: ngfail serve [--host H] [--port N] [--api-key K] [--backend kubernetes|docker]\n"
            "                    [--runtime simulated|process] [--state-dir DIR]\n"
            "                    [--pending-ms N] [--transition-ms N] [--tls-cert PEM --tls-key PEM] [--fault JSON]...\n"
+           "                    [--no-diagnostics]\n"
            "\n"
            "Runs a local OpenSandbox: the lifecycle API (/v1/sandboxes...) and execd, reached through\n"
            "the server proxy (/sandboxes/{id}/proxy/{port}/...) or a direct endpoint on a second port.\n"
@@ -149,6 +153,8 @@ std::string serve_usage() {
            "look like (default kubernetes). --pending-ms keeps new sandboxes Pending that long;\n"
            "--transition-ms makes a Kubernetes pause or resume take that long (Pausing, Resuming).\n"
            "--tls-cert and --tls-key (PEM files) serve both ports over HTTPS.\n"
+           "--no-diagnostics answers the diagnostics API (/v1/sandboxes/{id}/diagnostics/...) with\n"
+           "501, as a server without it does.\n"
            "--runtime process runs real commands in bubblewrap sandboxes (each with its own\n"
            "namespaces, a private /home, /tmp and /workspace under --state-dir, a cgroup bounding its\n"
            "memory, 512Mi unless the create request's resourceLimits.memory says otherwise); it needs\n"
@@ -161,7 +167,8 @@ std::string serve_usage() {
            "drop_after_init, no_terminal_event, signal_exit, stall (stall_ms), malformed_json,\n"
            "sandbox_status (state, reason); on attach_terminal: taken_over, policy_close,\n"
            "drop_mid_frame; what users report: cut_stream (cut_after_bytes, cut_after_ms),\n"
-           "lose_reply, oom_kill with \"surface\": \"bare_502\" (or \"ws_1011\" on attach_terminal).\n"
+           "lose_reply, oom_kill with \"surface\": \"bare_502\" (or \"ws_1011\" on attach_terminal),\n"
+           "pod_ready_timeout on create (cause: quota, pool or image_pull; stall_ms before the 504).\n"
            "POST /_ngfail/faults adds one while it runs.\n"
            "Serves until SIGINT or SIGTERM, then exits 0.\n";
 }

@@ -105,13 +105,13 @@ private:
     std::thread drain_;
 };
 
-// The lifecycle spec's server URL ends in /v1, which `prism mock` does not serve: the same
-// spec with its paths under /v1, as a real server has them.
-std::string lifecycle_spec_under_v1() {
-    const std::filesystem::path source = conformance("specs/sandbox-lifecycle.yml");
+// The lifecycle and diagnostics specs' server URL ends in /v1, which `prism mock` does not
+// serve: the same spec with its paths under /v1, as a real server has them.
+std::string spec_under_v1(const std::string& name) {
+    const std::filesystem::path source = conformance("specs/" + name);
     // One file per process: ctest runs this program's tests in parallel processes.
     const std::filesystem::path copy =
-        std::filesystem::path(testing::TempDir()) / ("ngfail-lifecycle-v1-" + std::to_string(::getpid()) + ".yml");
+        std::filesystem::path(testing::TempDir()) / ("ngfail-v1-" + std::to_string(::getpid()) + "-" + name);
     std::ifstream in(source);
     std::ofstream out(copy);
     bool in_paths = false;
@@ -123,6 +123,7 @@ std::string lifecycle_spec_under_v1() {
     return copy.string();
 }
 
+std::string lifecycle_spec_under_v1() { return spec_under_v1("sandbox-lifecycle.yml"); }
 std::string execd_spec() { return conformance("specs/execd-api.yaml"); }
 
 // What went wrong, for a failure message.
@@ -256,7 +257,23 @@ void every_execd_operation(unsigned short execd_port) {
     }
 }
 
+// Both diagnostics routes, in a scope the spec names; each must be sent valid and read.
+void every_diagnostics_operation(unsigned short port) {
+    client c({.port = port, .api_key = "sk-prism"});
+    const auto logs = c.try_diagnostic_logs("sbx-1", "container");
+    ASSERT_TRUE(logs) << outcome(logs);
+    EXPECT_TRUE(logs.value().delivery == "inline" || logs.value().delivery == "url") << logs.value().delivery;
+    const auto events = c.try_diagnostic_events("sbx-1");
+    ASSERT_TRUE(events) << outcome(events);
+    EXPECT_TRUE(events.value().kind == "logs" || events.value().kind == "events") << events.value().kind;
+}
+
 struct prism_client : testing::TestWithParam<std::optional<int>> {};
+
+TEST_P(prism_client, diagnostics_requests_are_valid_and_replies_are_read) {
+    const prism_mock prism(spec_under_v1("diagnostic-api.yml"), GetParam());
+    every_diagnostics_operation(prism.port());
+}
 
 TEST_P(prism_client, lifecycle_requests_are_valid_and_replies_are_read) {
     const prism_mock prism(lifecycle_spec_under_v1(), GetParam());

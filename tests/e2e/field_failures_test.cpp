@@ -1,6 +1,8 @@
 // The failures OpenSandbox users report, each reproduced by its fault in the embedded server
 // and met by the client over real loopback sockets: a long command's stream cut mid-chunk
 // (lost with its command when streamed; survived by detached execution, never started twice).
+#include "support/raw_server.hpp"
+
 #include <ngfail/opensandbox.hpp>
 #include <ngfail/opensandbox/testing/embedded_server.hpp>
 #include <ngfail/request_failure_log.hpp>
@@ -408,6 +410,205 @@ TEST(cut_stream_fault, is_refused_without_a_point_to_cut_at_and_on_what_it_canno
     EXPECT_EQ(parsed.value().times, 2);
     EXPECT_EQ(ngfail::opensandbox::testing::to_json(parsed.value()),
               R"({"operation":"exec","action":"cut_stream","times":2,"cut_after_bytes":10,"cut_after_ms":500})");
+}
+
+// ---- a create that waits, then a generic 504 that hides its cause -------------------------------
+
+struct start_cause_case {
+    fault::start_cause cause;
+    std::string_view status_reason;  // what the sandbox's status says, structured
+    std::string_view named_in_text;  // what its diagnostics say, for people
+
+    friend void PrintTo(const start_cause_case& c, std::ostream* out) { *out << c.status_reason; }
+};
+
+class pod_ready_timeouts : public testing::TestWithParam<start_cause_case> {
+protected:
+    embedded_server server{{.api_key = std::string(key)}};
+    client sandboxes{{.port = server.port(), .api_key = std::string(key), .timeout = 5s,
+                      .failure_diagnostics = {.fetch = true}}};
+};
+
+TEST_P(pod_ready_timeouts, fail_the_start_with_the_status_read_and_the_diagnostics_attached) {
+    server.inject(fault::pod_ready_timeout(GetParam().cause, 100ms));
+
+    const auto created = sandboxes.try_create({});
+
+    ASSERT_FALSE(created);
+    const ngfail::failure& f = created.error();
+    EXPECT_EQ(f.code(), kind::provider_start_failed) << f.what();
+    EXPECT_EQ(f.http_status(), 504);
+    const auto& d = details_of(f);
+    EXPECT_EQ(d.evidence_row, "start_failed") << "the 504's code decides, not the diagnostics";
+    ASSERT_TRUE(d.sandbox_id) << "the sandbox the 504 named";
+    EXPECT_EQ(d.provider_status_reason, GetParam().status_reason);
+    EXPECT_EQ(d.delivery, delivery::delivered) << "a sandbox was made";
+    ASSERT_TRUE(d.diagnostics);
+    EXPECT_THAT(*d.diagnostics, testing::HasSubstr(std::string(GetParam().named_in_text)));
+    EXPECT_THAT(*d.diagnostics, testing::HasSubstr("no container log"));
+    EXPECT_LE(d.diagnostics->size(), 2048u);
+    // The failed sandbox is deleted, after its diagnostics were read.
+    EXPECT_THAT(f.what(), testing::HasSubstr("; deleted"));
+    EXPECT_EQ(sandboxes.try_get(*d.sandbox_id).error().code(), kind::provider_sandbox_lost);
+    // A report carries the row and the text to the other side of an HTTP hop.
+    const auto decoded = ngfail::decode_header(ngfail::encode_header(ngfail::report_for(f)));
+    ASSERT_TRUE(decoded) << decoded.error().what();
+    ASSERT_TRUE(decoded.value().failure_id);
+    const auto& carried = std::get<ngfail::sandbox_details>(decoded.value().events.at(*decoded.value().failure_id).details);
+    EXPECT_EQ(carried.evidence_row, "start_failed");
+    EXPECT_EQ(carried.diagnostics, d.diagnostics);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    each_cause, pod_ready_timeouts,
+    testing::Values(start_cause_case{fault::start_cause::quota, "QuotaExceeded", "exceeded quota"},
+                    start_cause_case{fault::start_cause::pool, "PoolExhausted", "no idle sandbox in pool"},
+                    start_cause_case{fault::start_cause::image_pull, "ImagePullBackOff", "Failed to pull image"}),
+    [](const auto& info) { return std::string(info.param.status_reason); });
+
+TEST(pod_ready_timeout, without_the_option_the_failure_is_the_same_and_carries_no_text) {
+    embedded_server server{{.api_key = std::string(key)}};
+    client sandboxes{{.port = server.port(), .api_key = std::string(key), .timeout = 5s}};
+    server.inject(fault::pod_ready_timeout(fault::start_cause::pool));
+    const auto created = sandboxes.try_create({});
+    ASSERT_FALSE(created);
+    EXPECT_EQ(created.error().code(), kind::provider_start_failed);
+    EXPECT_EQ(details_of(created.error()).provider_status_reason, "PoolExhausted");
+    EXPECT_FALSE(details_of(created.error()).diagnostics);
+}
+
+TEST(pod_ready_timeout, a_server_without_diagnostics_leaves_the_failure_as_it_was) {
+    embedded_server server{{.api_key = std::string(key), .diagnostics = false}};
+    client sandboxes{{.port = server.port(), .api_key = std::string(key), .timeout = 5s,
+                      .failure_diagnostics = {.fetch = true}}};
+    server.inject(fault::pod_ready_timeout(fault::start_cause::quota));
+    const auto created = sandboxes.try_create({});
+    ASSERT_FALSE(created);
+    EXPECT_EQ(created.error().code(), kind::provider_start_failed);
+    EXPECT_EQ(details_of(created.error()).provider_status_reason, "QuotaExceeded");
+    EXPECT_FALSE(details_of(created.error()).diagnostics);
+}
+
+TEST(pod_ready_timeout, on_docker_is_the_containers_failed_start_read_with_its_status) {
+    embedded_server server{{.api_key = std::string(key), .backend = ngfail::opensandbox::testing::backend::docker}};
+    client sandboxes{{.port = server.port(), .api_key = std::string(key), .timeout = 5s}};
+    server.inject(fault::pod_ready_timeout(fault::start_cause::image_pull));
+    const auto created = sandboxes.try_create({});
+    ASSERT_FALSE(created);
+    EXPECT_EQ(created.error().http_status(), 500);
+    EXPECT_EQ(details_of(created.error()).provider_code, "DOCKER::SANDBOX_START_FAILED");
+    // ImagePullBackOff, a status reason, proves the failed start.
+    EXPECT_EQ(created.error().code(), kind::provider_start_failed) << created.error().what();
+}
+
+TEST(pod_ready_timeout_fault, takes_a_cause_and_a_wait_on_create_only) {
+    namespace testing_ = ngfail::opensandbox::testing;
+    const auto parsed = testing_::parse_fault(R"({"operation":"create","action":"pod_ready_timeout","cause":"pool","stall_ms":250})");
+    ASSERT_TRUE(parsed) << parsed.error().what();
+    EXPECT_EQ(parsed.value().cause, fault::start_cause::pool);
+    EXPECT_EQ(parsed.value().stall_for, 250ms);
+    EXPECT_EQ(testing_::to_json(parsed.value()),
+              R"({"operation":"create","action":"pod_ready_timeout","times":1,"stall_ms":250,"cause":"pool"})");
+    EXPECT_FALSE(testing_::parse_fault(R"({"operation":"exec","action":"pod_ready_timeout"})"));
+    EXPECT_FALSE(testing_::parse_fault(R"({"operation":"create","action":"pod_ready_timeout","cause":"disk"})"));
+    EXPECT_FALSE(testing_::parse_fault(R"({"operation":"create","action":"crash","cause":"pool"})"));
+}
+
+// ---- the diagnostics API, and its text attached but never evidence ------------------------------
+
+TEST_F(field_failures, diagnostics_give_a_sandboxs_logs_and_events_as_text) {
+    const auto logs = sandboxes.diagnostic_logs(id);
+    EXPECT_EQ(logs.sandbox_id, id);
+    EXPECT_EQ(logs.kind, "logs");
+    EXPECT_EQ(logs.scope, "all");
+    EXPECT_EQ(logs.delivery, "inline");
+    EXPECT_THAT(logs.content_type, testing::StartsWith("text/plain"));
+    ASSERT_TRUE(logs.content);
+    EXPECT_THAT(*logs.content, testing::HasSubstr("execd started"));
+    EXPECT_FALSE(logs.truncated);
+    const auto events = sandboxes.diagnostic_events(id, "lifecycle");
+    EXPECT_EQ(events.scope, "lifecycle");
+    ASSERT_TRUE(events.content);
+    EXPECT_THAT(*events.content, testing::HasSubstr("Created Sandbox " + id));
+    EXPECT_THAT(*events.content, testing::HasSubstr("Running"));
+    EXPECT_THAT(*sandboxes.diagnostic_events(id, "network").content, testing::IsEmpty());
+}
+
+TEST_F(field_failures, diagnostics_fail_as_any_call_does) {
+    const auto gone = sandboxes.try_diagnostic_logs("no-such-sandbox");
+    ASSERT_FALSE(gone);
+    EXPECT_EQ(gone.error().code(), kind::provider_sandbox_lost);
+    EXPECT_EQ(details_of(gone.error()).operation, "diagnostic_logs");
+    const auto unscoped = sandboxes.try_diagnostic_events(id, "");
+    ASSERT_FALSE(unscoped);
+    EXPECT_EQ(details_of(unscoped.error()).delivery, delivery::not_sent);
+    const auto unknown_scope = sandboxes.try_diagnostic_events(id, "kernel");
+    ASSERT_FALSE(unknown_scope);
+    EXPECT_EQ(unknown_scope.error().http_status(), 400);
+
+    embedded_server without{{.api_key = std::string(key), .diagnostics = false}};
+    client other{{.port = without.port(), .api_key = std::string(key), .timeout = 5s}};
+    const std::string there = other.create({}).id;
+    const auto unserved = other.try_diagnostic_logs(there);
+    ASSERT_FALSE(unserved);
+    EXPECT_EQ(unserved.error().http_status(), 501);
+    EXPECT_EQ(unserved.error().code(), kind::provider_unavailable) << unserved.error().what();
+}
+
+TEST(failure_diagnostics, an_oom_named_only_in_the_diagnostics_never_decides_the_kind) {
+    // Kubernetes reports an OOM kill as Failed/FAILED, naming OOMKilled only in its message:
+    // the diagnostics repeat that message; the kind stays what the structured status proves.
+    embedded_server server{{.api_key = std::string(key)}};
+    client plain{{.port = server.port(), .api_key = std::string(key), .timeout = 5s}};
+    client attaching{{.port = server.port(), .api_key = std::string(key), .timeout = 5s,
+                      .failure_diagnostics = {.fetch = true, .max_bytes = 300}}};
+    std::vector<ngfail::failure> seen;
+    for (client* c : {&plain, &attaching}) {
+        const std::string id = c->create({}).id;
+        server.inject({.operation = "exec", .what = action::oom_kill, .shown_as = fault::surface::bare_502});
+        const auto ran = c->try_exec(id, {.command = "python3 train.py"});
+        ASSERT_FALSE(ran);
+        seen.push_back(ran.error());
+    }
+    EXPECT_EQ(seen[0].code(), kind::provider_sandbox_lost);
+    EXPECT_EQ(seen[1].code(), seen[0].code());
+    EXPECT_EQ(details_of(seen[1]).evidence_row, details_of(seen[0]).evidence_row);
+    EXPECT_EQ(details_of(seen[1]).delivery, details_of(seen[0]).delivery);
+    ASSERT_TRUE(details_of(seen[1]).diagnostics);
+    EXPECT_THAT(*details_of(seen[1]).diagnostics, testing::HasSubstr("OOMKilled"));
+    EXPECT_LE(details_of(seen[1]).diagnostics->size(), 300u);
+    EXPECT_FALSE(details_of(seen[0]).diagnostics);
+}
+
+TEST(failure_diagnostics, never_carry_the_api_key) {
+    // A server whose diagnostics echo the request's key (as a request log might): a pause
+    // refused 409 is read with the sandbox's status, then its diagnostics, scrubbed.
+    const std::string secret = "sk-echoed-in-diagnostics";
+    ngfail_test::raw_server server([&](int fd, const std::string& head) {
+        using ngfail_test::raw_server;
+        const std::string line = head.substr(0, head.find('\r'));
+        const auto json_reply = [&](std::string status, std::string body) {
+            raw_server::send_all(fd, raw_server::reply(std::move(status), body));
+        };
+        if (line.starts_with("POST /v1/sandboxes/sbx-1/pause")) {
+            json_reply("409 Conflict", R"({"code":"KUBERNETES::INVALID_STATE","message":"not running"})");
+        } else if (line.find("/diagnostics/") != std::string::npos) {
+            const std::string kind = line.find("/logs") != std::string::npos ? "logs" : "events";
+            json_reply("200 OK", R"({"sandboxId":"sbx-1","kind":")" + kind + R"(","scope":"all","delivery":"inline",)"
+                                 R"("contentType":"text/plain","truncated":false,"content":"request with key )" + secret +
+                                 R"( refused"})");
+        } else {
+            json_reply("200 OK", R"({"id":"sbx-1","status":{"state":"Running"},"createdAt":"2026-01-01T00:00:00Z",)"
+                                 R"("metadata":{},"entrypoint":["sh"]})");
+        }
+    });
+    client sandboxes{{.port = server.port(), .api_key = secret, .timeout = 5s, .failure_diagnostics = {.fetch = true}}};
+    const auto paused = sandboxes.try_pause("sbx-1");
+    ASSERT_FALSE(paused);
+    EXPECT_EQ(paused.error().code(), kind::provider_state_conflict) << paused.error().what();
+    ASSERT_TRUE(details_of(paused.error()).diagnostics);
+    EXPECT_THAT(*details_of(paused.error()).diagnostics, testing::HasSubstr("request with key"));
+    EXPECT_THAT(ngfail::encode_header(ngfail::report_for(paused.error())), testing::Not(testing::HasSubstr(secret)));
 }
 
 }  // namespace

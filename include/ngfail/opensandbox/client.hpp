@@ -56,6 +56,7 @@
 #include <ngfail/opensandbox/completion.hpp>
 #include <ngfail/opensandbox/connection_error.hpp>
 #include <ngfail/opensandbox/detail/faces.hpp>
+#include <ngfail/opensandbox/diagnostic_types.hpp>
 #include <ngfail/opensandbox/file_types.hpp>
 #include <ngfail/opensandbox/metrics_types.hpp>
 #include <ngfail/opensandbox/sandbox_types.hpp>
@@ -222,6 +223,14 @@ public:
     NGFAIL_OPENSANDBOX_CALL(list_snapshots, (const snapshot_list_request_ref& request = {}),
                             (request), std::vector<snapshot_info>)
     NGFAIL_OPENSANDBOX_CALL(delete_snapshot, (std::string_view snapshot_id), (snapshot_id), void)
+    // Diagnostics: a sandbox's logs or events as the server renders them for people, in a
+    // `scope` the server defines ("all", "container", "lifecycle", "runtime", …). Servers
+    // without the API answer 501 (`provider_request_rejected`). The text is for reading: the
+    // API's spec gives it no schema, and no failure's kind is ever taken from it.
+    NGFAIL_OPENSANDBOX_CALL(diagnostic_logs, (std::string_view sandbox_id, std::string_view scope = "all"),
+                            (sandbox_id, scope), diagnostic_content)
+    NGFAIL_OPENSANDBOX_CALL(diagnostic_events, (std::string_view sandbox_id, std::string_view scope = "all"),
+                            (sandbox_id, scope), diagnostic_content)
     // How many replacements were made in each file.
     NGFAIL_OPENSANDBOX_CALL(replace_contents, (std::string_view sandbox_id, const std::map<std::string, content_replacement>& replacements),
                             (sandbox_id, replacements), std::map<std::string, std::int64_t>)

@@ -41,6 +41,17 @@ struct detached_options {
     int resumes = 8;
 };
 
+// The server's diagnostics (its logs and events as text) attached to a failure the
+// structured evidence leaves ambiguous: a 5xx on create, a bare 502 on a command, a
+// terminal closed 1011, a stream cut before it began. Fetched after the sandbox's status,
+// within the call's deadline; attached to `sandbox_details::diagnostics`, scrubbed of the
+// client's secrets and cut to `max_bytes`. Only for people: the kind never follows it.
+struct failure_diagnostics_options {
+    bool fetch = false;  // off: two more requests after such a failure, for text
+    std::string scope = "all";
+    std::size_t max_bytes = 2048;  // the whole attachment; a report keeps 4096 bytes a field
+};
+
 struct tls_options {
     bool verify_peer = true;  // false: any machine on the path can read the API key
     std::string ca_file{};    // PEM certificates to trust instead of the system store
@@ -66,6 +77,7 @@ struct client_options {
     std::vector<std::string> secret_headers{};
     tls_options tls{};
     detached_options detached{};
+    failure_diagnostics_options failure_diagnostics{};
     std::size_t max_idle_connections = 64;        // kept alive per server for reuse
     std::size_t max_kept_connections = 256;       // kept alive in all (each direct endpoint is a server)
     // An idle connection older is closed, whichever server it belongs to (at the client's

@@ -41,11 +41,13 @@ enum class operation : int {
     run_code, interrupt_code,
     // execd: interactive terminals (PTY sessions)
     create_terminal, terminal_status, delete_terminal, attach_terminal,
-    // (a new operation goes above, or `operation_count` below counts from it)
+    // lifecycle server: diagnostics (display text, specs/diagnostic-api.yml)
+    diagnostic_logs, diagnostic_events,
+    // (a new operation goes above, and `operation_count` below counts from it)
 };
 
 // How many operations there are: every table keyed by `operation` has this many rows.
-inline constexpr std::size_t operation_count = static_cast<std::size_t>(operation::attach_terminal) + 1;
+inline constexpr std::size_t operation_count = static_cast<std::size_t>(operation::diagnostic_events) + 1;
 
 struct operation_traits {
     std::string_view name;   // the wire name

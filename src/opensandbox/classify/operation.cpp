@@ -73,6 +73,8 @@ constexpr std::array<keyed_row, operation_count> rows{{
     {operation::terminal_status,      {"terminal_status",     idempotent,      false, false, true}},
     {operation::delete_terminal,      {"delete_terminal",     before_delivery, false, false, true}},
     {operation::attach_terminal,      {"attach_terminal",     before_delivery, false, false, true}},
+    {operation::diagnostic_logs,      {"diagnostic_logs",     idempotent,      false, false, false}},
+    {operation::diagnostic_events,    {"diagnostic_events",   idempotent,      false, false, false}},
 }};
 
 constexpr bool keyed_in_order() {

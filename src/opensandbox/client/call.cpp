@@ -270,7 +270,7 @@ void describe(observation& seen, const std::exception_ptr& cause) {
 // cause, an api_error, was scrubbed when it was made).
 void scrub(observation& seen, const redactor& secrets) {
     for (auto* text : {&seen.sandbox_id, &seen.reason, &seen.execution_id, &seen.provider_status_reason,
-                       &seen.provider_code, &seen.sandbox_state, &seen.failure_kind}) {
+                       &seen.provider_code, &seen.sandbox_state, &seen.failure_kind, &seen.diagnostics}) {
         secrets.scrub(*text);
     }
 }
@@ -301,6 +301,7 @@ awaitable<void> add_sandbox_status(const call_context& probe, observation& seen)
     } catch (...) {
         // no status, no evidence
     }
+    co_await add_diagnostics(probe, seen);
 }
 
 failure cancelled_before_retry(const observation& last) noexcept {

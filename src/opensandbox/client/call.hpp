@@ -132,7 +132,14 @@ void describe(observation& seen, const std::exception_ptr& cause);
 // closed 1011), the sandbox's own status is evidence: its state and reason (structured
 // fields only) go into `seen`, within `probe`'s deadline. No status, no evidence: nothing is
 // added, and the failure stands on what was seen.
+// When the client fetches failure diagnostics (`client_options::failure_diagnostics`), their
+// text is attached to `seen` after the status (`add_diagnostics`).
 [[nodiscard]] awaitable<void> add_sandbox_status(const call_context& probe, observation& seen);
+
+// The sandbox's diagnostic events and logs as one text in `seen.diagnostics`, scrubbed of
+// the client's secrets and cut to the option's bound, within `probe`'s deadline. Text the
+// server only offers by URL is named, not fetched (a download URL may carry a credential).
+[[nodiscard]] awaitable<void> add_diagnostics(const call_context& probe, observation& seen);
 
 // Every text the observation took from a reply, with the request's secrets scrubbed (the
 // cause, an api_error, was scrubbed when it was made).

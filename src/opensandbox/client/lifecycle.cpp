@@ -5,6 +5,9 @@
 
 #include <boost/json.hpp>
 
+#include <algorithm>
+#include <cctype>
+
 namespace ngfail::opensandbox::detail {
 namespace {
 
@@ -90,6 +93,25 @@ awaitable<result<void>> sandbox_action(client_state& s, operation op, std::strin
     }));
 }
 
+// The sandbox a create's 5xx names: the real server's words ("Timeout waiting for sandbox
+// <id> to be Running with IP") are its only record of which sandbox it made and gave up
+// on. Only an address for the status and diagnostics reads, never evidence of a kind.
+std::optional<std::string> sandbox_named_in(std::string_view message) {
+    constexpr std::string_view word = "sandbox ";
+    for (std::size_t at = 0; at + word.size() < message.size(); ++at) {
+        const std::string_view rest = message.substr(at);
+        const bool said = std::equal(word.begin(), word.end(), rest.begin(),
+                                     [](char w, char m) { return w == (m | 0x20); });
+        if (!said) continue;
+        const std::string_view id = rest.substr(word.size(), rest.find_first_of(" .,:;'\"", word.size()) - word.size());
+        const bool id_like = !id.empty() && id.size() <= 128 && std::ranges::all_of(id, [](char ch) {
+            return std::isalnum(static_cast<unsigned char>(ch)) != 0 || ch == '-' || ch == '_';
+        });
+        if (id_like) return std::string(id);
+    }
+    return std::nullopt;
+}
+
 json::value patch_body(const metadata_patch& patch) {
     json::object body;
     for (const auto& [key, value] : patch) {
@@ -109,7 +131,24 @@ awaitable<result<sandbox_info>> create_operation(client_state& s, create_request
     co_return co_await call<sandbox_info>(s, per_call, operation::create, "", std::move(problem),
                                           [&](const call_context& c, observation& seen) -> attempt_result<sandbox_info> {
         const json::value body = create_body(request);
-        sandbox_info info = sandbox_of(co_await c.lifecycle(verb::post, "/sandboxes", &body));
+        std::optional<sandbox_info> answered;
+        std::exception_ptr server_fault;
+        try {
+            answered = sandbox_of(co_await c.lifecycle(verb::post, "/sandboxes", &body));
+        } catch (const api_error& e) {
+            // A 5xx after the server made a sandbox (504 POD_READY_TIMEOUT): its status decides.
+            seen.sandbox_id = e.status() >= 500 ? sandbox_named_in(e.what()) : std::nullopt;
+            if (!seen.sandbox_id) throw;
+            server_fault = std::current_exception();
+        }
+        if (server_fault) {
+            describe(seen, server_fault);
+            co_await add_sandbox_status(c, seen);
+            const sandbox_info named{.id = *seen.sandbox_id, .state = seen.sandbox_state.value_or("")};
+            if (is_terminal(named)) seen.reason = seen.reason.value_or("create failed") + co_await clean_up_failed_sandbox(c, request, named);
+            co_return std::nullopt;
+        }
+        sandbox_info info = std::move(*answered);
         if (is_terminal(info)) {
             co_await record_dead_sandbox(c, request, info, seen);
             co_return std::nullopt;

@@ -1,10 +1,7 @@
 #include "readiness.hpp"
 
 namespace ngfail::opensandbox::detail {
-namespace {
 
-// A sandbox the create left Failed or Terminated is deleted (within the call's deadline),
-// unless the caller keeps it; the reason says which, so nothing is left behind unsaid.
 awaitable<std::string> clean_up_failed_sandbox(const call_context& c, const create_request& request,
                                                const sandbox_info& info) {
     if (!request.delete_if_failed) co_return "; kept, as asked";
@@ -19,6 +16,8 @@ awaitable<std::string> clean_up_failed_sandbox(const call_context& c, const crea
     }
     co_return "; left behind: the delete failed (" + failed + ")";
 }
+
+namespace {
 
 // execd answers its health check: GET /ping through the sandbox's endpoint.
 awaitable<bool> execd_answers(const call_context& c, const std::string& sandbox_id) {

@@ -10,6 +10,11 @@ namespace ngfail::opensandbox::detail {
     return info.state == "Failed" || info.state == "Terminated";
 }
 
+// A sandbox the create left Failed or Terminated is deleted (within the call's deadline),
+// unless the caller keeps it; what became of it, as the end of a failure's reason.
+[[nodiscard]] awaitable<std::string> clean_up_failed_sandbox(const call_context& c, const create_request& request,
+                                                             const sandbox_info& info);
+
 // Records a create that made a sandbox that is not alive: its status is the evidence, and
 // the create was delivered; the sandbox is cleaned up.
 awaitable<void> record_dead_sandbox(const call_context& c, const create_request& request, const sandbox_info& info,

@@ -41,6 +41,11 @@ struct backend_profile {
     // A create whose image cannot be pulled: Kubernetes waits for a pod that never becomes
     // ready (504 POD_READY_TIMEOUT); Docker fails the pull at once.
     error_shape image_pull_error;
+    // A create whose sandbox never starts (the `pod_ready_timeout` fault): Kubernetes waits
+    // for its pod to be ready, then gives up with 504 POD_READY_TIMEOUT, naming the sandbox
+    // only in its message; Docker reports the container's failed start. "{id}" and
+    // "{elapsed}" (seconds waited) are replaced.
+    error_shape start_timeout;
     // Expiry: Kubernetes' controller deletes the sandbox (later calls: 404 SANDBOX_NOT_FOUND);
     // a backend that keeps it shows this status instead.
     bool expiry_deletes;

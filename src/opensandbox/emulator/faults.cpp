@@ -50,6 +50,7 @@ constexpr std::array action_names{
     action_row{action::lose_reply, "lose_reply", "", ""},
     action_row{action::cut_stream, "cut_stream", "exec run_in_session run_code exec_logs download watch_metrics",
                "cut_after_bytes cut_after_ms"},
+    action_row{action::pod_ready_timeout, "pod_ready_timeout", "create", "cause stall_ms"},
 };
 
 const action_row* row_of(action a) noexcept {
@@ -83,13 +84,23 @@ failure bad_fault(std::string why) { return failure(kind::provider_request_rejec
 
 // Every field a fault may have: a misspelt one ("retry_after", "stal_ms") is refused, never
 // dropped, or a chaos test would pass without its fault.
-constexpr std::array<std::string_view, 13> fault_fields{
+constexpr std::array<std::string_view, 14> fault_fields{
     "operation", "action", "code", "message", "state", "reason", "retry_after_s", "stall_ms", "status", "times",
-    "cut_after_bytes", "cut_after_ms", "surface"};
+    "cut_after_bytes", "cut_after_ms", "surface", "cause"};
 
 // The surfaces by their JSON names.
 constexpr std::array<std::pair<fault::surface, std::string_view>, 3> surface_names{{
     {fault::surface::backend, "backend"}, {fault::surface::bare_502, "bare_502"}, {fault::surface::ws_1011, "ws_1011"}}};
+
+// The start causes by their JSON names.
+constexpr std::array<std::pair<fault::start_cause, std::string_view>, 3> cause_names{{
+    {fault::start_cause::quota, "quota"}, {fault::start_cause::pool, "pool"}, {fault::start_cause::image_pull, "image_pull"}}};
+
+// The name of `value` in a table of (value, name) rows that lists every value.
+template <class Table, class Value>
+std::string_view name_in(const Table& table, Value value) {
+    return std::find_if(table.begin(), table.end(), [&](const auto& row) { return row.first == value; })->second;
+}
 
 // A name from the request, as an error message may quote it: printable ASCII, 64 bytes.
 std::string in_quotes(std::string_view text) {
@@ -131,6 +142,7 @@ std::optional<std::string_view> set_but_unused(const fault& f, const action_row&
         {"state", !f.state.empty()},                   {"reason", !f.reason.empty()},
         {"stall_ms", f.stall_for != plain.stall_for},   {"cut_after_bytes", f.cut_after_bytes.has_value()},
         {"cut_after_ms", f.cut_after_ms.has_value()},   {"surface", f.shown_as != plain.shown_as},
+        {"cause", f.cause != plain.cause},
     };
     for (const auto& [field, is_set] : set) {
         if (is_set && !listed(row.takes, field)) return field;
@@ -157,6 +169,9 @@ fault fault::stall(std::string operation, std::chrono::milliseconds how_long) {
 fault fault::cut_stream(std::string operation, std::size_t bytes, int times) {
     return {.operation = std::move(operation), .what = action::cut_stream, .cut_after_bytes = bytes, .times = times};
 }
+fault fault::pod_ready_timeout(start_cause cause, std::chrono::milliseconds how_long) {
+    return {.operation = "create", .what = action::pod_ready_timeout, .stall_for = how_long, .cause = cause};
+}
 fault fault::malformed(std::string operation) { return {.operation = std::move(operation), .what = action::malformed_json}; }
 fault fault::sandbox_status(std::string operation, std::string state, std::string reason) {
     return {.operation = std::move(operation), .what = action::sandbox_status, .state = std::move(state),
@@ -172,14 +187,11 @@ std::string to_json(const fault& f) {
         o["message"] = f.message;
         if (f.retry_after_s) o["retry_after_s"] = *f.retry_after_s;
     }
-    if (f.what == action::stall) o["stall_ms"] = f.stall_for.count();
+    if (f.what == action::stall || f.what == action::pod_ready_timeout) o["stall_ms"] = f.stall_for.count();
+    if (f.what == action::pod_ready_timeout) o["cause"] = name_in(cause_names, f.cause);
     if (f.cut_after_bytes) o["cut_after_bytes"] = *f.cut_after_bytes;
     if (f.cut_after_ms) o["cut_after_ms"] = f.cut_after_ms->count();
-    if (f.shown_as != surface::backend) {
-        for (const auto& [shape, shape_name] : surface_names) {
-            if (shape == f.shown_as) o["surface"] = shape_name;
-        }
-    }
+    if (f.shown_as != surface::backend) o["surface"] = name_in(surface_names, f.shown_as);
     if (f.what == action::sandbox_status) {
         o["state"] = f.state;
         o["reason"] = f.reason;
@@ -195,8 +207,8 @@ result<fault> parse_fault(std::string_view text) {
     for (const auto& field : *o) {
         if (std::find(fault_fields.begin(), fault_fields.end(), field.key()) == fault_fields.end()) {
             return bad_fault("unknown field " + in_quotes(field.key()) + "; a fault has operation, action, code, message, "
-                             "state, reason, status, retry_after_s, stall_ms, cut_after_bytes, cut_after_ms, surface "
-                             "and times");
+                             "state, reason, status, retry_after_s, stall_ms, cut_after_bytes, cut_after_ms, surface, "
+                             "cause and times");
         }
     }
     fault f;
@@ -247,17 +259,20 @@ result<fault> parse_fault(std::string_view text) {
               "a whole number of seconds");
     int_field("stall_ms", [&](std::int64_t v) { f.stall_for = std::chrono::milliseconds(v); }, 0, 3'600'000,
               "a whole number of milliseconds");
-    std::string surface_name;
-    string_field("surface", surface_name);
-    if (!why && o->contains("surface")) {
-        const auto shape = std::find_if(surface_names.begin(), surface_names.end(),
-                                        [&](const auto& row) { return row.second == surface_name; });
-        if (shape == surface_names.end()) {
-            why = "\"surface\" must be backend, bare_502 or ws_1011, not " + in_quotes(surface_name);
+    // A field naming one of a table's values: `names` lists them, for the message.
+    const auto named_field = [&](std::string_view key, const auto& table, auto& into, std::string_view names) {
+        std::string text;
+        string_field(key, text);
+        if (why || !o->contains(key)) return;
+        const auto row = std::find_if(table.begin(), table.end(), [&](const auto& r) { return r.second == text; });
+        if (row == table.end()) {
+            why = in_quotes(key) + " must be " + std::string(names) + ", not " + in_quotes(text);
         } else {
-            f.shown_as = shape->first;
+            into = row->first;
         }
-    }
+    };
+    named_field("surface", surface_names, f.shown_as, "backend, bare_502 or ws_1011");
+    named_field("cause", cause_names, f.cause, "quota, pool or image_pull");
     int_field("cut_after_bytes", [&](std::int64_t v) { f.cut_after_bytes = static_cast<std::size_t>(v); }, 0, int_max,
               "a whole number of bytes");
     int_field("cut_after_ms", [&](std::int64_t v) { f.cut_after_ms = std::chrono::milliseconds(v); }, 0, 3'600'000,

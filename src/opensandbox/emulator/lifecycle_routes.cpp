@@ -222,6 +222,64 @@ awaitable<void> delete_snapshot(context& c, exchange& x, call& k) {
     co_await x.reply(std::move(res));
 }
 
+// ---- a sandbox that never starts, and what its diagnostics say -----------------------------------
+
+// Why a `pod_ready_timeout` sandbox never started: its status (structured: the state and a
+// reason a controller sets) and the lines its diagnostics show, worded as Kubernetes words
+// them (a quota's admission refusal, the pool's, the kubelet's failed pull).
+struct start_cause_row {
+    fault::start_cause cause;
+    std::string_view reason;
+    std::string_view message;  // "{id}" is replaced
+    std::string_view event;    // the runtime's event line: type, reason, message
+};
+constexpr std::array start_causes{
+    start_cause_row{fault::start_cause::quota, "QuotaExceeded",
+                    "Sandbox {id} was not admitted: the namespace's quota is used up",
+                    "Warning FailedCreate Error creating: pods \"{id}-0\" is forbidden: exceeded quota: "
+                    "sandbox-quota, requested: pods=1, used: pods=20, limited: pods=20"},
+    start_cause_row{fault::start_cause::pool, "PoolExhausted",
+                    "Sandbox {id} is waiting for an idle sandbox in its pool",
+                    "Warning PoolExhausted no idle sandbox in pool \"default\": 0 of 8 free, 8 allocated"},
+    start_cause_row{fault::start_cause::image_pull, "ImagePullBackOff",
+                    "Sandbox {id} cannot start: its image is not pulled",
+                    "Warning Failed Failed to pull image: rpc error: code = NotFound desc = manifest unknown "
+                    "(ErrImagePull); Back-off pulling image"},
+};
+
+const start_cause_row& start_cause_of(fault::start_cause cause) {
+    for (const start_cause_row& row : start_causes) {
+        if (row.cause == cause) return row;
+    }
+    return start_causes.front();
+}
+
+// `line` at the end of `text`, the oldest lines going past the bound.
+void append_line(std::string& text, std::string_view line) {
+    text.append(line).push_back('\n');
+    if (text.size() <= max_diagnostic_bytes) return;
+    const auto cut = text.find('\n', text.size() - max_diagnostic_bytes);
+    text.erase(0, cut == std::string::npos ? text.size() : cut + 1);
+}
+
+// Fails a create's sandbox as never started after `waited`: its status and diagnostics name
+// the cause; the reply is the backend's (it names the sandbox in its message only).
+response never_started(context& c, const exchange& x, const std::string& id, const fault& f,
+                       std::chrono::milliseconds waited) {
+    const start_cause_row& why = start_cause_of(f.cause);
+    c.sandboxes.update(id, [&](sandbox_record& s) {
+        s.state = "Failed";
+        s.reason = std::string(why.reason);
+        s.message = with_id(why.message, id);
+        s.never_started = true;
+        append_line(s.diagnostic_events, rfc3339(wall_clock::now()) + " runtime " + with_id(why.event, id));
+    });
+    std::string message = with_id(c.profile.start_timeout.message, id);
+    const std::string elapsed = std::to_string(waited.count() / 1000) + "." + std::to_string(waited.count() % 1000 / 100);
+    if (const auto at = message.find("{elapsed}"); at != std::string::npos) message.replace(at, 9, elapsed);
+    return c.error_reply(x, c.profile.start_timeout.status, c.backend_code(c.profile.start_timeout.code), message);
+}
+
 awaitable<void> create(context& c, exchange& x, call& k) {
     json::value holder;
     const json::object* o = body_object(x, holder);
@@ -293,6 +351,19 @@ awaitable<void> create(context& c, exchange& x, call& k) {
         co_return;
     }
     sandbox_record s = std::get<sandbox_record>(std::move(created));
+    if (k.active_fault && k.active_fault->what == fault::action::pod_ready_timeout) {
+        c.sandboxes.update(s.id, [&](sandbox_record& stored) {  // Pending, never Running
+            stored.state = std::string(c.profile.pending.state);
+            stored.reason = std::string(c.profile.pending.reason);
+            stored.message = message_for(c.profile.pending, s.id);
+            stored.ready_at = mono_clock::time_point::max();
+        });
+        const auto began = mono_clock::now();
+        co_await x.wait(k.active_fault->stall_for);
+        const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(mono_clock::now() - began);
+        co_await x.reply(never_started(c, x, s.id, *k.active_fault, waited));
+        co_return;
+    }
     if (c.processes) {
         std::string why_not;
         try {
@@ -543,6 +614,70 @@ awaitable<void> endpoint(context& c, exchange& x, call& k) {
     co_await x.reply(c.json_reply(x, 200, endpoint_json(endpoint, std::move(headers))));
 }
 
+// ---- the diagnostics API (specs/diagnostic-api.yml) -------------------------------------------
+
+// The scopes this server fills; "all" is each of them.
+constexpr std::array<std::string_view, 6> diagnostic_scopes{"all", "container", "lifecycle", "runtime", "network",
+                                                            "process"};
+constexpr std::size_t max_diagnostic_reply_bytes = 64 * 1024;
+
+// The sandbox's diagnostic text of one kind and scope: what its record says (its creation,
+// its status) and what its runtime said, each line "<time> <scope> <text>".
+std::string diagnostic_text(const sandbox_record& s, std::string_view kind, std::string_view scope) {
+    std::string all;
+    const std::string created = rfc3339(s.created_at);
+    if (kind == "events") {
+        all += created + " lifecycle Normal Created Sandbox " + s.id + " created\n";
+        const bool failed = s.state == "Failed" || s.state == "Terminated";
+        all += rfc3339(wall_clock::now()) + " lifecycle " + (failed ? "Warning " : "Normal ") + s.state + " " + s.reason +
+               ": " + s.message + "\n";
+        all += s.diagnostic_events;
+    } else {
+        all += s.never_started ? created + " container (no container log: the sandbox's container never started)\n"
+                               : created + " container execd started\n" + created + " container sandbox process ready\n";
+        all += s.diagnostic_logs;
+    }
+    if (scope == "all") return all;
+    std::string kept;
+    for (std::string_view rest = all; !rest.empty();) {
+        const auto end = rest.find('\n');
+        const std::string_view line = rest.substr(0, end == std::string_view::npos ? rest.size() : end + 1);
+        const auto first_space = line.find(' ');
+        if (first_space != std::string_view::npos && line.substr(first_space + 1).starts_with(std::string(scope) + " ")) {
+            kept += line;
+        }
+        rest.remove_prefix(line.size());
+    }
+    return kept;
+}
+
+json::object diagnostic_json(const std::string& id, std::string_view kind, std::string_view scope, std::string text) {
+    const bool truncated = text.size() > max_diagnostic_reply_bytes;
+    if (truncated) text.erase(0, text.size() - max_diagnostic_reply_bytes);  // the newest lines matter most
+    return {{"sandboxId", id},       {"kind", kind},     {"scope", scope}, {"delivery", "inline"},
+            {"contentType", "text/plain; charset=utf-8"}, {"content", std::move(text)}, {"truncated", truncated}};
+}
+
+awaitable<void> diagnostics(context& c, exchange& x, call& k, std::string_view kind) {
+    if (!c.options.diagnostics) {
+        co_await x.reply(c.error_reply(x, 501, "NOT_IMPLEMENTED", "The Diagnostics API is not implemented by this server"));
+        co_return;
+    }
+    const auto scope = query_value(x.req().target(), "scope");
+    if (!scope || std::ranges::count(diagnostic_scopes, *scope) == 0) {
+        co_await x.reply(c.error_reply(x, 400, "SANDBOX::INVALID_PARAMETER",
+                                       "scope is required: all, container, lifecycle, runtime, network or process"));
+        co_return;
+    }
+    const auto s = c.sandboxes.find(k.sandbox_id);
+    response res = s ? c.json_reply(x, 200, diagnostic_json(s->id, kind, *scope, diagnostic_text(*s, kind, *scope)))
+                     : c.not_found(x, k.sandbox_id);
+    co_await x.reply(std::move(res));
+}
+
+awaitable<void> diagnostic_logs(context& c, exchange& x, call& k) { co_await diagnostics(c, x, k, "logs"); }
+awaitable<void> diagnostic_events(context& c, exchange& x, call& k) { co_await diagnostics(c, x, k, "events"); }
+
 using v = http::verb;
 constexpr std::array lifecycle_table{
     route{v::post, "/sandboxes", "create", create},
@@ -558,6 +693,8 @@ constexpr std::array lifecycle_table{
     route{v::get, "/snapshots", "list_snapshots", list_snapshots},
     route{v::get, "/snapshots/{id}", "get_snapshot", get_snapshot},
     route{v::delete_, "/snapshots/{id}", "delete_snapshot", delete_snapshot},
+    route{v::get, "/sandboxes/{id}/diagnostics/logs", "diagnostic_logs", diagnostic_logs},
+    route{v::get, "/sandboxes/{id}/diagnostics/events", "diagnostic_events", diagnostic_events},
 };
 
 }  // namespace

@@ -141,7 +141,14 @@ struct sandbox_record {
     bool secure_access = false;
     std::string access_token{};  // sent as X-EXECD-ACCESS-TOKEN when secure_access
     std::string snapshot_id{};   // the snapshot it was restored from, if any
+    // What its runtime said beyond its status, for the diagnostics API: lines of display text
+    // ("<time> <scope> <text>"), the newest kept within `max_diagnostic_bytes`.
+    std::string diagnostic_events{};
+    std::string diagnostic_logs{};
+    bool never_started = false;  // no container ever ran: no container log
 };
+
+inline constexpr std::size_t max_diagnostic_bytes = 16 * 1024;
 
 // A point-in-time capture of a sandbox's file system, as the server's snapshot service keeps
 // one: Creating until the backend has captured it, then Ready; it outlives its sandbox.

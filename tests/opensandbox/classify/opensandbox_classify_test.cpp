@@ -298,6 +298,28 @@ TEST(classify_never_evidence, words_in_messages_reasons_and_causes_prove_nothing
     }
 }
 
+TEST(classify_never_evidence, diagnostics_text_is_carried_never_read) {
+    // The diagnostics API's text names the real cause for people; the kind, the delivery
+    // and the deciding row stay what the structured fields say, whatever it says.
+    const std::vector<observation> cases{
+        {.operation = "exec", .http_status = 502},
+        {.operation = "exec", .sandbox_state = "Failed"},
+        {.operation = "create", .http_status = 504, .provider_code = "KUBERNETES::POD_READY_TIMEOUT"},
+        {.operation = "attach_terminal", .close_code = 1011},
+        {.operation = "get"},
+    };
+    for (observation seen : cases) {
+        const auto without = classify(seen);
+        const std::string_view row = ngfail::opensandbox::matching_rule(seen);
+        seen.diagnostics = "runtime Warning OOMKilling Memory cgroup out of memory: Killed process 7 (python3); "
+                           "container sandbox terminated with OOMKilled (exit code 137); 401 Unauthorized";
+        EXPECT_EQ(classify(seen), without) << seen.operation;
+        EXPECT_EQ(ngfail::opensandbox::matching_rule(seen), row) << seen.operation;
+        EXPECT_EQ(ngfail::opensandbox::opensandbox_failure(seen).sandbox().diagnostics, seen.diagnostics);
+        EXPECT_EQ(ngfail::opensandbox::opensandbox_failure(seen).sandbox().evidence_row, row);
+    }
+}
+
 TEST(classify_never_evidence, exit_codes_137_and_143_alone) {
     expect_classified({.operation = "exec", .exit_code = 137}, {kind::undetermined, std::nullopt});
     expect_classified({.operation = "exec", .exit_code = 143}, {kind::undetermined, std::nullopt});
@@ -507,7 +529,8 @@ TEST(opensandbox_failure, every_fact_of_the_observation_reaches_the_details) {
                            .provider_code = "EXECD::KILLED",
                            .retry_after = std::chrono::seconds(3),
                            .signal = "SIGTERM",
-                           .provider = "opensandbox-eu"};
+                           .provider = "opensandbox-eu",
+                           .diagnostics = "events (all): pod restarted"};
     const ngfail::sandbox_details want{.operation = "exec",
                                        .provider = "opensandbox-eu",
                                        .sandbox_id = "sbx-4",
@@ -517,7 +540,9 @@ TEST(opensandbox_failure, every_fact_of_the_observation_reaches_the_details) {
                                        .exit_code = -1,
                                        .signal = "SIGTERM",
                                        .delivery = delivery::delivered,
-                                       .retry_after = std::chrono::seconds(3)};
+                                       .retry_after = std::chrono::seconds(3),
+                                       .evidence_row = "killed_by_signal",
+                                       .diagnostics = "events (all): pod restarted"};
     EXPECT_EQ(ngfail::opensandbox::opensandbox_failure(seen).sandbox(), want);
     EXPECT_EQ(std::get<ngfail::sandbox_details>(ngfail::opensandbox::to_failure(seen).details()), want);
 }

@@ -21,8 +21,8 @@ TEST(operation, every_operation_has_one_distinct_name_that_parses_back) {
         EXPECT_TRUE(names.insert(n).second) << n << " twice";
         EXPECT_EQ(parse_operation(n), op) << n;
     }
-    EXPECT_EQ(names.size(), ngfail::opensandbox::operation_count) << "the OpenSandbox API's 45, and no other";
-    static_assert(ngfail::opensandbox::operation_count == 45);
+    EXPECT_EQ(names.size(), ngfail::opensandbox::operation_count) << "the OpenSandbox API's 47, and no other";
+    static_assert(ngfail::opensandbox::operation_count == 47);  // execd and lifecycle 45, diagnostics 2
     EXPECT_FALSE(parse_operation("Exec"));
     EXPECT_FALSE(parse_operation(""));
     // Near misses of every name (a byte short, a byte more, the name with its NUL) parse

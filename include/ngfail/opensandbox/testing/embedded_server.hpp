@@ -88,7 +88,15 @@ struct fault {
         // the request is carried out (a command started, a sandbox made), but its reply is
         // lost on the way: nothing of it arrives, and the connection closes after it
         lose_reply,
+        // create: the sandbox is made and waits `stall_for` for a start that never comes, then
+        // the create fails as its backend fails it (Kubernetes: 504 POD_READY_TIMEOUT). The
+        // sandbox stays, Failed, its status and diagnostics naming `cause`.
+        pod_ready_timeout,
     };
+
+    // Why a `pod_ready_timeout` sandbox never started, as users find it in the diagnostics:
+    // a namespace quota refused its pod, the pool had no idle sandbox, its image was not pulled.
+    enum class start_cause { quota, pool, image_pull };
 
     // How an `oom_kill` reaches the client (the sandbox fails as an OOM kill either way):
     // as its backend shows it (`backend`: exec's `error` event, exit -1), or as users report
@@ -109,6 +117,7 @@ struct fault {
     std::optional<std::size_t> cut_after_bytes{};  // cut_stream: bytes of the body sent (chunk lines counted)
     std::optional<std::chrono::milliseconds> cut_after_ms{};  // cut_stream: time since the reply began
     fault::surface shown_as = surface::backend;                // oom_kill: "surface" in JSON
+    fault::start_cause cause = start_cause::quota;             // pod_ready_timeout: "cause" in JSON
     int times = 1;
 
     static fault http_error(std::string operation, int status, std::string code, std::string message,
@@ -119,6 +128,8 @@ struct fault {
     static fault sandbox_status(std::string operation, std::string state, std::string reason);
     // `times` replies of `operation` cut after `bytes` of their body.
     static fault cut_stream(std::string operation, std::size_t bytes, int times = 1);
+    // A create that waits `how_long`, then fails for `cause`.
+    static fault pod_ready_timeout(start_cause cause, std::chrono::milliseconds how_long = {});
 };
 
 [[nodiscard]] std::string_view name(fault::action a) noexcept;
@@ -128,7 +139,8 @@ struct fault {
 //    "message":"...","retry_after_s":7,"times":1}
 // (`stall_ms` for stall; `state` and `reason` for sandbox_status; `cut_after_bytes` and
 // `cut_after_ms` for cut_stream, whichever comes first; `surface`, "bare_502" or "ws_1011",
-// for oom_kill). A bad document is a
+// for oom_kill; `cause`, "quota", "pool" or "image_pull", and `stall_ms` for
+// pod_ready_timeout). A bad document is a
 // `provider_request_rejected` failure whose reason names the problem: an unknown operation
 // or an unknown (misspelt) field is refused, never ignored.
 [[nodiscard]] result<fault> parse_fault(std::string_view json);
@@ -190,6 +202,9 @@ struct server_options {
     // they reached the server with, as the official SDKs do.
     std::string tls_certificate_file{};
     std::string tls_key_file{};
+    // The diagnostics API (`/sandboxes/{id}/diagnostics/logs` and `/events`): off, it answers
+    // 501 NOT_IMPLEMENTED, as a server without it does.
+    bool diagnostics = true;
 };
 
 class embedded_server {

@@ -20,12 +20,13 @@ constexpr std::string_view own_prefix = "ngfail-";
 
 // The operations the process runtime serves so far (#43 brings the rest): the lifecycle but
 // taking snapshots; commands, bash sessions, terminals and metrics; files and directories.
-constexpr std::array<std::string_view, 37> served{
+constexpr std::array<std::string_view, 39> served{
     "create", "get",  "list",      "kill",        "renew",     "metadata", "endpoint", "pause", "resume", "list_snapshots",
     "get_snapshot", "delete_snapshot", "ping", "exec", "interrupt", "exec_status", "exec_logs", "create_session",
     "run_in_session", "delete_session", "metrics", "watch_metrics", "upload", "download", "file_info", "delete_files",
     "move_files", "list_directory", "create_directories", "delete_directories", "set_permissions", "search_files",
-    "replace_contents", "create_terminal", "terminal_status", "delete_terminal", "attach_terminal"};
+    "replace_contents", "create_terminal", "terminal_status", "delete_terminal", "attach_terminal", "diagnostic_logs",
+    "diagnostic_events"};
 
 fs::path base_of(const server_options& o) {
     if (!o.state_dir.empty()) return o.state_dir;
