@@ -4,7 +4,9 @@
 #include <ngfail/one_line.hpp>
 #include <ngfail/sandbox.hpp>
 
+#include <algorithm>
 #include <ostream>
+#include <string_view>
 
 namespace ngfail::cli {
 
@@ -21,6 +23,16 @@ void print_failure_summary(std::ostream& out, const failure& f, const style& s) 
     if (const auto& row = details->evidence_row) {
         out << "rule      " << one_line(*row, 64)
             << (*row == "nothing_matched" ? "  (no row of the evidence table holds: docs/opensandbox.md)" : "") << '\n';
+    }
+    // The server's own words, for people (never evidence), a line each, escaped.
+    if (const auto& text = details->diagnostics; text && !text->empty()) {
+        out << "diagnostics\n";
+        for (std::string_view rest = *text; !rest.empty();) {
+            const std::size_t end = std::min(rest.find('\n'), rest.size());
+            if (end > 0) out << "  " << one_line(rest.substr(0, end), end);
+            out << '\n';
+            rest.remove_prefix(std::min(end + 1, rest.size()));
+        }
     }
 }
 

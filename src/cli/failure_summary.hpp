@@ -1,5 +1,6 @@
 // What a classified failure says at a glance: its kind, its delivery, when to retry and the
-// row of the evidence table that decided (docs/opensandbox.md), a line each.
+// row of the evidence table that decided (docs/opensandbox.md), a line each; then what the
+// server's diagnostics said around it, when the failure carries them.
 #pragma once
 
 #include "style.hpp"

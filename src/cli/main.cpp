@@ -19,7 +19,7 @@ constexpr std::array commands{
     command{"policy", "check an outcome policy file, or decide one failure with it", policy_usage, run_policy},
     command{"demo", "run failures through the client against the embedded server", demo_usage, run_demo},
     command{"serve", "run a local OpenSandbox with injectable faults", serve_usage, run_serve},
-    command{"sandbox", "drive an OpenSandbox server: create, exec, files, terminal, kill", sandbox_usage, run_sandbox},
+    command{"sandbox", "drive an OpenSandbox server: create, exec, files, terminal, diagnostics, kill", sandbox_usage, run_sandbox},
 };
 
 void print_overview(std::ostream& out) {

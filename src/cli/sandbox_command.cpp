@@ -1,4 +1,4 @@
-// ngfail sandbox create|exec|files|terminal|kill --server URL [--api-key K] [--json] …
+// ngfail sandbox create|exec|files|terminal|diagnostics|kill --server URL [--api-key K] [--json] …
 // Any OpenSandbox server (the real one or `ngfail serve`) driven through ngfail's client, as
 // `opensandbox-cli` drives one for Python users: results on stdout, a failure as its kind,
 // delivery, evidence row and chain.
@@ -105,7 +105,7 @@ struct session {
 // Options every action takes.
 arg_spec with_common(arg_spec spec) {
     spec.with_value.insert({"server", "api-key"});
-    spec.flags.insert({"json", "use-server-proxy"});
+    spec.flags.insert({"json", "use-server-proxy", "no-failure-diagnostics"});
     return spec;
 }
 
@@ -415,6 +415,37 @@ int terminal(const session& s) {
     return exit_ok;
 }
 
+// ---- diagnostics ----------------------------------------------------------------------------
+
+int diagnostics(const session& s) {
+    const std::string kind = s.args.value("kind").value_or("logs");
+    if (kind != "logs" && kind != "events") return s.bad_input("--kind is logs or events, not '" + one_line(kind, 32) + "'");
+    const std::string scope = s.args.value("scope").value_or("all");
+    const auto got = kind == "logs" ? s.sandboxes.try_diagnostic_logs(s.sandbox_id(), scope)
+                                    : s.sandboxes.try_diagnostic_events(s.sandbox_id(), scope);
+    if (!got) return s.failed(got.error());
+    const os::diagnostic_content& d = got.value();
+    if (s.json()) {
+        json::object o{{"sandbox_id", d.sandbox_id}, {"kind", d.kind},       {"scope", d.scope},
+                       {"delivery", d.delivery},     {"content_type", d.content_type}, {"truncated", d.truncated},
+                       {"warnings", json::array(d.warnings.begin(), d.warnings.end())}};
+        put_optional(o, "content", d.content);
+        put_optional(o, "content_url", d.content_url);
+        if (d.content_length) o["content_length"] = *d.content_length;
+        put_optional(o, "expires_at", d.expires_at);
+        return s.print(o);
+    }
+    // The text as it came, as `files get` gives a file; a URL delivery is named, not followed.
+    if (d.content) s.io.out.write(d.content->data(), std::ssize(*d.content)).flush();
+    if (d.content_url) {
+        s.io.out << one_line(*d.content_url, 8192) << '\n';
+        if (d.expires_at) s.note("the URL is valid until " + one_line(*d.expires_at, 64));
+    }
+    if (d.truncated) s.note("the server cut the text short");
+    for (const std::string& warning : d.warnings) s.note("warning: " + one_line(warning));
+    return exit_ok;
+}
+
 // ---- kill -----------------------------------------------------------------------------------
 
 int kill(const session& s) {
@@ -439,12 +470,13 @@ struct action {
     int (*run)(const session&);
 };
 
-const std::array<action, 5>& actions() {
-    static const std::array<action, 5> table{{
+const std::array<action, 6>& actions() {
+    static const std::array<action, 6> table{{
         {"create", {.with_value = {"image", "timeout", "metadata", "resource", "entrypoint"}}, create},
         {"exec", {.with_value = {"command", "cwd", "env", "timeout"}, .flags = {"detached"}, .max_positionals = 1}, exec},
         {"files", any_file_action(), files},
         {"terminal", {.with_value = {"terminal-id", "cwd"}, .flags = {"pipe"}, .max_positionals = 1}, terminal},
+        {"diagnostics", {.with_value = {"kind", "scope"}, .max_positionals = 1}, diagnostics},
         {"kill", {.max_positionals = 1}, kill},
     }};
     return table;
@@ -489,7 +521,12 @@ int run_sandbox(arguments args, const streams& io) {
     if (const char* from_env = std::getenv("OPEN_SANDBOX_API_KEY")) key = from_env;
     if (const auto given = parsed->value("api-key")) key = *given;
 
-    os::client sandboxes({.base_url = *server, .api_key = std::move(key), .use_server_proxy = parsed->has("use-server-proxy")});
+    // A person reads what comes out: a failure the evidence leaves ambiguous brings the
+    // server's diagnostics with it (two more requests, after a failure only).
+    os::client sandboxes({.base_url = *server,
+                          .api_key = std::move(key),
+                          .use_server_proxy = parsed->has("use-server-proxy"),
+                          .failure_diagnostics = {.fetch = !parsed->has("no-failure-diagnostics")}});
     return a->run({sandboxes, *parsed, options, words, io, std::string(a->name)});
 }
 
@@ -520,6 +557,10 @@ std::string sandbox_usage() {
            "      to stdout; at the end of stdin 'exit' is typed, and the shell's exit code follows\n"
            "      on stderr. A new terminal is made (and deleted when its shell ends) unless\n"
            "      --terminal-id names one. --pipe: pipes instead of a PTY (no echo, stderr apart).\n"
+           "  diagnostics ID [--kind logs|events] [--scope S]\n"
+           "      The server's logs (default) or events of the sandbox, as text for people (the\n"
+           "      diagnostics API; --scope: all, the default, or one the server names: container,\n"
+           "      lifecycle, runtime, …). A server that hands a URL instead prints the URL.\n"
            "  kill ID\n"
            "      Deletes the sandbox and prints its id; one the server says is already gone counts\n"
            "      as killed.\n"
@@ -527,6 +568,8 @@ std::string sandbox_usage() {
            "--server is the server's URL (http://host:port[/prefix], or https://…). The API key is\n"
            "--api-key or the environment's OPEN_SANDBOX_API_KEY; it is never printed.\n"
            "--use-server-proxy reaches the sandbox through the server, not its own endpoint.\n"
+           "A failure the evidence leaves ambiguous (a 5xx on create, a cut stream) comes with the\n"
+           "server's diagnostics around it; --no-failure-diagnostics spares those two requests.\n"
            "--json prints one JSON document on stdout: the result, or on a failure the failure's\n"
            "report, as `ngfail decode --json` prints it.\n"
            "\n"

@@ -283,6 +283,70 @@ TEST_F(cli_sandbox, a_terminal_of_an_unknown_sandbox_is_a_classified_failure) {
     EXPECT_THAT(run.err, HasSubstr("kind      provider_sandbox_lost"));
 }
 
+// ---- diagnostics ----------------------------------------------------------------------------
+
+TEST_F(cli_sandbox, diagnostics_print_the_servers_text_as_it_came) {
+    const std::string id = sandboxes.create({}).id;
+    const auto run = sandbox("diagnostics " + id);
+    ASSERT_EQ(run.status, 0) << run.err;
+    const auto logs = sandboxes.diagnostic_logs(id);
+    ASSERT_TRUE(logs.content);
+    EXPECT_FALSE(logs.content->empty());
+    EXPECT_EQ(run.out, *logs.content) << "the logs, what the client reads";
+}
+
+TEST_F(cli_sandbox, diagnostics_json_is_the_descriptor_with_its_text) {
+    const std::string id = sandboxes.create({}).id;
+    const auto run = sandbox("diagnostics --json " + id + " --kind events --scope lifecycle");
+    ASSERT_EQ(run.status, 0) << run.err;
+    const auto d = json::parse(run.out).as_object();
+    EXPECT_EQ(d.at("sandbox_id").as_string(), id);
+    EXPECT_EQ(d.at("kind"), "events");
+    EXPECT_EQ(d.at("scope"), "lifecycle");
+    EXPECT_EQ(d.at("delivery"), "inline");
+    EXPECT_EQ(d.at("truncated"), false);
+    EXPECT_TRUE(d.at("warnings").is_array());
+    EXPECT_EQ(d.at("content").as_string(), *sandboxes.diagnostic_events(id, "lifecycle").content);
+    EXPECT_THAT(std::string(d.at("content").as_string()), HasSubstr("Created Sandbox " + id));
+    EXPECT_EQ(sandbox("diagnostics " + id + " --kind metrics").status, 2);
+}
+
+TEST(cli_sandbox_diagnostics, a_server_without_the_api_is_a_classified_failure) {
+    embedded_server server{{.api_key = std::string(key), .diagnostics = false}};
+    client sandboxes{{.port = server.port(), .api_key = std::string(key), .timeout = 5s}};
+    const std::string id = sandboxes.create({}).id;
+    const auto run = ngfail_test::run_ngfail("sandbox diagnostics --json --server http://127.0.0.1:" +
+                                                 std::to_string(server.port()) + " --api-key " + std::string(key) + " " + id,
+                                             {.limit = 60s});
+    EXPECT_EQ(run.status, 1);
+    const auto event = failure_event(run);
+    EXPECT_EQ(event.at("http_status"), 501);
+    EXPECT_EQ(event.at("failure_kind"), "provider_unavailable") << "a 5xx, as the evidence table reads it";
+    EXPECT_EQ(event.at("details").at("operation"), "diagnostic_logs");
+    EXPECT_EQ(event.at("details").at("evidence_row"), "server_fault");
+}
+
+// A generic 504 on create hides why the sandbox never started; its diagnostics say.
+TEST_F(cli_sandbox, a_failed_create_brings_the_servers_diagnostics_around_it) {
+    server.inject(fault::pod_ready_timeout(fault::start_cause::quota, 50ms));
+    const auto run = sandbox("create");
+    EXPECT_EQ(run.status, 1);
+    EXPECT_EQ(run.out, "");
+    EXPECT_THAT(run.err, HasSubstr("kind      provider_start_failed"));
+    EXPECT_THAT(run.err, HasSubstr("rule      start_failed"));
+    EXPECT_THAT(run.err, testing::ContainsRegex("\ndiagnostics\n(  .*\n|\n)*  .*exceeded quota"));
+
+    server.inject(fault::pod_ready_timeout(fault::start_cause::pool, 50ms));
+    const auto event = failure_event(sandbox("create --json"));
+    EXPECT_EQ(event.at("details").at("evidence_row"), "start_failed") << "the 504's code decides, not the text";
+    EXPECT_THAT(std::string(event.at("details").at("diagnostics").as_string()), HasSubstr("no idle sandbox in pool"));
+
+    server.inject(fault::pod_ready_timeout(fault::start_cause::pool, 50ms));
+    const auto quiet = failure_event(sandbox("create --json --no-failure-diagnostics"));
+    EXPECT_EQ(quiet.at("failure_kind"), "provider_start_failed");
+    EXPECT_FALSE(quiet.at("details").as_object().contains("diagnostics"));
+}
+
 // ---- kill -----------------------------------------------------------------------------------
 
 TEST_F(cli_sandbox, kill_deletes_the_sandbox_and_one_already_gone_counts_as_killed) {
@@ -396,7 +460,7 @@ TEST_F(cli_sandbox, every_action_is_described_by_help) {
         const auto run = ngfail_test::run_ngfail(args);
         EXPECT_EQ(run.status, 0) << args;
         EXPECT_THAT(run.out, testing::StartsWith("usage: ngfail sandbox")) << args;
-        for (const char* action : {"create", "exec", "files", "terminal", "kill", "--detached", "Exit status"}) {
+        for (const char* action : {"create", "exec", "files", "terminal", "diagnostics", "kill", "--detached", "Exit status"}) {
             EXPECT_THAT(run.out, HasSubstr(action)) << args;
         }
     }
