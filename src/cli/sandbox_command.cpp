@@ -531,7 +531,7 @@ int run_sandbox(arguments args, const streams& io) {
 }
 
 std::string sandbox_usage() {
-    return "usage: ngfail sandbox ACTION … --server URL [--api-key K] [--use-server-proxy] [--json]\n"
+    return "usage: ngfail sandbox ACTION ... --server URL [--api-key K] [--use-server-proxy] [--json]\n"
            "\n"
            "Drives an OpenSandbox server (a real one, or `ngfail serve`) through ngfail's client.\n"
            "\n"
@@ -560,12 +560,12 @@ std::string sandbox_usage() {
            "  diagnostics ID [--kind logs|events] [--scope S]\n"
            "      The server's logs (default) or events of the sandbox, as text for people (the\n"
            "      diagnostics API; --scope: all, the default, or one the server names: container,\n"
-           "      lifecycle, runtime, …). A server that hands a URL instead prints the URL.\n"
+           "      lifecycle, runtime, ...). A server that hands a URL instead prints the URL.\n"
            "  kill ID\n"
            "      Deletes the sandbox and prints its id; one the server says is already gone counts\n"
            "      as killed.\n"
            "\n"
-           "--server is the server's URL (http://host:port[/prefix], or https://…). The API key is\n"
+           "--server is the server's URL (http://host:port[/prefix], or https://...). The API key is\n"
            "--api-key or the environment's OPEN_SANDBOX_API_KEY; it is never printed.\n"
            "--use-server-proxy reaches the sandbox through the server, not its own endpoint.\n"
            "A failure the evidence leaves ambiguous (a 5xx on create, a cut stream) comes with the\n"
