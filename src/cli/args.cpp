@@ -23,8 +23,10 @@ std::variant<parsed_args, std::string> parse_args(arguments args, const arg_spec
             const std::string value(equals != std::string_view::npos ? arg.substr(equals + 1) : args[++i]);
             out.values[std::string(name)] = value;
             out.every_value[std::string(name)].push_back(value);
+        } else if (spec.flags.contains(name)) {
+            return "--" + std::string(name) + " takes no value";
         } else {
-            return "unknown option '" + std::string(arg) + "'";
+            return "unknown option '--" + std::string(name) + "'";  // its value may be a secret: never echoed
         }
     }
     return out;

@@ -1,10 +1,9 @@
 // ngfail classify --operation OP [evidence flags] [--json]
 #include "args.hpp"
-#include "style.hpp"
+#include "failure_summary.hpp"
 
 #include <ngfail/json.hpp>
 #include <ngfail/opensandbox/classify.hpp>
-
 
 #include <array>
 #include <ostream>
@@ -119,16 +118,9 @@ std::variant<opensandbox::observation, std::string> observation_of(const parsed_
     return seen;
 }
 
-void print_summary(std::ostream& out, const sandbox_failure& e, std::string_view rule, const style& s) {
-    const auto& d = e.sandbox();
-    const auto dom = is_kind(e.code()) && e.code().category() == kind_category()
-                         ? domain_of(static_cast<kind>(e.code().value()))
-                         : std::nullopt;
-    out << "kind      " << s.kind(e.kind_name()) << (dom ? "  (domain " + std::string(name(*dom)) + ")" : "") << '\n';
-    out << "delivery  " << (d.delivery ? std::string(name(*d.delivery)) : std::string("not established")) << '\n';
-    if (d.retry_after) out << "retry     after " << d.retry_after->count() << " s\n";
-    out << "rule      " << rule
-        << (rule == "nothing_matched" ? "  (no row of the evidence table holds: docs/opensandbox.md)" : "") << '\n';
+// The rule is the event's evidence row: the one `matching_rule` names.
+void print_summary(std::ostream& out, const sandbox_failure& e, const style& s) {
+    print_failure_summary(out, failure_of(e), s);
     out << "event     " << e.what() << '\n';
 }
 
@@ -148,7 +140,7 @@ int run_classify(arguments args, const streams& io) {
     if (a.has("json")) {
         io.out << to_json(record_of(failure_of(event))) << '\n';
     } else {
-        print_summary(io.out, event, opensandbox::matching_rule(observed), style::for_stdout());
+        print_summary(io.out, event, style::for_stdout());
     }
     return exit_ok;
 }

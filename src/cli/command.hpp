@@ -34,6 +34,7 @@ int run_stats(arguments args, const streams& io);
 int run_policy(arguments args, const streams& io);
 int run_demo(arguments args, const streams& io);
 int run_serve(arguments args, const streams& io);
+int run_sandbox(arguments args, const streams& io);
 
 std::string kinds_usage();
 std::string classify_usage();
@@ -42,5 +43,6 @@ std::string stats_usage();
 std::string policy_usage();
 std::string demo_usage();
 std::string serve_usage();
+std::string sandbox_usage();
 
 }  // namespace ngfail::cli

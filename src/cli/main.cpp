@@ -19,6 +19,7 @@ constexpr std::array commands{
     command{"policy", "check an outcome policy file, or decide one failure with it", policy_usage, run_policy},
     command{"demo", "run failures through the client against the embedded server", demo_usage, run_demo},
     command{"serve", "run a local OpenSandbox with injectable faults", serve_usage, run_serve},
+    command{"sandbox", "drive an OpenSandbox server: create, exec, files, terminal, diagnostics, kill", sandbox_usage, run_sandbox},
 };
 
 void print_overview(std::ostream& out) {
@@ -43,7 +44,9 @@ int dispatch(std::span<const std::string_view> args, const streams& io) {
         return exit_bad_input;
     }
     const auto rest = args.subspan(1);
-    if (std::ranges::find(rest, std::string_view{"--help"}) != rest.end()) {
+    // After `--` the words are a command's own (`ngfail sandbox exec ID -- grep --help`).
+    const auto options_end = std::ranges::find(rest, std::string_view{"--"});
+    if (std::find(rest.begin(), options_end, std::string_view{"--help"}) != options_end) {
         io.out << it->usage();
         return exit_ok;
     }

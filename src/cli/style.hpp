@@ -8,8 +8,9 @@ namespace ngfail::cli {
 
 class style {
 public:
-    // Colours when stdout is a terminal and NO_COLOR is unset.
+    // Colours when stdout (stderr) is a terminal and NO_COLOR is unset.
     static style for_stdout();
+    static style for_stderr();
 
     [[nodiscard]] bool enabled() const noexcept { return enabled_; }
     [[nodiscard]] std::string kind(std::string_view text) const { return paint("\x1b[1;31m", text); }

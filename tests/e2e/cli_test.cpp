@@ -1,4 +1,6 @@
 // Drives the built `ngfail` binary the way a script would.
+#include "support/cli_run.hpp"
+
 #include <ngfail/event_id.hpp>
 #include <ngfail/kind.hpp>
 
@@ -6,38 +8,16 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <array>
-#include <cstdio>
 #include <fstream>
 #include <map>
 #include <set>
 #include <string>
-#include <sys/wait.h>
 
 namespace {
 
-struct outcome {
-    int status;
-    std::string out;  // stdout only; stderr is sent to /dev/null unless asked for
-};
-
-enum class capture { out, out_and_err, err };
-
-outcome run_cli(const std::string& args, capture what) {
-    constexpr std::array<const char*, 3> redirect{" 2>/dev/null", " 2>&1", " 2>&1 >/dev/null"};
-    const std::string command = std::string(NGFAIL_CLI_PATH) + ' ' + args + redirect[static_cast<std::size_t>(what)];
-    FILE* pipe = ::popen(command.c_str(), "r");
-    if (!pipe) throw std::runtime_error("popen failed");
-    std::string out;
-    std::array<char, 4096> buffer{};
-    for (std::size_t n; (n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0;) out.append(buffer.data(), n);
-    const int raw = ::pclose(pipe);
-    return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, out};
-}
-
-outcome run_cli(const std::string& args, bool merge_stderr = false) {
-    return run_cli(args, merge_stderr ? capture::out_and_err : capture::out);
-}
+using ngfail_test::capture;
+using ngfail_test::outcome;
+using ngfail_test::run_cli;
 
 TEST(cli_kinds, json_lists_every_kind_with_domain_code_and_description) {
     const auto [status, out] = run_cli("kinds --json");
@@ -90,12 +70,12 @@ TEST(cli, unknown_command_is_bad_input) {
 TEST(cli, top_level_help_lists_the_commands) {
     const auto [status, out] = run_cli("--help");
     EXPECT_EQ(status, 0);
-    for (const char* c : {"kinds", "classify", "decode", "stats", "demo"}) EXPECT_THAT(out, testing::HasSubstr(c));
+    for (const char* c : {"kinds", "classify", "decode", "stats", "demo", "sandbox"}) EXPECT_THAT(out, testing::HasSubstr(c));
 }
 
 TEST(cli, every_command_has_help) {
     for (const std::string& c : {std::string("kinds"), std::string("classify"), std::string("decode"),
-                                 std::string("stats"), std::string("demo")}) {
+                                 std::string("stats"), std::string("demo"), std::string("sandbox")}) {
         const auto [status, out] = run_cli(c + " --help");
         EXPECT_EQ(status, 0) << c;
         EXPECT_THAT(out, testing::StartsWith("usage: ngfail " + c)) << c;
