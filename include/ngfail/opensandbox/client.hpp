@@ -225,7 +225,7 @@ public:
     NGFAIL_OPENSANDBOX_CALL(delete_snapshot, (std::string_view snapshot_id), (snapshot_id), void)
     // Diagnostics: a sandbox's logs or events as the server renders them for people, in a
     // `scope` the server defines ("all", "container", "lifecycle", "runtime", …). Servers
-    // without the API answer 501 (`provider_request_rejected`). The text is for reading: the
+    // without the API answer 501 (`provider_unavailable`, as any 5xx). The text is for reading: the
     // API's spec gives it no schema, and no failure's kind is ever taken from it.
     NGFAIL_OPENSANDBOX_CALL(diagnostic_logs, (std::string_view sandbox_id, std::string_view scope = "all"),
                             (sandbox_id, scope), diagnostic_content)
