@@ -1,4 +1,4 @@
-// ngfail stats FILE.jsonl [--policy FILE [--rollouts-per-task N]] [--json]
+// ngfail stats FILE.jsonl|'GLOB'... [--policy FILE [--rollouts-per-task N]] [--json]
 #include "args.hpp"
 #include "policy_view.hpp"
 #include "tree.hpp"
@@ -8,17 +8,20 @@
 
 #include <boost/json.hpp>
 
+#include <glob.h>
+
 #include <algorithm>
 #include <fstream>
 #include <iomanip>
 #include <map>
+#include <variant>
 #include <vector>
 #include <ostream>
 
 namespace ngfail::cli {
 namespace {
 
-const arg_spec spec{.with_value = {"policy", "rollouts-per-task"}, .flags = {"json"}, .max_positionals = 1};
+const arg_spec spec{.with_value = {"policy", "rollouts-per-task"}, .flags = {"json"}, .max_positionals = 4096};
 constexpr std::size_t shown_rollouts = 20;
 constexpr std::size_t shown_chains = 10;
 constexpr std::size_t shown_invalid = 5;
@@ -61,11 +64,14 @@ struct tally {
         ++chains[path];
     }
 
+    std::string file;  // the file being read, when there are several: where a rejected row is
+
     void reject(std::size_t line, std::string_view why) {
         ++rows;
         ++invalid;
         if (invalid_samples.size() < shown_invalid) {
-            invalid_samples.push_back("line " + std::to_string(line) + ": " + one_line(why, 300));
+            invalid_samples.push_back((file.empty() ? "" : file + " ") + "line " + std::to_string(line) + ": " +
+                                      one_line(why, 300));
         }
     }
 };
@@ -245,6 +251,25 @@ void print_json(std::ostream& out, const tally& t, const policy::recovery_view* 
 
 }  // namespace
 
+// The files the arguments name, in order: a name as it is, a pattern (`*`, `?`, `[`) as
+// the files it matches, sorted (a shell that did not expand it, or a quoted one, as NeMo
+// Gym's `input_glob`). Why not, when a pattern matches nothing.
+std::variant<std::vector<std::string>, std::string> files_named(const std::vector<std::string>& arguments) {
+    std::vector<std::string> files;
+    for (const std::string& argument : arguments) {
+        if (argument.find_first_of("*?[") == std::string::npos) {
+            files.push_back(argument);
+            continue;
+        }
+        glob_t found{};
+        const int status = ::glob(argument.c_str(), GLOB_ERR, nullptr, &found);
+        for (std::size_t i = 0; status == 0 && i < found.gl_pathc; ++i) files.emplace_back(found.gl_pathv[i]);
+        ::globfree(&found);
+        if (status != 0) return "'" + argument + "' matches no file";
+    }
+    return files;
+}
+
 int run_stats(arguments args, const streams& io) {
     const auto parsed = parse_or_complain("stats", args, spec, io);
     if (!parsed) return exit_bad_input;
@@ -253,10 +278,18 @@ int run_stats(arguments args, const streams& io) {
         io.err << "ngfail stats: give a FILE.jsonl (see 'ngfail stats --help')\n";
         return exit_bad_input;
     }
-    std::ifstream in(a.positionals.front(), std::ios::binary);
-    if (!in) {
-        io.err << "ngfail stats: cannot open '" << a.positionals.front() << "'\n";
+    auto named = files_named(a.positionals);
+    if (const auto* why = std::get_if<std::string>(&named)) {
+        io.err << "ngfail stats: " << *why << '\n';
         return exit_bad_input;
+    }
+    const std::vector<std::string>& files = std::get<std::vector<std::string>>(named);
+    // Every shard opens before any is read: a missing one is found before minutes of reading.
+    for (const std::string& file : files) {
+        if (!std::ifstream(file, std::ios::binary)) {
+            io.err << "ngfail stats: cannot open '" << file << "'\n";
+            return exit_bad_input;
+        }
     }
     std::optional<policy::outcome_policy> chosen;
     std::optional<policy::recovery_view> view;
@@ -277,7 +310,15 @@ int run_stats(arguments args, const streams& io) {
         return exit_bad_input;
     }
     tally t;
-    read_rows(in, t, view ? &*view : nullptr);
+    for (const std::string& file : files) {  // one run: every shard's rows in one tally
+        std::ifstream in(file, std::ios::binary);
+        if (!in) {
+            io.err << "ngfail stats: cannot open '" << file << "'\n";
+            return exit_bad_input;
+        }
+        if (files.size() > 1) t.file = file;
+        read_rows(in, t, view ? &*view : nullptr);
+    }
     for (const auto& sample : t.invalid_samples) io.err << "ngfail stats: invalid row, " << sample << '\n';
     if (a.has("json")) {
         print_json(io.out, t, view ? &*view : nullptr);
@@ -289,10 +330,12 @@ int run_stats(arguments args, const streams& io) {
 }
 
 std::string stats_usage() {
-    return "usage: ngfail stats FILE.jsonl [--policy FILE [--rollouts-per-task N]] [--json]\n"
+    return "usage: ngfail stats FILE.jsonl|'GLOB'... [--policy FILE [--rollouts-per-task N]] [--json]\n"
            "\n"
            "Aggregates rollout rows (one JSON object per line, with _ng_failure_id and\n"
-           "_ng_failure_events as NeMo Gym's collection writes them): counts of failures by kind,\n"
+           "_ng_failure_events as NeMo Gym's collection writes them) from one file or many, as one\n"
+           "run: shards of a multi-node run by name or by a quoted pattern ('run/*_failures.jsonl',\n"
+           "sorted), read one row at a time. Counts of failures by kind,\n"
            "by root cause (the deepest classified kind of its cause chain: what an agent_run_error\n"
            "hides), boundary and stage with bar charts, and the most common cause chains. Rows without a\n"
            "failure count as successes; invalid rows are counted and the first few named on stderr.\n"

@@ -8,10 +8,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
 #include <string>
+
+#include <unistd.h>
 
 namespace {
 
@@ -275,6 +278,58 @@ TEST(cli_stats, counts_invalid_rows_and_names_them) {
     EXPECT_EQ(out.at("invalid_rows").as_int64(), 3);
     EXPECT_THAT(run_cli("stats --json " + path, capture::err).out, testing::HasSubstr("invalid row, line 2"));
     EXPECT_EQ(run_cli("stats /nonexistent.jsonl").status, 2);
+}
+
+// `source`'s lines cut into `shards` files in a fresh folder, in order (shard i holds the
+// i-th part), named as NeMo Gym names them; the folder.
+std::string sharded(const std::string& source, int shards, const std::string& name) {
+    std::vector<std::string> lines;
+    std::ifstream in(source);
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    const std::string folder = testing::TempDir() + name + "-" + std::to_string(::getpid());
+    std::filesystem::create_directories(folder);
+    const std::size_t per = (lines.size() + static_cast<std::size_t>(shards) - 1) / static_cast<std::size_t>(shards);
+    for (int i = 0; i < shards; ++i) {
+        std::ofstream out(folder + "/worker" + std::to_string(i) + "_failures.jsonl");
+        for (std::size_t n = static_cast<std::size_t>(i) * per; n < std::min(lines.size(), (i + 1) * per); ++n) {
+            out << lines[n] << '\n';
+        }
+    }
+    return folder;
+}
+
+TEST(cli_stats, shards_by_name_or_pattern_count_as_their_concatenation) {
+    const std::string whole = NGFAIL_EXAMPLES_DATA "/rollouts.jsonl";
+    const std::string folder = sharded(whole, 3, "stats-shards");
+    const auto one = run_cli("stats --json " + whole);
+    ASSERT_EQ(one.status, 0);
+    const auto by_pattern = run_cli("stats --json '" + folder + "/*_failures.jsonl'");
+    ASSERT_EQ(by_pattern.status, 0);
+    EXPECT_EQ(boost::json::parse(by_pattern.out), boost::json::parse(one.out));
+    const auto by_name = run_cli("stats --json " + folder + "/worker0_failures.jsonl " + folder +
+                                 "/worker1_failures.jsonl " + folder + "/worker2_failures.jsonl");
+    EXPECT_EQ(boost::json::parse(by_name.out), boost::json::parse(one.out));
+    // A rollout's attempts in two shards are one rollout's: the policy's views agree too.
+    const std::string policy_rows = NGFAIL_EXAMPLES_DATA "/policy_rollouts.jsonl";
+    const std::string policy = " --policy " NGFAIL_EXAMPLES_DATA "/outcome_policy.yaml";
+    const std::string policy_folder = sharded(policy_rows, 2, "stats-policy-shards");
+    EXPECT_EQ(boost::json::parse(run_cli("stats --json '" + policy_folder + "/*_failures.jsonl'" + policy).out),
+              boost::json::parse(run_cli("stats --json " + policy_rows + policy).out));
+}
+
+TEST(cli_stats, a_missing_shard_or_an_empty_pattern_is_refused_before_reading) {
+    const std::string folder = sharded(NGFAIL_EXAMPLES_DATA "/rollouts.jsonl", 2, "stats-missing");
+    const auto missing = run_cli("stats " + folder + "/worker0_failures.jsonl " + folder + "/worker9_failures.jsonl",
+                                 capture::err);
+    EXPECT_EQ(missing.status, 2);
+    EXPECT_THAT(missing.out, testing::HasSubstr("cannot open '" + folder + "/worker9_failures.jsonl'"));
+    const auto none = run_cli("stats '" + folder + "/*_nothing.jsonl'", capture::err);
+    EXPECT_EQ(none.status, 2);
+    EXPECT_THAT(none.out, testing::HasSubstr("matches no file"));
+    // An invalid row is named with its shard.
+    std::ofstream(folder + "/worker1_failures.jsonl", std::ios::app) << "not json\n";
+    EXPECT_THAT(run_cli("stats '" + folder + "/*_failures.jsonl'", capture::err).out,
+                testing::HasSubstr("invalid row, " + folder + "/worker1_failures.jsonl line "));
 }
 
 TEST(cli_stats, counts_the_deepest_classified_cause_beside_the_outermost_kind) {
