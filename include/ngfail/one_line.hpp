@@ -20,6 +20,8 @@ namespace ngfail {
 // `text` as one line that is safe on a terminal:
 //   - newline, return and tab as `\n`, `\r`, `\t`; the other C0 controls and DEL as `\x1b`;
 //   - the C1 controls written as UTF-8 (U+0080–U+009F) as `\u009b`;
+//   - the bidirectional formatting characters (U+061C, U+200E, U+200F, U+202A–U+202E,
+//     U+2066–U+2069), which reorder what follows them on the screen, as `\u202e`;
 //   - every byte that is not part of valid UTF-8 (a lone 0x80–0xff, an overlong, a cut
 //     sequence) as `\x9b`, so the C1 bytes of 8-bit terminals never pass;
 //   - all other UTF-8 as it is (a backslash too: the escapes are for reading, not parsing).

@@ -1,5 +1,6 @@
 #include "args.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <ostream>
 
@@ -9,8 +10,16 @@ std::variant<parsed_args, std::string> parse_args(arguments args, const arg_spec
     parsed_args out;
     for (std::size_t i = 0; i < args.size(); ++i) {
         const std::string_view arg = args[i];
+        // An argument is never repeated in a complaint: a misplaced one may be a key.
+        if (arg.size() > 1 && arg[0] == '-' && arg[1] != '-') {
+            return "unknown option '" + std::string(arg.substr(0, std::min(arg.find('='), std::size_t{32}))) +
+                   "' (options begin with --)";
+        }
         if (!arg.starts_with("--")) {
-            if (out.positionals.size() >= spec.max_positionals) return "unexpected argument '" + std::string(arg) + "'";
+            if (out.positionals.size() >= spec.max_positionals) {
+                return "one argument too many, the " + std::to_string(out.positionals.size() + 1) +
+                       "th of its kind (not repeated here: it may be a secret)";
+            }
             out.positionals.emplace_back(arg);
             continue;
         }

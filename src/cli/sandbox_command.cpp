@@ -13,6 +13,7 @@
 
 #include <boost/json.hpp>
 
+#include <fcntl.h>
 #include <poll.h>
 #include <unistd.h>
 
@@ -161,6 +162,8 @@ std::string command_line(arguments words) {
     return line;
 }
 
+constexpr std::size_t max_cli_body_bytes = std::size_t{256} << 20;
+
 int exec(const session& s) {
     const auto given = s.args.value("command");
     if (given.has_value() == !s.command_words.empty()) return s.bad_input("give the command after -- or as --command, once");
@@ -169,7 +172,9 @@ int exec(const session& s) {
     if (!s.pairs_of("env", cmd.envs)) return exit_bad_input;
     std::optional<int> seconds;
     if (!s.count_of("timeout", seconds)) return exit_bad_input;
-    if (seconds) cmd.total_timeout = std::chrono::seconds(*seconds);
+    // The whole run: the start's request too (a stalled server), not only the stream's time.
+    os::call_options within;
+    if (seconds) cmd.total_timeout = within.timeout = std::chrono::seconds(*seconds);
     const bool detached = s.args.has("detached");
     if (detached) cmd.detached = true;
     // Output as it arrives, each stream to its own; with --json it is in the result instead.
@@ -177,7 +182,7 @@ int exec(const session& s) {
         cmd.on_stdout = [&](std::string_view bytes) { s.io.out.write(bytes.data(), std::ssize(bytes)).flush(); };
         cmd.on_stderr = [&](std::string_view bytes) { s.io.err.write(bytes.data(), std::ssize(bytes)).flush(); };
     }
-    const auto ran = s.sandboxes.try_exec(s.sandbox_id(), cmd);
+    const auto ran = s.sandboxes.try_exec(s.sandbox_id(), cmd, within);
     if (!ran) return s.failed(ran.error());
     const os::exec_result& r = ran.value();
     if (s.json()) {
@@ -239,12 +244,20 @@ int get_file(const session& s, operands paths) {
 int put_file(const session& s, operands paths) {
     const std::string& local = paths[0];
     const std::string& remote = paths[1];
-    std::ifstream file;
-    if (local != "-") file.open(local, std::ios::binary);
-    std::istream& in = local == "-" ? std::cin : file;
-    if (!in) return s.bad_input("cannot read '" + one_line(local) + "'");
-    const std::string content{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-    if (in.bad()) return s.bad_input("cannot read '" + one_line(local) + "'");
+    // Read with read(2), whose errors (a directory, a closed stdin) a stream would swallow
+    // into an empty upload.
+    const int fd = local == "-" ? STDIN_FILENO : ::open(local.c_str(), O_RDONLY | O_CLOEXEC);
+    std::string content;
+    bool read_whole = fd >= 0;
+    for (std::array<char, 1 << 16> block{}; read_whole;) {
+        const ssize_t n = ::read(fd, block.data(), block.size());
+        if (n == 0) break;
+        if (n < 0 && errno == EINTR) continue;
+        read_whole = n > 0 && content.size() + static_cast<std::size_t>(n) <= max_cli_body_bytes;
+        if (read_whole) content.append(block.data(), static_cast<std::size_t>(n));
+    }
+    if (fd >= 0 && fd != STDIN_FILENO) ::close(fd);
+    if (!read_whole) return s.bad_input("cannot read '" + one_line(local) + "' (or it is over 256 MiB)");
     const auto put = s.sandboxes.try_upload(s.sandbox_id(), remote, content);
     if (!put) return s.failed(put.error());
     return s.json() ? s.print({{"path", remote}, {"size", content.size()}}) : exit_ok;
@@ -421,6 +434,7 @@ int diagnostics(const session& s) {
     const std::string kind = s.args.value("kind").value_or("logs");
     if (kind != "logs" && kind != "events") return s.bad_input("--kind is logs or events, not '" + one_line(kind, 32) + "'");
     const std::string scope = s.args.value("scope").value_or("all");
+    if (scope.empty()) return s.bad_input("--scope is empty");
     const auto got = kind == "logs" ? s.sandboxes.try_diagnostic_logs(s.sandbox_id(), scope)
                                     : s.sandboxes.try_diagnostic_events(s.sandbox_id(), scope);
     if (!got) return s.failed(got.error());
@@ -514,6 +528,8 @@ int run_sandbox(arguments args, const streams& io) {
         return exit_bad_input;
     };
     if (a->name != "create" && parsed->positionals.empty()) return complain("give the sandbox's ID");
+    // (an option misspelt with one dash is refused above, never sent as an id)
+    if (a->name != "create" && parsed->positionals.front().empty()) return complain("the sandbox's ID is empty");
     const auto server = parsed->value("server");
     if (!server || server->empty()) return complain("--server URL is required (the OpenSandbox server, http://host:port)");
     // The environment keeps the key out of the process list, as the official SDKs read it.
@@ -523,11 +539,17 @@ int run_sandbox(arguments args, const streams& io) {
 
     // A person reads what comes out: a failure the evidence leaves ambiguous brings the
     // server's diagnostics with it (two more requests, after a failure only).
+    // Files are held whole in memory on their way (256 MiB at most, where the library's
+    // default is 8 MiB for replies).
     os::client sandboxes({.base_url = *server,
                           .api_key = std::move(key),
+                          .max_body_bytes = max_cli_body_bytes,
                           .use_server_proxy = parsed->has("use-server-proxy"),
                           .failure_diagnostics = {.fetch = !parsed->has("no-failure-diagnostics")}});
-    return a->run({sandboxes, *parsed, options, words, io, std::string(a->name)});
+    const int status = a->run({sandboxes, *parsed, options, words, io, std::string(a->name)});
+    // A result that could not be written is not done (a full disk, a closed pipe).
+    if (!io.out.flush() && status != exit_bad_input) return complain("the output could not be written");
+    return status;
 }
 
 std::string sandbox_usage() {

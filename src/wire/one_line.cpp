@@ -6,6 +6,16 @@
 #include <cstdint>
 
 namespace ngfail {
+namespace {
+
+// The bidirectional formatting characters: they reorder what a terminal shows after them
+// (U+202E turns "exe.txt" into "txt.exe"), so a stranger's text could disguise a line.
+bool reorders_text(std::uint32_t cp) noexcept {
+    return cp == 0x061c || cp == 0x200e || cp == 0x200f || (cp >= 0x202a && cp <= 0x202e) ||
+           (cp >= 0x2066 && cp <= 0x2069);
+}
+
+}  // namespace
 
 std::string one_line(std::string_view text, std::size_t max_bytes) {
     constexpr char hex[] = "0123456789abcdef";
@@ -31,6 +41,9 @@ std::string one_line(std::string_view text, std::size_t max_bytes) {
             escape("\\x", cp);
         } else if (cp >= 0x80 && cp <= 0x9f) {
             escape("\\u00", cp);
+        } else if (reorders_text(cp)) {
+            escape("\\u", cp >> 8);
+            escape("", cp);
         } else {
             out.append(text.data() + i, length);
         }

@@ -418,6 +418,16 @@ TEST_F(cli_sandbox, the_api_key_is_never_printed) {
     }
     EXPECT_EQ(runs.back().status, 2) << "the misspelt option is refused";
     EXPECT_THAT(runs.back().err, HasSubstr("unknown option '--api-kee'"));
+    // Misspelt with one dash, or cut from its option by a blank: refused, never echoed, never
+    // sent as a sandbox's id.
+    const how no_key{.key_option = ""};
+    const std::size_t requests_before = server.requests();
+    for (const std::string& args : {"kill -api-key=" + std::string(key), "create -api-key=" + std::string(key),
+                                    "kill " + id + " " + std::string(key), "files " + id + " ls / --api-key= " + std::string(key)}) {
+        runs.push_back(sandbox(args, no_key));
+        EXPECT_EQ(runs.back().status, 2) << args;
+    }
+    EXPECT_EQ(server.requests(), requests_before) << "nothing was sent";
     for (const cli_run& run : runs) {
         for (const std::string& secret : {std::string(key), wrong}) {
             EXPECT_THAT(run.out, Not(HasSubstr(secret)));
@@ -453,6 +463,43 @@ TEST_F(cli_sandbox, bad_arguments_exit_2_with_a_message_and_nothing_on_stdout) {
     EXPECT_THAT(no_server.err, HasSubstr("--server URL is required"));
     EXPECT_EQ(server.commands_started(), 0u) << "nothing ran";
     EXPECT_EQ(sandboxes.get(id).state, "Running") << "nothing was killed";
+}
+
+TEST_F(cli_sandbox, what_cannot_be_read_or_written_locally_is_never_a_silent_success) {
+    const std::string id = sandboxes.create({}).id;
+    sandboxes.upload(id, "/workspace/kept.txt", "kept");
+    // A directory to upload, or stdin closed: refused, and the remote file stays as it was.
+    for (const how& h : {how{}, how{.stdin_file = "/"}}) {
+        const auto run = sandbox("files " + id + " put " + (h.stdin_file.empty() ? "/" : "-") + " /workspace/kept.txt", h);
+        EXPECT_EQ(run.status, 2) << run.err;
+        EXPECT_THAT(run.err, HasSubstr("cannot read"));
+    }
+    EXPECT_EQ(sandboxes.download(id, "/workspace/kept.txt"), "kept");
+    // Output to a full device: not done, and said so.
+    const auto full = ngfail_test::run_ngfail("sandbox files --server " + url + " --api-key " + std::string(key) + " " + id +
+                                              " get /workspace/kept.txt > /dev/full");
+    EXPECT_EQ(full.status, 2);
+    EXPECT_THAT(full.err, HasSubstr("could not be written"));
+}
+
+TEST_F(cli_sandbox, a_file_past_the_librarys_8_mib_goes_up_and_down_whole) {
+    const std::string id = sandboxes.create({}).id;
+    std::string big(10'000'000, 'x');
+    for (std::size_t i = 0; i < big.size(); i += 4096) big[i] = static_cast<char>('a' + i / 4096 % 26);
+    const std::string local = temp_file("big-upload.bin", big);
+    ASSERT_EQ(sandbox("files " + id + " put " + local + " /workspace/big.bin").status, 0);
+    const auto got = sandbox("files " + id + " get /workspace/big.bin");
+    ASSERT_EQ(got.status, 0) << got.err;
+    EXPECT_TRUE(got.out == big) << got.out.size() << " bytes";
+}
+
+TEST_F(cli_sandbox, exec_timeout_bounds_a_stalled_start_too) {
+    const std::string id = sandboxes.create({}).id;
+    server.inject(fault::stall("exec", 60s));
+    const auto started = std::chrono::steady_clock::now();
+    const auto run = sandbox("exec --timeout 2 " + id + " -- echo hi");
+    EXPECT_EQ(run.status, 1) << run.err;
+    EXPECT_LT(std::chrono::steady_clock::now() - started, 10s);
 }
 
 TEST_F(cli_sandbox, every_action_is_described_by_help) {

@@ -19,6 +19,13 @@ TEST(one_line, c1_controls_are_escaped_as_characters_and_as_lone_bytes) {
     EXPECT_EQ(one_line("\x80\xbf"), "\\x80\\xbf");
 }
 
+TEST(one_line, bidirectional_formatting_is_escaped) {
+    // "txt.exe" shown as it is, not reordered by U+202E into "exe.txt".
+    EXPECT_EQ(ngfail::one_line("report\u202Etxt.exe"), "report\\u202etxt.exe");
+    EXPECT_EQ(ngfail::one_line("\u2066a\u2069\u200f\u061c"), "\\u2066a\\u2069\\u200f\\u061c");
+    EXPECT_EQ(ngfail::one_line("\u2010\u202f"), "\u2010\u202f") << "their neighbours are kept";
+}
+
 TEST(one_line, invalid_utf8_is_escaped_byte_by_byte) {
     EXPECT_EQ(one_line("\xff\xfe"), "\\xff\\xfe");
     EXPECT_EQ(one_line("\xc0\xaf"), "\\xc0\\xaf");          // an overlong '/'

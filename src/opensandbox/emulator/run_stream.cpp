@@ -1,5 +1,6 @@
 // Streams a run as execd does (see run_stream.hpp).
 #include "run_stream.hpp"
+#include "text/utf8.hpp"
 
 #include "opensandbox/emulator/process/process_runs.hpp"
 
@@ -33,14 +34,12 @@ std::string frame(json::object event) {
 
 // Output as JSON can carry it: bytes that are not UTF-8 become U+FFFD, as Go's encoder in
 // execd writes them.
+// Strictly: an overlong form, a surrogate or a code past U+10FFFF is not UTF-8 either.
 std::string as_utf8(std::string_view text) {
     std::string out;
     for (std::size_t i = 0; i < text.size();) {
-        const auto c = static_cast<unsigned char>(text[i]);
-        const std::size_t length = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
-        bool valid = length != 0 && i + length <= text.size();
-        for (std::size_t k = 1; valid && k < length; ++k) valid = (static_cast<unsigned char>(text[i + k]) & 0xc0) == 0x80;
-        if (valid) {
+        const std::size_t length = ngfail::text::decode_utf8(text, i).length;
+        if (length != 0) {
             out.append(text.substr(i, length));
             i += length;
         } else {

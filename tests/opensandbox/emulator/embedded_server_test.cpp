@@ -302,6 +302,26 @@ TEST(embedded_server, a_command_runs_with_its_envs_and_cwd_and_refuses_envs_that
     EXPECT_EQ(call(s.port(), http::verb::post, path, R"({"command":"ls","envs":["A"]})").status, 400u);
 }
 
+TEST(embedded_server, output_that_is_not_utf8_is_sent_as_replacement_characters_strictly) {
+    // Overlong forms (C0 A4, E0 80 80), a surrogate (ED A0 80) and F5: none is UTF-8, as Go's
+    // encoder in execd holds; each byte becomes U+FFFD and the event stays valid JSON.
+    embedded_server s;
+    const std::string id = create(s);
+    ASSERT_EQ(ngfail_test::upload(s, id, {{"/bin.dat", "a\xC0\xA4" "b\xE0\x80\x80" "c\xED\xA0\x80" "d\xF5\x80" "e\xC3\xA9"}}).status, 200u);
+    const auto ran = exec(s, id, "cat /bin.dat");
+    ASSERT_EQ(ran.status, 200u);
+    const std::string replacement = "\xEF\xBF\xBD";
+    std::string printed;
+    for (std::size_t at = 0; at < ran.body.size();) {
+        const auto end = ran.body.find("\n\n", at);
+        const auto event = json::parse(ran.body.substr(at, end - at)).as_object();
+        if (event.at("type") == "stdout") printed += event.at("text").as_string();
+        at = end + 2;
+    }
+    EXPECT_EQ(printed, "a" + replacement + replacement + "b" + replacement + replacement + replacement + "c" + replacement +
+                           replacement + replacement + "d" + replacement + replacement + "e\xC3\xA9");
+}
+
 TEST(embedded_server, a_download_gives_a_byte_range_or_lines_but_not_both) {
     embedded_server s;
     const std::string id = create(s);
