@@ -41,6 +41,10 @@ set(ngfail_pc_parts
     "opensandbox_client|ngfail-opensandbox ngfail-retry|-lngfail_opensandbox_client -lssl -lcrypto||the OpenSandbox client"
     "opensandbox_emulator|ngfail-wire ngfail-opensandbox|-lngfail_opensandbox_emulator -lssl -lcrypto| -DNGFAIL_WITH_OPENSANDBOX_EMULATOR|the local OpenSandbox behind ngfail serve (a test tool)"
     "|ngfail-http ngfail-policy ngfail-opensandbox-client|||every library but the emulator")
+if(NGFAIL_HAS_OTEL)
+    list(APPEND ngfail_pc_parts
+        "otel|ngfail-opensandbox-client opentelemetry_api|-lngfail_otel||OpenTelemetry spans and metrics for the client")
+endif()
 foreach(part IN LISTS ngfail_pc_parts)
     string(REPLACE "|" ";" fields "${part}")
     list(GET fields 0 library)

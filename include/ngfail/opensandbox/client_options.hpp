@@ -2,12 +2,15 @@
 // and what one call may change (`call_options`) (target ngfail::opensandbox_client).
 #pragma once
 
+#include <ngfail/opensandbox/call_observer.hpp>
 #include <ngfail/policy/retry_allowance.hpp>
 #include <ngfail/transport.hpp>  // the log in call_options; and what code written against it used
 
 #include <chrono>
 #include <cstddef>
+#include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -85,6 +88,9 @@ struct client_options {
     std::chrono::milliseconds max_idle_time{15000};
     std::size_t endpoint_cache_size = 1024;       // execd endpoints remembered (0: none)
     std::chrono::milliseconds endpoint_cache_ttl{600000};
+    // Told of every call's attempts and outcome, for traces and metrics (none: nothing is
+    // recorded and nothing costs). `ngfail::otel::instrument_client` makes an OpenTelemetry one.
+    std::shared_ptr<call_observer> observer{};
 };
 
 struct call_options {
@@ -96,6 +102,9 @@ struct call_options {
     // than what it has left ends the call now. Whatever it allows, the client repeats only
     // what the operation's replay policy and the failure's delivery make safe.
     policy::retry_allowance* allowance = nullptr;
+    // Attributes for this call's spans (a trajectory's id, a run's), read while the call
+    // runs: what they point to must outlive it. Never on a metric.
+    std::span<const trace_label> trace_labels{};
 };
 
 }  // namespace ngfail::opensandbox

@@ -2,6 +2,8 @@
 
 #include <ngfail/opensandbox/asio_errors.hpp>
 
+#include "text/printable.hpp"
+
 #include <boost/json.hpp>
 
 #include <variant>
@@ -217,6 +219,7 @@ awaitable<string_response> call_context::exchange(request& req, const target& wh
 awaitable<json::value> call_context::lifecycle(beast_http::verb verb, std::string path, const json::value* body) const {
     request req(verb, shared.lifecycle.base, path);
     if (!options.api_key.empty()) req.set(api_key_header, options.api_key);
+    add_trace_parent(req, *this);
     req.set(beast_http::field::accept, "application/json");
     if (body) {
         req.set(beast_http::field::content_type, "application/json");
@@ -235,7 +238,7 @@ awaitable<string_response> call_context::execd_call(std::string_view sandbox_id,
                                                     std::string path, std::string body,
                                                     std::string content_type, std::string range) const {
     const shared_route route = co_await execd_endpoint(sandbox_id);
-    auto req = execd_request(verb, route->where, route->endpoint, path);
+    auto req = execd_request(*this, verb, route->where, route->endpoint, path);
     if (!content_type.empty()) req.set(beast_http::field::content_type, content_type);
     if (!range.empty()) req.set(beast_http::field::range, range);
     req.body() = std::move(body);
@@ -374,6 +377,66 @@ json::object string_map(const std::map<std::string, std::string>& m) {
     json::object o;
     for (const auto& [k, v] : m) o[k] = v;
     return o;
+}
+
+std::unique_ptr<observed_call> begin_observing(const client_state& client, operation op, std::string_view sandbox_id,
+                                               const call_options& per_call) noexcept {
+    try {
+        return client.options.observer->begin(op, sandbox_id, per_call.trace_labels);
+    } catch (...) {
+        return nullptr;
+    }
+}
+
+std::string_view observe_attempt(observed_call* trace, int attempt) noexcept {
+    if (!trace) return {};
+    try {
+        const std::string_view parent = trace->attempt_began(attempt);
+        // A header value the observer made up must still be one a request may carry.
+        return breaks_a_line(parent) ? std::string_view() : parent;
+    } catch (...) {
+        return {};
+    }
+}
+
+void observe_retried(observed_call* trace, const failure& f) noexcept {
+    if (!trace) return;
+    try {
+        trace->attempt_failed(f);
+    } catch (...) {
+    }
+}
+
+void observe_program(const call_context& c, std::string_view command) noexcept {
+    if (!c.trace) return;
+    constexpr std::string_view blanks = " \t\r\n";
+    const auto is_assignment = [](std::string_view word) {
+        const auto equals = word.find('=');
+        return equals != std::string_view::npos && equals > 0 &&
+               word.substr(0, equals).find_first_not_of(
+                   "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") == std::string_view::npos;
+    };
+    for (;;) {
+        const auto start = command.find_first_not_of(blanks);
+        if (start == std::string_view::npos) return;
+        command.remove_prefix(start);
+        const std::string_view word = command.substr(0, command.find_first_of(blanks));
+        if (!is_assignment(word)) {
+            try {
+                c.trace->command_program(text::printable(c.secrets.scrubbed(word), 64));
+            } catch (...) {
+            }
+            return;
+        }
+        command.remove_prefix(word.size());
+    }
+}
+
+void observe_end(observed_call& trace, const failure& f, std::string_view sandbox_id) noexcept {
+    try {
+        trace.ended(f, sandbox_id);
+    } catch (...) {
+    }
 }
 
 }  // namespace ngfail::opensandbox::detail

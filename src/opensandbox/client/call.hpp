@@ -77,6 +77,8 @@ struct call_context {
     clock::time_point deadline;
     redactor& secrets;  // what the request carried; scrubbed from everything recorded
     replay_policy replay = replay_policy::before_delivery;  // the operation's
+    observed_call* trace = nullptr;    // the call's observer, if it is watched
+    std::string_view trace_parent{};   // W3C traceparent for the attempt's requests (empty: none)
 
     // The rest of the call's time, capped at `most`: a step (a status probe, a clean-up)
     // never outlives the call's deadline.
@@ -187,10 +189,37 @@ struct argument {
 template <class T>
 using attempt_result = awaitable<std::optional<T>>;
 
-// Runs `attempt` until it succeeds, fails for good, or may not be retried. Never throws.
+// What the observer is told, each part catching what the observer throws: an observer
+// never changes a call's outcome. `begin_observing` gives nullptr when there is none.
+[[nodiscard]] std::unique_ptr<observed_call> begin_observing(const client_state& client, operation op,
+                                                             std::string_view sandbox_id,
+                                                             const call_options& per_call) noexcept;
+[[nodiscard]] std::string_view observe_attempt(observed_call* trace, int attempt) noexcept;
+void observe_retried(observed_call* trace, const failure& f) noexcept;
+// The program `command` runs: its first word after any `NAME=value` assignments (which, like
+// the arguments, may carry secrets), scrubbed, in printable ASCII (text::printable), at most
+// 64 bytes of it.
+void observe_program(const call_context& c, std::string_view command) noexcept;
+void observe_end(observed_call& trace, const failure& f, std::string_view sandbox_id) noexcept;
+
+// The sandbox a call's outcome concerns: a new one's, the failure's, or the one it named.
+template <class T>
+[[nodiscard]] std::string_view sandbox_of(const result<T>& r, std::string_view named) noexcept {
+    if constexpr (std::is_same_v<T, sandbox_info>) {
+        if (r) return r.value().id;
+    }
+    if (!r) {
+        if (const auto* d = std::get_if<sandbox_details>(&r.error().details()); d && d->sandbox_id) return *d->sandbox_id;
+    }
+    return named;
+}
+
+// Runs `attempt` until it succeeds, fails for good, or may not be retried, telling `trace`
+// (when set) of each attempt. Never throws.
 template <class T, class Attempt>
-awaitable<result<T>> call(client_state& client, const call_options& per_call, operation op,
-                          std::string_view sandbox_id, std::optional<std::string> problem, Attempt attempt) {
+awaitable<result<T>> attempts(client_state& client, const call_options& per_call, operation op,
+                              std::string_view sandbox_id, std::optional<std::string> problem, Attempt attempt,
+                              observed_call* trace) {
     try {
         redactor secrets;
         secrets.add(client.options.api_key);
@@ -201,12 +230,12 @@ awaitable<result<T>> call(client_state& client, const call_options& per_call, op
                                                  .base_delay = own.backoff,
                                                  .max_delay = own.max_backoff});
         policy::retry_allowance& budget = per_call.allowance ? *per_call.allowance : per_call_budget;
-        for (;;) {
+        for (int attempt_number = 1;; ++attempt_number) {
             observation seen{.operation = std::string(name(op))};
             if (!sandbox_id.empty()) seen.sandbox_id = std::string(sandbox_id);
             const call_context context{client, client.options,
                                        deadline_after(per_call.timeout.value_or(client.options.timeout)), secrets,
-                                       traits(op).replay};
+                                       traits(op).replay, trace, observe_attempt(trace, attempt_number)};
             std::exception_ptr error;
             try {
                 if (std::optional<T> value = co_await attempt(context, seen)) co_return std::move(*value);
@@ -233,6 +262,7 @@ awaitable<result<T>> call(client_state& client, const call_options& per_call, op
             if (!wait && budget.attempts_made() > 1) co_return budget.exhausted(f);  // says how many
             if (!wait) co_return f;
             if (per_call.log) per_call.log->observe_failure(f);
+            observe_retried(trace, f);
             asio::steady_timer pause(co_await asio::this_coro::executor, *wait);
             boost::system::error_code cancelled;
             co_await pause.async_wait(asio::redirect_error(asio::use_awaitable, cancelled));
@@ -241,6 +271,28 @@ awaitable<result<T>> call(client_state& client, const call_options& per_call, op
     } catch (...) {  // out of memory while describing a failure
         co_return failure(kind::transport_local_resource);
     }
+}
+
+template <class T, class Attempt>
+awaitable<result<T>> observed_attempts(client_state& client, const call_options& per_call, operation op,
+                                       std::string_view sandbox_id, std::optional<std::string> problem,
+                                       Attempt attempt) {
+    const std::unique_ptr<observed_call> trace = begin_observing(client, op, sandbox_id, per_call);
+    result<T> r = co_await attempts<T>(client, per_call, op, sandbox_id, std::move(problem), std::move(attempt),
+                                       trace.get());
+    if (trace) observe_end(*trace, r ? failure() : r.error(), sandbox_of(r, sandbox_id));
+    co_return r;
+}
+
+// One call of `op`: its attempts, watched by the client's observer when it has one (an
+// unwatched call costs no coroutine more).
+template <class T, class Attempt>
+awaitable<result<T>> call(client_state& client, const call_options& per_call, operation op,
+                          std::string_view sandbox_id, std::optional<std::string> problem, Attempt attempt) {
+    if (!client.options.observer) {
+        return attempts<T>(client, per_call, op, sandbox_id, std::move(problem), std::move(attempt), nullptr);
+    }
+    return observed_attempts<T>(client, per_call, op, sandbox_id, std::move(problem), std::move(attempt));
 }
 
 // A call that returns nothing but success.
@@ -264,10 +316,17 @@ void drive_here(client_state& client, awaitable<void> work);
 // threads twice). Must not be called from a thread running the client's executor.
 void drive_on_executor(client_state& client, awaitable<void> work);
 
-// An execd request to `where`, carrying the endpoint's headers (its access token included).
-inline request execd_request(beast_http::verb verb, const target& where, const endpoint_info& endpoint,
-                             std::string_view path) {
+// Adds the attempt's W3C `traceparent`, when its call is traced.
+inline void add_trace_parent(request& req, const call_context& c) {
+    if (!c.trace_parent.empty()) req.set("traceparent", c.trace_parent);
+}
+
+// An execd request to `where`, carrying the endpoint's headers (its access token included)
+// and the call's trace parent.
+inline request execd_request(const call_context& c, beast_http::verb verb, const target& where,
+                             const endpoint_info& endpoint, std::string_view path) {
     request req(verb, where.base, path);
+    add_trace_parent(req, c);
     for (const auto& [name, value] : endpoint.headers) {
         if (!frames_the_request(name)) req.set(name, value);
     }

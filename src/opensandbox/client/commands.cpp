@@ -86,7 +86,7 @@ awaitable<exec_result> run_command(const call_context& context, std::string_view
                                    const execd_route& route, const std::string& path, const std::string& body,
                                    const command& cmd, clock::time_point exec_end, observation& seen,
                                    code_parts* code) {
-    auto req = execd_request(verb::post, route.where, route.endpoint, path);
+    auto req = execd_request(context, verb::post, route.where, route.endpoint, path);
     req.set(beast_http::field::content_type, "application/json");
     req.set(beast_http::field::accept, "text/event-stream");
     req.body() = body;
@@ -168,6 +168,7 @@ awaitable<result<exec_result>> streamed_run(client_state& s, operation op, std::
                                             call_options per_call, code_parts* code = nullptr) {
     co_return co_await call<exec_result>(s, per_call, op, sandbox_id, std::move(problem),
                                          [&](const call_context& c, observation& seen) -> attempt_result<exec_result> {
+        if (!code) observe_program(c, cmd.command);
         const auto exec_end = cmd.total_timeout ? deadline_after(*cmd.total_timeout) : clock::time_point::max();
         shared_route route = c.cached_execd_endpoint(sandbox_id);
         if (!route) route = co_await c.execd_endpoint(sandbox_id);
@@ -274,7 +275,7 @@ awaitable<result<std::size_t>> read_log(client_state& s, const std::string& sand
                                          [&](const call_context& c, observation& seen) -> attempt_result<std::size_t> {
         co_return co_await read_detached<std::size_t>(c, seen, execution_id, [&]() -> awaitable<std::size_t> {
             const shared_route route = co_await c.execd_endpoint(sandbox_id);
-            auto req = execd_request(verb::get, route->where, route->endpoint,
+            auto req = execd_request(c, verb::get, route->where, route->endpoint,
                                      "/command/" + path_segment(execution_id) + "/logs?cursor=" + std::to_string(cursor));
             std::size_t read = 0;
             const auto head = co_await stream_from_execd(c, sandbox_id, route->where, req,

@@ -87,7 +87,7 @@ private:
 // ends; quiet for at most a minute.
 awaitable<std::size_t> watch(const call_context& context, std::string_view sandbox_id, const metrics_callback& on_sample) {
     const shared_route route = co_await context.execd_endpoint(sandbox_id);
-    auto req = execd_request(verb::get, route->where, route->endpoint, "/metrics/watch");
+    auto req = execd_request(context, verb::get, route->where, route->endpoint, "/metrics/watch");
     req.set(beast_http::field::accept, "text/event-stream");
     const lease on = co_await context.connect_to_execd(sandbox_id, route->where);
     co_await on->send(req, context.deadline);

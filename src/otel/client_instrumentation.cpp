@@ -1,0 +1,292 @@
+#include <ngfail/otel/client_instrumentation.hpp>
+
+#include <ngfail/details.hpp>
+#include <ngfail/kind.hpp>
+
+#include <opentelemetry/context/propagation/text_map_propagator.h>
+#include <opentelemetry/context/runtime_context.h>
+#include <opentelemetry/metrics/provider.h>
+#include <opentelemetry/metrics/sync_instruments.h>
+#include <opentelemetry/trace/context.h>
+#include <opentelemetry/trace/propagation/http_trace_context.h>
+#include <opentelemetry/trace/provider.h>
+#include <opentelemetry/trace/span.h>
+#include <opentelemetry/trace/tracer.h>
+
+#include <array>
+#include <chrono>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace ngfail::otel {
+
+namespace {
+
+namespace nostd = opentelemetry::nostd;
+namespace trace_api = opentelemetry::trace;
+namespace metrics_api = opentelemetry::metrics;
+using attribute = std::pair<nostd::string_view, opentelemetry::common::AttributeValue>;
+using opensandbox::operation;
+
+constexpr std::string_view library_version = "1";
+
+// OpenTelemetry's own string_view, which std::string_view does not convert to.
+nostd::string_view ot(std::string_view s) noexcept { return {s.data(), s.size()}; }
+
+// The names each naming writes; one row each, so that the code below never asks which.
+struct names {
+    std::string_view scope;
+    std::string_view duration;       // histogram, seconds
+    std::string_view failures;       // counter; empty: the events counter counts every call
+    std::string_view events;         // counter of every call; empty: none
+    std::string_view operation_key;  // the operation, on spans and metrics
+    std::string_view error_key;      // the failure kind's wire name
+    std::string_view status_key;     // "ok" / "error"; empty: none
+    std::string_view sandbox_key;    // span attribute
+    std::string_view duration_key;   // span attribute, seconds; empty: none
+};
+
+constexpr names ngfail_names{
+    .scope = "ngfail.opensandbox",
+    .duration = "ngfail.client.operation.duration",
+    .failures = "ngfail.client.failures",
+    .events = "",
+    .operation_key = "ngfail.operation",
+    .error_key = "error.type",
+    .status_key = "",
+    .sandbox_key = "ngfail.sandbox_id",
+    .duration_key = "",
+};
+
+constexpr names nemo_gym_names{
+    .scope = "nemo_gym.sandbox.observability",
+    .duration = "nemo_gym.sandbox.operation.duration",
+    .failures = "",
+    .events = "nemo_gym.sandbox.events",
+    .operation_key = "operation.name",
+    .error_key = "error_type",
+    .status_key = "status",
+    .sandbox_key = "sandbox_id",
+    .duration_key = "duration_s",
+};
+
+const names& names_of(naming n) noexcept { return n == naming::nemo_gym ? nemo_gym_names : ngfail_names; }
+
+// NeMo Gym's span names for the operations its recorder names; the rest `sandbox.<op>`.
+struct gym_span_name {
+    operation op;
+    std::string_view name;
+};
+constexpr std::array gym_span_names{
+    gym_span_name{operation::create, "sandbox.create"},
+    gym_span_name{operation::kill, "sandbox.cleanup"},
+    gym_span_name{operation::exec, "exec"},
+};
+
+std::string span_name(naming n, operation op) {
+    if (n == naming::ngfail) return "opensandbox." + std::string(name(op));
+    for (const auto& row : gym_span_names) {
+        if (row.op == op) return std::string(row.name);
+    }
+    return "sandbox." + std::string(name(op));
+}
+
+std::optional<std::string_view> domain_name(const failure& f) noexcept {
+    for (const std::string_view candidate : ngfail::detail::domain_names) {
+        if (const auto d = parse_domain(candidate); d && f.code() == *d) return candidate;
+    }
+    return std::nullopt;
+}
+
+const sandbox_details* sandbox_of(const failure& f) noexcept { return std::get_if<sandbox_details>(&f.details()); }
+
+// The W3C trace context of a span, as its requests carry it.
+class traceparent_carrier final : public opentelemetry::context::propagation::TextMapCarrier {
+public:
+    nostd::string_view Get(nostd::string_view) const noexcept override { return {}; }
+    void Set(nostd::string_view key, nostd::string_view value) noexcept override {
+        if (key == "traceparent") traceparent.assign(value.data(), value.size());
+    }
+    std::string traceparent;
+};
+
+std::string traceparent_of(const nostd::shared_ptr<trace_api::Span>& span) {
+    if (!span->GetContext().IsValid()) return {};
+    traceparent_carrier carrier;
+    auto current = opentelemetry::context::RuntimeContext::GetCurrent();
+    const auto context = trace_api::SetSpan(current, span);
+    trace_api::propagation::HttpTraceContext().Inject(carrier, context);
+    return std::move(carrier.traceparent);
+}
+
+struct client_instruments {
+    naming naming_used;
+    const names& keys;
+    nostd::shared_ptr<trace_api::Tracer> tracer;
+    nostd::shared_ptr<metrics_api::Meter> meter;
+    nostd::unique_ptr<metrics_api::Histogram<double>> duration;
+    nostd::unique_ptr<metrics_api::Counter<std::uint64_t>> failures;  // or every call, under Gym's names
+};
+
+nostd::shared_ptr<trace_api::TracerProvider> tracer_provider_of(const instrumentation_options& o) {
+    return o.tracer_provider ? o.tracer_provider : trace_api::Provider::GetTracerProvider();
+}
+nostd::shared_ptr<metrics_api::MeterProvider> meter_provider_of(const instrumentation_options& o) {
+    return o.meter_provider ? o.meter_provider : metrics_api::Provider::GetMeterProvider();
+}
+
+class traced_call final : public opensandbox::observed_call {
+public:
+    traced_call(const client_instruments& in, operation op, std::string_view sandbox_id,
+                std::span<const opensandbox::trace_label> labels)
+        : in_(in), op_(op), started_(std::chrono::steady_clock::now()) {
+        trace_api::StartSpanOptions options;
+        options.kind = trace_api::SpanKind::kInternal;
+        span_ = in_.tracer->StartSpan(span_name(in_.naming_used, op), options);
+        span_->SetAttribute(ot(in_.keys.operation_key), ot(name(op)));
+        if (!sandbox_id.empty()) span_->SetAttribute(ot(in_.keys.sandbox_key), ot(sandbox_id));
+        for (const auto& label : labels) span_->SetAttribute(ot(label.key), ot(label.value));
+    }
+
+    ~traced_call() override {
+        // A call abandoned by its coroutine (its executor stopped) still ends its spans.
+        if (attempt_) attempt_->End();
+        if (span_) span_->End();
+    }
+
+    std::string_view attempt_began(int attempt) override {
+        if (attempt_) attempt_->End();
+        trace_api::StartSpanOptions options;
+        options.kind = trace_api::SpanKind::kClient;
+        options.parent = span_->GetContext();
+        const std::array<attribute, 1> attributes{attribute{"ngfail.attempt", attempt}};
+        attempt_ = in_.tracer->StartSpan(span_name(in_.naming_used, op_) + " attempt", attributes, options);
+        traceparent_ = traceparent_of(attempt_);
+        return traceparent_;
+    }
+
+    void attempt_failed(const failure& f) override {
+        if (!attempt_) return;
+        mark_failed(*attempt_, f);
+        attempt_->End();
+        attempt_ = nullptr;
+    }
+
+    void command_program(std::string_view program) override {
+        if (in_.naming_used == naming::nemo_gym) span_->UpdateName("exec: " + std::string(program));
+        else span_->SetAttribute("ngfail.program", ot(program));
+    }
+
+    void ended(const failure& f, std::string_view sandbox_id) override {
+        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+        if (attempt_) {
+            if (f) mark_failed(*attempt_, f);
+            attempt_->End();
+            attempt_ = nullptr;
+        }
+        if (!sandbox_id.empty()) span_->SetAttribute(ot(in_.keys.sandbox_key), ot(sandbox_id));
+        if (!in_.keys.duration_key.empty()) span_->SetAttribute(ot(in_.keys.duration_key), seconds);
+        if (!in_.keys.status_key.empty()) span_->SetAttribute(ot(in_.keys.status_key), f ? "error" : "ok");
+        if (f) mark_failed(*span_, f);
+        span_->End();
+        span_ = nullptr;
+        record_metrics(f, seconds);
+    }
+
+private:
+    void mark_failed(trace_api::Span& span, const failure& f) const {
+        const std::string_view kind = f.kind_name();
+        span.SetStatus(trace_api::StatusCode::kError, ot(f.reason().empty() ? kind : f.reason()));
+        span.SetAttribute(ot(in_.keys.error_key), ot(kind));
+        if (const auto domain = domain_name(f)) span.SetAttribute("ngfail.domain", ot(*domain));
+        if (const auto* d = sandbox_of(f)) {
+            if (d->delivery) span.SetAttribute("ngfail.delivery", ot(name(*d->delivery)));
+            if (d->evidence_row) span.SetAttribute("ngfail.evidence_row", ot(*d->evidence_row));
+        }
+        if (in_.naming_used == naming::nemo_gym) {
+            const std::array<attribute, 2> exception{attribute{"exception.type", ot(kind)},
+                                                     attribute{"exception.message", ot(f.what())}};
+            span.AddEvent("exception", exception);
+        }
+    }
+
+    void record_metrics(const failure& f, double seconds) const {
+        const auto context = opentelemetry::context::RuntimeContext::GetCurrent();
+        std::vector<attribute> attributes{{ot(in_.keys.operation_key), ot(name(op_))}};
+        if (!in_.keys.status_key.empty()) attributes.emplace_back(ot(in_.keys.status_key), f ? "error" : "ok");
+        if (f) attributes.emplace_back(ot(in_.keys.error_key), ot(f.kind_name()));
+        in_.duration->Record(seconds, opentelemetry::common::KeyValueIterableView<std::vector<attribute>>(attributes),
+                             context);
+        if (!in_.keys.events.empty()) {
+            in_.failures->Add(1, opentelemetry::common::KeyValueIterableView<std::vector<attribute>>(attributes),
+                              context);
+            return;
+        }
+        if (!f) return;
+        if (const auto domain = domain_name(f)) attributes.emplace_back("ngfail.domain", ot(*domain));
+        if (const auto* d = sandbox_of(f); d && d->delivery) attributes.emplace_back("ngfail.delivery", ot(name(*d->delivery)));
+        in_.failures->Add(1, opentelemetry::common::KeyValueIterableView<std::vector<attribute>>(attributes), context);
+    }
+
+    const client_instruments& in_;
+    operation op_;
+    std::chrono::steady_clock::time_point started_;
+    nostd::shared_ptr<trace_api::Span> span_;
+    nostd::shared_ptr<trace_api::Span> attempt_;
+    std::string traceparent_;
+};
+
+class client_observer final : public opensandbox::call_observer {
+public:
+    explicit client_observer(const instrumentation_options& o)
+        : in_{.naming_used = o.names, .keys = names_of(o.names), .tracer = {}, .meter = {}, .duration = {},
+              .failures = {}} {
+        in_.tracer = tracer_provider_of(o)->GetTracer(ot(in_.keys.scope), ot(library_version));
+        in_.meter = meter_provider_of(o)->GetMeter(ot(in_.keys.scope), ot(library_version));
+        in_.duration = in_.meter->CreateDoubleHistogram(ot(in_.keys.duration), "How long a sandbox operation took", "s");
+        in_.failures = in_.keys.events.empty()
+                           ? in_.meter->CreateUInt64Counter(ot(in_.keys.failures), "Sandbox operations that failed for good")
+                           : in_.meter->CreateUInt64Counter(ot(in_.keys.events), "Sandbox operations");
+    }
+
+    std::unique_ptr<opensandbox::observed_call> begin(operation op, std::string_view sandbox_id,
+                                                      std::span<const opensandbox::trace_label> labels) override {
+        return std::make_unique<traced_call>(in_, op, sandbox_id, labels);
+    }
+
+private:
+    client_instruments in_;
+};
+
+}  // namespace
+
+std::shared_ptr<opensandbox::call_observer> instrument_client(instrumentation_options options) {
+    return std::make_shared<client_observer>(options);
+}
+
+struct decision_counter::instruments {
+    nostd::shared_ptr<metrics_api::Meter> meter;
+    nostd::unique_ptr<metrics_api::Counter<std::uint64_t>> decisions;
+};
+
+decision_counter::decision_counter(instrumentation_options options) : instruments_(std::make_unique<instruments>()) {
+    instruments_->meter = meter_provider_of(options)->GetMeter(ot(names_of(options.names).scope), ot(library_version));
+    instruments_->decisions =
+        instruments_->meter->CreateUInt64Counter("ngfail.policy.decisions", "Decisions of the outcome policy");
+}
+
+decision_counter::~decision_counter() = default;
+decision_counter::decision_counter(decision_counter&&) noexcept = default;
+decision_counter& decision_counter::operator=(decision_counter&&) noexcept = default;
+
+void decision_counter::record(std::string_view action, std::string_view failure_class) noexcept {
+    if (!instruments_) return;  // moved from
+    const std::array<attribute, 2> attributes{attribute{"ngfail.action", ot(action)},
+                                              attribute{"ngfail.failure_class", ot(failure_class)}};
+    instruments_->decisions->Add(1, opentelemetry::common::KeyValueIterableView<std::array<attribute, 2>>(attributes),
+                                 opentelemetry::context::RuntimeContext::GetCurrent());
+}
+
+}  // namespace ngfail::otel
