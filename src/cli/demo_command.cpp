@@ -1,5 +1,6 @@
 // ngfail demo [--json]: the main job, on the embedded OpenSandbox server.
 #include "args.hpp"
+#include "telemetry.hpp"
 #include "tree.hpp"
 
 #include <ngfail/json.hpp>
@@ -250,11 +251,16 @@ int run_demo(arguments args, const streams& io) {
     const auto started = std::chrono::steady_clock::now();
     const style s = style::for_stdout();
 
-    embedded_server server({.api_key = std::string(demo_key)});
-    client sandboxes({.port = server.port(), .api_key = std::string(demo_key), .timeout = 5s});
-    client wrong_key({.port = server.port(), .api_key = "sk-wrong", .timeout = 5s});
+    // With OTEL_EXPORTER_OTLP_ENDPOINT set, the clients' spans and metrics and the server's
+    // execd metrics go there (exported when the demo ends: `exported` outlives both).
+    const auto exported = telemetry::start("ngfail-demo", false);
+    const auto observer = exported ? exported->client_observer() : nullptr;
+    embedded_server server({.api_key = std::string(demo_key),
+                            .on_execd_request = exported ? exported->execd_metrics() : nullptr});
+    client sandboxes({.port = server.port(), .api_key = std::string(demo_key), .timeout = 5s, .observer = observer});
+    client wrong_key({.port = server.port(), .api_key = "sk-wrong", .timeout = 5s, .observer = observer});
     client retrying({.port = server.port(), .api_key = std::string(demo_key), .timeout = 5s,
-                     .retries = {.max_attempts = 3, .backoff = 20ms}});
+                     .retries = {.max_attempts = 3, .backoff = 20ms}, .observer = observer});
     if (!json) {
         io.out << s.bold("ngfail demo") << ": an embedded OpenSandbox server on 127.0.0.1:" << server.port()
                << ", a client that throws and returns classified failures\n";
@@ -288,7 +294,9 @@ std::string demo_usage() {
            "backend, OOM kill, killed command, credentials, quota with Retry-After, lost sandbox,\n"
            "dropped stream, timeout, image pull failure, server fault). For each it shows the\n"
            "classified kind and delivery, the exception chain, the noexcept result and the header a\n"
-           "server would send; then a summary. Exit status 1 if any scenario is misclassified.\n";
+           "server would send; then a summary. Exit status 1 if any scenario is misclassified.\n"
+           "With OTEL_EXPORTER_OTLP_ENDPOINT set, the clients' spans and metrics and the server's\n"
+           "execd metrics go there over OTLP/HTTP when it ends (docs/fleet.md).\n";
 }
 
 }  // namespace ngfail::cli

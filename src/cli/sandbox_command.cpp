@@ -4,6 +4,7 @@
 // delivery, evidence row and chain.
 #include "args.hpp"
 #include "failure_summary.hpp"
+#include "telemetry.hpp"
 #include "tree.hpp"
 
 #include <ngfail/json.hpp>
@@ -541,11 +542,15 @@ int run_sandbox(arguments args, const streams& io) {
     // server's diagnostics with it (two more requests, after a failure only).
     // Files are held whole in memory on their way (256 MiB at most, where the library's
     // default is 8 MiB for replies).
+    // With OTEL_EXPORTER_OTLP_ENDPOINT set, the call's span and metrics go there, exported
+    // before the command exits (`telemetry` ends after the client).
+    const auto exported = telemetry::start("ngfail", false);
     os::client sandboxes({.base_url = *server,
                           .api_key = std::move(key),
                           .max_body_bytes = max_cli_body_bytes,
                           .use_server_proxy = parsed->has("use-server-proxy"),
-                          .failure_diagnostics = {.fetch = !parsed->has("no-failure-diagnostics")}});
+                          .failure_diagnostics = {.fetch = !parsed->has("no-failure-diagnostics")},
+                          .observer = exported ? exported->client_observer() : nullptr});
     const int status = a->run({sandboxes, *parsed, options, words, io, std::string(a->name)});
     // A result that could not be written is not done (a full disk, a closed pipe).
     if (!io.out.flush() && status != exit_bad_input) return complain("the output could not be written");
@@ -594,6 +599,8 @@ std::string sandbox_usage() {
            "server's diagnostics around it; --no-failure-diagnostics spares those two requests.\n"
            "--json prints one JSON document on stdout: the result, or on a failure the failure's\n"
            "report, as `ngfail decode --json` prints it.\n"
+           "With OTEL_EXPORTER_OTLP_ENDPOINT set, each call's span (its attempts as children) and\n"
+           "metrics go there over OTLP/HTTP before it exits (docs/fleet.md).\n"
            "\n"
            "Exit status: 0 done; 1 a classified failure, printed on stderr as its kind, delivery,\n"
            "the evidence table's row that decided it (rule) and its chain; 2 bad arguments.\n";

@@ -1,12 +1,14 @@
 // ngfail serve [--host H] [--port N] [--api-key K] [--backend kubernetes|docker]
 //              [--runtime simulated|process] [--state-dir DIR]
 //              [--pending-ms N] [--transition-ms N] [--tls-cert PEM --tls-key PEM] [--fault JSON]...
-//              [--no-diagnostics]
+//              [--no-diagnostics] [--otlp]
 #include "args.hpp"
+#include "telemetry.hpp"
 
 #include <ngfail/opensandbox/testing/embedded_server.hpp>
 
 #include <csignal>
+#include <memory>
 #include <cstdlib>
 #include <ostream>
 #include <pthread.h>
@@ -17,7 +19,7 @@ namespace {
 const arg_spec spec{
     .with_value = {"host", "port", "api-key", "backend", "runtime", "state-dir", "pending-ms", "transition-ms", "fault",
                    "tls-cert", "tls-key"},
-    .flags = {"no-diagnostics"}};
+    .flags = {"no-diagnostics", "otlp"}};
 
 bool is_loopback(std::string_view host) {
     return host == "localhost" || host.starts_with("127.") || host == "::1" || host == "[::1]";
@@ -98,6 +100,18 @@ int run_serve(arguments args, const streams& io) {
     if (!parsed) return exit_bad_input;
     auto options = options_of(*parsed, io);
     if (!options) return exit_bad_input;
+    // execd's metrics and spans over OTLP, as real execd exports them; ends after the server,
+    // exporting what is left.
+    std::unique_ptr<telemetry> exported;
+    if (parsed->has("otlp")) {
+        if (!telemetry::available()) {
+            io.err << "ngfail serve: --otlp: this ngfail was built without OpenTelemetry (scripts/setup installs "
+                      "opentelemetry-cpp-dev; NGFAIL_WITH_OTEL=ON)\n";
+            return exit_bad_input;
+        }
+        exported = telemetry::start("ngfail-serve", true);
+        options->on_execd_request = exported->execd_metrics();
+    }
     std::vector<opensandbox::testing::fault> faults;
     for (const std::string& text : parsed->all("fault")) {
         auto f = opensandbox::testing::parse_fault(text);
@@ -140,7 +154,7 @@ std::string serve_usage() {
     return "usage: ngfail serve [--host H] [--port N] [--api-key K] [--backend kubernetes|docker]\n"
            "                    [--runtime simulated|process] [--state-dir DIR]\n"
            "                    [--pending-ms N] [--transition-ms N] [--tls-cert PEM --tls-key PEM] [--fault JSON]...\n"
-           "                    [--no-diagnostics]\n"
+           "                    [--no-diagnostics] [--otlp]\n"
            "\n"
            "Runs a local OpenSandbox: the lifecycle API (/v1/sandboxes...) and execd, reached through\n"
            "the server proxy (/sandboxes/{id}/proxy/{port}/...) or a direct endpoint on a second port.\n"
@@ -159,6 +173,11 @@ std::string serve_usage() {
            "namespaces, a private /home, /tmp and /workspace under --state-dir, a cgroup bounding its\n"
            "memory, 512Mi unless the create request's resourceLimits.memory says otherwise); it needs\n"
            "bubblewrap and a writable cgroup (root), and --api-key on a non-loopback --host.\n"
+           "--otlp exports execd's metrics (execd.http.request.duration, execd.execution.duration,\n"
+           "execd.filesystem.operations.duration, in ms) and a span per execd request over OTLP/HTTP,\n"
+           "as real execd does, configured by OTEL_EXPORTER_OTLP_ENDPOINT (default\n"
+           "http://localhost:4318), OTEL_EXPORTER_OTLP_PROTOCOL (http/protobuf or http/json),\n"
+           "OTEL_SERVICE_NAME, OTEL_METRIC_EXPORT_INTERVAL (ms, default 60000).\n"
            "--fault queues a fault, repeatable, e.g.\n"
            "  --fault '{\"operation\":\"create\",\"action\":\"http_error\",\"status\":502,\n"
            "            \"code\":\"BACKEND_CONNECTION_FAILED\",\"message\":\"...\",\"times\":1}'\n"

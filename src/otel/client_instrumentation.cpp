@@ -147,6 +147,7 @@ public:
         span_ = in_.tracer->StartSpan(span_name(in_.naming_used, op), options);
         span_->SetAttribute(ot(in_.keys.operation_key), ot(name(op)));
         if (!sandbox_id.empty()) span_->SetAttribute(ot(in_.keys.sandbox_key), ot(sandbox_id));
+        named_sandbox_ = !sandbox_id.empty();
         for (const auto& label : labels) span_->SetAttribute(ot(label.key), ot(label.value));
     }
 
@@ -186,7 +187,8 @@ public:
             attempt_->End();
             attempt_ = nullptr;
         }
-        if (!sandbox_id.empty()) span_->SetAttribute(ot(in_.keys.sandbox_key), ot(sandbox_id));
+        // (a create learns its sandbox's id only now; an exporter may keep both of two values)
+        if (!named_sandbox_ && !sandbox_id.empty()) span_->SetAttribute(ot(in_.keys.sandbox_key), ot(sandbox_id));
         if (!in_.keys.duration_key.empty()) span_->SetAttribute(ot(in_.keys.duration_key), seconds);
         if (!in_.keys.status_key.empty()) span_->SetAttribute(ot(in_.keys.status_key), f ? "error" : "ok");
         if (f) mark_failed(*span_, f);
@@ -233,6 +235,7 @@ private:
     const client_instruments& in_;
     operation op_;
     std::chrono::steady_clock::time_point started_;
+    bool named_sandbox_ = false;  // the call named its sandbox when it began
     nostd::shared_ptr<trace_api::Span> span_;
     nostd::shared_ptr<trace_api::Span> attempt_;
     std::string traceparent_;

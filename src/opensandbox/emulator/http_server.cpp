@@ -127,6 +127,7 @@ asio::awaitable<bool> exchange::write(std::string_view a, std::string_view b, st
 
 asio::awaitable<void> exchange::reply(response res) {
     if (!safe_header_values(res.base())) res = refused_header(req_.version());
+    status_ = res.result_int();
     res.version(req_.version());
     res.keep_alive(req_.keep_alive() && !close_);
     res.prepare_payload();
@@ -143,6 +144,7 @@ asio::awaitable<bool> exchange::begin_stream(http::response<http::empty_body> he
         co_await reply(refused_header(req_.version()));
         co_return false;
     }
+    status_ = head.result_int();
     head.version(req_.version());
     // A head that gives the body's length (a download) is followed by that many bytes as they
     // are; any other body is chunked, or, to HTTP/1.0 peers, ends where the connection does.

@@ -139,6 +139,8 @@ public:
     // runs on), nothing of it is, and the connection closes after it.
     void lose_reply() noexcept { lost_ = close_ = true; }
     [[nodiscard]] bool closes() const noexcept { return close_; }
+    // The status of the reply or stream begun (0: none yet).
+    [[nodiscard]] int status() const noexcept { return status_; }
 
 private:
     // Writes the pieces in turn under the write deadline; false (and the connection closes)
@@ -160,6 +162,7 @@ private:
     [[nodiscard]] std::size_t before_cut(std::size_t total) const noexcept;
 
     bool close_ = false;
+    int status_ = 0;
     bool streaming_ = false;
     std::size_t written_ = 0;  // bytes of this reply sent, its head included
     std::size_t body_from_ = 0;  // where its body begins

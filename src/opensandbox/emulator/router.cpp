@@ -13,7 +13,9 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
+#include <array>
 #include <charconv>
+#include <chrono>
 #include <vector>
 
 #include <sys/resource.h>
@@ -197,6 +199,14 @@ awaitable<void> run_route(context& c, exchange& x, const route* r, call& k) {
     co_await r->handle(c, x, k);
 }
 
+// execd's route tables, each named as its telemetry names the area.
+struct execd_area {
+    std::span<const route> (*table)() noexcept;
+    std::string_view name;
+};
+constexpr std::array execd_areas{execd_area{execd_routes, "command"}, execd_area{filesystem_routes, "filesystem"},
+                                 execd_area{code_routes, "code"}, execd_area{terminal_routes, "terminal"}};
+
 // An execd route, reached through the server proxy or a direct endpoint: the sandbox must
 // exist and run, and execd must be listening on the port.
 awaitable<void> to_execd(context& c, exchange& x, const std::vector<std::string>& segments, std::size_t id_at,
@@ -224,15 +234,31 @@ awaitable<void> to_execd(context& c, exchange& x, const std::vector<std::string>
     }
     call k;
     const route* r = nullptr;
-    for (const auto table : {execd_routes, filesystem_routes, code_routes, terminal_routes}) {
-        if (!r) r = find_route(table(), x.req().method(), segments, rest_at, k);
+    std::string_view area;
+    for (const auto& [table, name] : execd_areas) {
+        if ((r = find_route(table(), x.req().method(), segments, rest_at, k))) {
+            area = name;
+            break;
+        }
     }
     k.sandbox_id = sandbox_id;
     if (!r) {
         co_await x.reply(c.text_reply(x, 404, "404 page not found", "text/plain"));
         co_return;
     }
+    const auto began = std::chrono::steady_clock::now();
     co_await run_route(c, x, r, k);
+    if (c.options.on_execd_request) {
+        const auto method = x.req().method_string();
+        const auto parent = x.req()["traceparent"];
+        c.options.on_execd_request({.method = std::string_view(method.data(), method.size()),
+                                    .route = r->pattern,
+                                    .operation = r->operation,
+                                    .area = area,
+                                    .status = x.status(),
+                                    .duration = std::chrono::steady_clock::now() - began,
+                                    .traceparent = std::string_view(parent.data(), parent.size())});
+    }
 }
 
 awaitable<void> add_fault(context& c, exchange& x) {

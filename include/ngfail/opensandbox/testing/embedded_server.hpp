@@ -26,6 +26,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -149,6 +150,18 @@ struct fault {
 // echo, so that a chaos test can see what was understood).
 [[nodiscard]] std::string to_json(const fault& f);
 
+// One request execd answered, as real execd's telemetry records it (`ngfail serve --otlp`
+// exports these as execd's metrics). The views live for the call only.
+struct execd_request_seen {
+    std::string_view method;     // "POST"
+    std::string_view route;      // the route's pattern: "/command", "/command/status/{param}"
+    std::string_view operation;  // the client's name for it: "exec", "exec_status"
+    std::string_view area;       // "command", "filesystem", "code" or "terminal"
+    int status = 0;              // the reply's status; 0 when none was sent
+    std::chrono::nanoseconds duration{};  // from routing to the reply's end (a stream's too)
+    std::string_view traceparent{};       // the request's W3C traceparent header, if any
+};
+
 struct server_options {
     std::string host = "127.0.0.1";
     unsigned short port = 0;          // 0: an ephemeral port
@@ -183,6 +196,9 @@ struct server_options {
     // Faults waiting for their operations (one more is a 409 FAULT::LIMIT_EXCEEDED, and
     // `inject` throws std::length_error) until one has fired.
     std::size_t max_faults = 1024;
+    // Called after each execd request, on the server's threads (any of them, concurrently):
+    // for metrics. It must not throw or block.
+    std::function<void(const execd_request_seen&)> on_execd_request{};
     // What runs behind the API (see `runtime`); the constructor throws std::runtime_error with
     // `process_runtime_unavailable()`'s line when `process` cannot run here.
     ngfail::opensandbox::testing::runtime runtime = runtime::simulated;

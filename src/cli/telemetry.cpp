@@ -1,0 +1,220 @@
+// The CLI's OpenTelemetry: the SDK, OTLP/HTTP exporters, global providers for one run.
+#include "telemetry.hpp"
+
+#include <ngfail/otel/client_instrumentation.hpp>
+
+#include <opentelemetry/context/propagation/text_map_propagator.h>
+#include <opentelemetry/context/runtime_context.h>
+#include <opentelemetry/exporters/otlp/otlp_http_exporter_factory.h>
+#include <opentelemetry/exporters/otlp/otlp_http_exporter_options.h>
+#include <opentelemetry/exporters/otlp/otlp_http_metric_exporter_factory.h>
+#include <opentelemetry/exporters/otlp/otlp_http_metric_exporter_options.h>
+#include <opentelemetry/metrics/provider.h>
+#include <opentelemetry/sdk/metrics/export/periodic_exporting_metric_reader_factory.h>
+#include <opentelemetry/sdk/metrics/aggregation/aggregation_config.h>
+#include <opentelemetry/sdk/metrics/view/instrument_selector_factory.h>
+#include <opentelemetry/sdk/metrics/view/meter_selector_factory.h>
+#include <opentelemetry/sdk/metrics/view/view_factory.h>
+#include <opentelemetry/sdk/metrics/view/view_registry.h>
+#include <opentelemetry/sdk/metrics/meter_provider.h>
+#include <opentelemetry/sdk/metrics/meter_provider_factory.h>
+#include <opentelemetry/sdk/resource/resource.h>
+#include <opentelemetry/sdk/trace/batch_span_processor_factory.h>
+#include <opentelemetry/sdk/trace/batch_span_processor_options.h>
+#include <opentelemetry/sdk/trace/tracer_provider.h>
+#include <opentelemetry/sdk/trace/tracer_provider_factory.h>
+#include <opentelemetry/trace/propagation/http_trace_context.h>
+#include <opentelemetry/trace/provider.h>
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <chrono>
+#include <cstdlib>
+#include <string>
+
+namespace ngfail::cli {
+
+namespace {
+
+namespace nostd = opentelemetry::nostd;
+namespace sdk_trace = opentelemetry::sdk::trace;
+namespace sdk_metrics = opentelemetry::sdk::metrics;
+using attribute = std::pair<nostd::string_view, opentelemetry::common::AttributeValue>;
+
+nostd::string_view ot(std::string_view s) noexcept { return {s.data(), s.size()}; }
+
+bool set(const char* variable) {
+    const char* value = std::getenv(variable);
+    return value && *value;
+}
+
+// Any of the variables that point an exporter somewhere.
+bool endpoint_configured() {
+    return set("OTEL_EXPORTER_OTLP_ENDPOINT") || set("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") ||
+           set("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT");
+}
+
+std::chrono::milliseconds export_interval() {
+    const char* value = std::getenv("OTEL_METRIC_EXPORT_INTERVAL");
+    long ms = 60000;  // the specification's default
+    if (value && *value) {
+        const std::string_view text(value);
+        long parsed = 0;
+        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), parsed);
+        if (ec == std::errc() && end == text.data() + text.size() && parsed > 0) ms = parsed;
+    }
+    return std::chrono::milliseconds(ms);
+}
+
+opentelemetry::sdk::resource::Resource resource_for(std::string_view service) {
+    opentelemetry::sdk::resource::ResourceAttributes attributes;
+    // OTEL_SERVICE_NAME, when set, is read by the SDK's own detector and wins.
+    if (!set("OTEL_SERVICE_NAME")) attributes.SetAttribute("service.name", std::string(service));
+    return opentelemetry::sdk::resource::Resource::Create(attributes);
+}
+
+class header_carrier final : public opentelemetry::context::propagation::TextMapCarrier {
+public:
+    explicit header_carrier(std::string_view traceparent) : traceparent_(traceparent) {}
+    nostd::string_view Get(nostd::string_view key) const noexcept override {
+        return key == "traceparent" ? ot(traceparent_) : nostd::string_view();
+    }
+    void Set(nostd::string_view, nostd::string_view) noexcept override {}
+
+private:
+    std::string_view traceparent_;
+};
+
+// What `ngfail serve --otlp` records of execd, as real execd's telemetry does
+// (components/execd/pkg/telemetry): milliseconds, its attribute names.
+class execd_instruments {
+public:
+    execd_instruments() {
+        meter_ = opentelemetry::metrics::Provider::GetMeterProvider()->GetMeter("execd", "1");
+        tracer_ = opentelemetry::trace::Provider::GetTracerProvider()->GetTracer("execd", "1");
+        http_ = meter_->CreateDoubleHistogram("execd.http.request.duration", "HTTP request duration", "ms");
+        execution_ = meter_->CreateDoubleHistogram("execd.execution.duration", "Command execution duration", "ms");
+        filesystem_ = meter_->CreateDoubleHistogram("execd.filesystem.operations.duration",
+                                                    "Filesystem operation duration", "ms");
+    }
+
+    void record(const opensandbox::testing::execd_request_seen& r) {
+        const double ms = std::chrono::duration<double, std::milli>(r.duration).count();
+        const auto context = opentelemetry::context::RuntimeContext::GetCurrent();
+        const std::array<attribute, 3> http{attribute{"http_method", ot(r.method)}, attribute{"http_route", ot(r.route)},
+                                            attribute{"status", r.status}};
+        http_->Record(ms, opentelemetry::common::KeyValueIterableView<std::array<attribute, 3>>(http), context);
+        const std::array<attribute, 1> operation{attribute{"operation", ot(r.operation)}};
+        const opentelemetry::common::KeyValueIterableView<std::array<attribute, 1>> by_operation(operation);
+        if (r.area == "filesystem") filesystem_->Record(ms, by_operation, context);
+        if (runs_code(r.operation)) execution_->Record(ms, by_operation, context);
+        span_for(r);
+    }
+
+private:
+    static bool runs_code(std::string_view operation) {
+        return operation == "exec" || operation == "run_in_session" || operation == "run_code";
+    }
+
+    // A server span for the request, child of the client's attempt when it sent a traceparent.
+    void span_for(const opensandbox::testing::execd_request_seen& r) {
+        opentelemetry::trace::StartSpanOptions options;
+        options.kind = opentelemetry::trace::SpanKind::kServer;
+        options.start_system_time = opentelemetry::common::SystemTimestamp(
+            std::chrono::system_clock::now() - std::chrono::duration_cast<std::chrono::system_clock::duration>(r.duration));
+        options.start_steady_time = opentelemetry::common::SteadyTimestamp(std::chrono::steady_clock::now() - r.duration);
+        if (!r.traceparent.empty()) {
+            header_carrier carrier(r.traceparent);
+            auto current = opentelemetry::context::RuntimeContext::GetCurrent();
+            options.parent = opentelemetry::trace::propagation::HttpTraceContext().Extract(carrier, current);
+        }
+        const std::array<attribute, 3> attributes{attribute{"http.request.method", ot(r.method)},
+                                                  attribute{"http.route", ot(r.route)},
+                                                  attribute{"http.response.status_code", r.status}};
+        auto span = tracer_->StartSpan(std::string(r.method) + " " + std::string(r.route), attributes, options);
+        if (r.status >= 500 || r.status == 0) span->SetStatus(opentelemetry::trace::StatusCode::kError);
+        span->End();
+    }
+
+    nostd::shared_ptr<opentelemetry::metrics::Meter> meter_;
+    nostd::shared_ptr<opentelemetry::trace::Tracer> tracer_;
+    nostd::unique_ptr<opentelemetry::metrics::Histogram<double>> http_, execution_, filesystem_;
+};
+
+// The SDK's default histogram buckets (0, 5, 10, 25, … 10000) suit milliseconds; the
+// client's durations are in seconds, so they get the semantic conventions' buckets for
+// durations in seconds (an application with its own SDK adds the same views: docs/fleet.md).
+void add_seconds_buckets(sdk_metrics::MeterProvider& provider) {
+    constexpr std::array<std::pair<std::string_view, std::string_view>, 2> histograms{
+        std::pair{"ngfail.opensandbox", "ngfail.client.operation.duration"},
+        std::pair{"nemo_gym.sandbox.observability", "nemo_gym.sandbox.operation.duration"}};
+    for (const auto& [scope, name] : histograms) {
+        auto buckets = std::make_shared<sdk_metrics::HistogramAggregationConfig>();
+        buckets->boundaries_ = {0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 30, 60, 300};
+        provider.AddView(sdk_metrics::InstrumentSelectorFactory::Create(sdk_metrics::InstrumentType::kHistogram,
+                                                                        std::string(name), "s"),
+                         sdk_metrics::MeterSelectorFactory::Create(std::string(scope), "", ""),
+                         sdk_metrics::ViewFactory::Create(std::string(name), "", "s",
+                                                          sdk_metrics::AggregationType::kHistogram, buckets));
+    }
+}
+
+class otlp_telemetry final : public telemetry {
+public:
+    explicit otlp_telemetry(std::string_view service) {
+        const auto resource = resource_for(service);
+        // Each exporter's options read the endpoint, protocol and headers from OTEL_*.
+        auto spans = opentelemetry::exporter::otlp::OtlpHttpExporterFactory::Create(
+            opentelemetry::exporter::otlp::OtlpHttpExporterOptions());
+        tracer_provider_ = std::shared_ptr<sdk_trace::TracerProvider>(sdk_trace::TracerProviderFactory::Create(
+            sdk_trace::BatchSpanProcessorFactory::Create(std::move(spans), sdk_trace::BatchSpanProcessorOptions()),
+            resource));
+        auto metrics = opentelemetry::exporter::otlp::OtlpHttpMetricExporterFactory::Create(
+            opentelemetry::exporter::otlp::OtlpHttpMetricExporterOptions());
+        sdk_metrics::PeriodicExportingMetricReaderOptions reading;
+        reading.export_interval_millis = export_interval();
+        // (the SDK wants the timeout below the interval: half of it, 30 s at most)
+        reading.export_timeout_millis = std::clamp(reading.export_interval_millis / 2, std::chrono::milliseconds(1),
+                                                   std::chrono::milliseconds(30000));
+        meter_provider_ = std::shared_ptr<sdk_metrics::MeterProvider>(sdk_metrics::MeterProviderFactory::Create(
+            std::make_unique<sdk_metrics::ViewRegistry>(), resource));
+        meter_provider_->AddMetricReader(sdk_metrics::PeriodicExportingMetricReaderFactory::Create(std::move(metrics), reading));
+        add_seconds_buckets(*meter_provider_);
+        opentelemetry::trace::Provider::SetTracerProvider(
+            nostd::shared_ptr<opentelemetry::trace::TracerProvider>(tracer_provider_));
+        opentelemetry::metrics::Provider::SetMeterProvider(
+            nostd::shared_ptr<opentelemetry::metrics::MeterProvider>(meter_provider_));
+    }
+
+    ~otlp_telemetry() override {
+        // Export what is left, then leave the globals as they were (no-op); the providers
+        // shut down as they go.
+        tracer_provider_->ForceFlush();
+        meter_provider_->ForceFlush();
+        opentelemetry::trace::Provider::SetTracerProvider(nostd::shared_ptr<opentelemetry::trace::TracerProvider>());
+        opentelemetry::metrics::Provider::SetMeterProvider(nostd::shared_ptr<opentelemetry::metrics::MeterProvider>());
+    }
+
+    std::shared_ptr<opensandbox::call_observer> client_observer() override { return otel::instrument_client(); }
+
+    std::function<void(const opensandbox::testing::execd_request_seen&)> execd_metrics() override {
+        auto instruments = std::make_shared<execd_instruments>();
+        return [instruments](const opensandbox::testing::execd_request_seen& r) { instruments->record(r); };
+    }
+
+private:
+    std::shared_ptr<sdk_trace::TracerProvider> tracer_provider_;
+    std::shared_ptr<sdk_metrics::MeterProvider> meter_provider_;
+};
+
+}  // namespace
+
+bool telemetry::available() noexcept { return true; }
+
+std::unique_ptr<telemetry> telemetry::start(std::string_view service, bool required) {
+    if (!required && !endpoint_configured()) return nullptr;
+    return std::make_unique<otlp_telemetry>(service);
+}
+
+}  // namespace ngfail::cli

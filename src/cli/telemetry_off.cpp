@@ -1,0 +1,10 @@
+// A build without OpenTelemetry (NGFAIL_WITH_OTEL off, or opentelemetry-cpp not found).
+#include "telemetry.hpp"
+
+namespace ngfail::cli {
+
+bool telemetry::available() noexcept { return false; }
+
+std::unique_ptr<telemetry> telemetry::start(std::string_view, bool) { return nullptr; }
+
+}  // namespace ngfail::cli
