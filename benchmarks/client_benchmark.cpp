@@ -12,7 +12,8 @@
 // one at a time, in each of the client's blocks. When NGFAIL_PEER_BENCHMARK names a peer's
 // benchmark program (benchmarks/go_sdk: the official Go SDK), it runs as a child taking the
 // same arguments and `--paced`: each of its one-at-a-time blocks runs right after each of
-// ours, and its results join ours.
+// ours, and its results join ours. Built with ngfail::otel, also the client instrumented (an
+// OpenTelemetry SDK whose exporters drop their batches), one at a time in the same blocks.
 // Prints Google Benchmark JSON; values that are not times say their unit in their name.
 //   client_benchmark HOST:PORT API_KEY ROUNDS PARALLEL
 #include <ngfail/opensandbox/client.hpp>
@@ -26,6 +27,21 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/json.hpp>
+
+#ifdef NGFAIL_BENCHMARK_OTEL
+#include <ngfail/otel/client_instrumentation.hpp>
+
+#include <opentelemetry/sdk/metrics/export/periodic_exporting_metric_reader_factory.h>
+#include <opentelemetry/sdk/metrics/meter_provider.h>
+#include <opentelemetry/sdk/metrics/meter_provider_factory.h>
+#include <opentelemetry/sdk/metrics/push_metric_exporter.h>
+#include <opentelemetry/sdk/trace/batch_span_processor_factory.h>
+#include <opentelemetry/sdk/trace/batch_span_processor_options.h>
+#include <opentelemetry/sdk/trace/exporter.h>
+#include <opentelemetry/sdk/trace/span_data.h>
+#include <opentelemetry/sdk/trace/tracer_provider.h>
+#include <opentelemetry/sdk/trace/tracer_provider_factory.h>
+#endif
 
 #include <malloc.h>
 #include <spawn.h>
@@ -222,6 +238,61 @@ private:
     std::FILE* from_ = nullptr;
 };
 
+#ifdef NGFAIL_BENCHMARK_OTEL
+// An OpenTelemetry SDK as an application would install it (a batch span processor, a periodic
+// metric reader), its exporters dropping every batch.
+class dropping_span_exporter final : public opentelemetry::sdk::trace::SpanExporter {
+public:
+    std::unique_ptr<opentelemetry::sdk::trace::Recordable> MakeRecordable() noexcept override {
+        return std::make_unique<opentelemetry::sdk::trace::SpanData>();
+    }
+    opentelemetry::sdk::common::ExportResult Export(
+        const opentelemetry::nostd::span<std::unique_ptr<opentelemetry::sdk::trace::Recordable>>&) noexcept override {
+        return opentelemetry::sdk::common::ExportResult::kSuccess;
+    }
+    bool ForceFlush(std::chrono::microseconds) noexcept override { return true; }
+    bool Shutdown(std::chrono::microseconds) noexcept override { return true; }
+};
+
+class dropping_metric_exporter final : public opentelemetry::sdk::metrics::PushMetricExporter {
+public:
+    opentelemetry::sdk::common::ExportResult Export(const opentelemetry::sdk::metrics::ResourceMetrics&) noexcept override {
+        return opentelemetry::sdk::common::ExportResult::kSuccess;
+    }
+    opentelemetry::sdk::metrics::AggregationTemporality GetAggregationTemporality(
+        opentelemetry::sdk::metrics::InstrumentType) const noexcept override {
+        return opentelemetry::sdk::metrics::AggregationTemporality::kCumulative;
+    }
+    bool ForceFlush(std::chrono::microseconds) noexcept override { return true; }
+    bool Shutdown(std::chrono::microseconds) noexcept override { return true; }
+};
+
+class dropping_telemetry {
+public:
+    dropping_telemetry() {
+        namespace sdk_trace = opentelemetry::sdk::trace;
+        namespace sdk_metrics = opentelemetry::sdk::metrics;
+        tracer_provider_ = sdk_trace::TracerProviderFactory::Create(sdk_trace::BatchSpanProcessorFactory::Create(
+            std::make_unique<dropping_span_exporter>(), sdk_trace::BatchSpanProcessorOptions()));
+        meter_provider_ = sdk_metrics::MeterProviderFactory::Create();
+        sdk_metrics::PeriodicExportingMetricReaderOptions reading;
+        reading.export_interval_millis = std::chrono::milliseconds(1000);
+        reading.export_timeout_millis = std::chrono::milliseconds(500);
+        meter_provider_->AddMetricReader(sdk_metrics::PeriodicExportingMetricReaderFactory::Create(
+            std::make_unique<dropping_metric_exporter>(), reading));
+    }
+    [[nodiscard]] ngfail::otel::instrumentation_options options() const {
+        return {.names = ngfail::otel::naming::ngfail,
+                .tracer_provider = opentelemetry::nostd::shared_ptr<opentelemetry::trace::TracerProvider>(tracer_provider_),
+                .meter_provider = opentelemetry::nostd::shared_ptr<opentelemetry::metrics::MeterProvider>(meter_provider_)};
+    }
+
+private:
+    std::shared_ptr<opentelemetry::sdk::trace::TracerProvider> tracer_provider_;
+    std::shared_ptr<opentelemetry::sdk::metrics::MeterProvider> meter_provider_;
+};
+#endif
+
 // One request on a fresh connection, for the server's own control route.
 void post(const server_address& to, const std::string& target, const std::string& key, const std::string& body) {
     asio::io_context io;
@@ -364,6 +435,14 @@ int main(int argc, char** argv) {
     const std::string id = blocking.create({}).id;
     asio::io_context io(1);
     client c(io.get_executor(), options);
+#ifdef NGFAIL_BENCHMARK_OTEL
+    // The same client instrumented: an OpenTelemetry SDK whose exporters drop what they get
+    // (the cost is recording, batching and aggregating, not the network).
+    dropping_telemetry telemetry;
+    ngfail::opensandbox::client_options traced_options = options;
+    traced_options.observer = ngfail::otel::instrument_client(telemetry.options());
+    client traced(io.get_executor(), traced_options);
+#endif
     const command echo{.command = "echo 1"};
     json::array results;
 
@@ -379,7 +458,11 @@ int main(int argc, char** argv) {
     (void)one_at_a_time(io, c, id, echo, 50, failed);  // warm up
     (void)floor.per_exec(50);
     (void)floor.per_exec_async(io, 50);
-    std::vector<double> client_blocks, client_blocking_blocks, floor_blocks, blocking_floor_blocks, server_cpu_blocks;
+    std::vector<double> client_blocks, client_blocking_blocks, floor_blocks, blocking_floor_blocks, server_cpu_blocks,
+        traced_blocks;
+#ifdef NGFAIL_BENCHMARK_OTEL
+    (void)one_at_a_time(io, traced, id, echo, 50, failed);  // warm up
+#endif
     const int block_rounds = std::max(1, rounds / 10);
     const std::optional<std::string> server_process = server_pid();
     (void)one_at_a_time_blocking(blocking, id, echo, 50, failed);
@@ -388,6 +471,9 @@ int main(int argc, char** argv) {
         client_blocks.push_back(one_at_a_time(io, c, id, echo, block_rounds, failed));
         if (server_process) server_cpu_blocks.push_back((cpu_ns_of(*server_process) - server_cpu_before) / block_rounds);
         client_blocking_blocks.push_back(one_at_a_time_blocking(blocking, id, echo, block_rounds, failed));
+#ifdef NGFAIL_BENCHMARK_OTEL
+        traced_blocks.push_back(one_at_a_time(io, traced, id, echo, block_rounds, failed));
+#endif
         floor_blocks.push_back(floor.per_exec_async(io, block_rounds));
         blocking_floor_blocks.push_back(floor.per_exec(block_rounds));
         if (peer) {
@@ -405,6 +491,7 @@ int main(int argc, char** argv) {
     add_blocks(results, "floor_exec_one_at_a_time", floor_blocks);
     add_blocks(results, "blocking_floor_exec_one_at_a_time", blocking_floor_blocks);
     if (server_process) add_blocks(results, "server_cpu_per_exec_one_at_a_time", server_cpu_blocks);
+    if (!traced_blocks.empty()) add_blocks(results, "client_instrumented_exec_one_at_a_time", traced_blocks);
 
     // `parallel` at once (as many workers); the threads the process has meanwhile.
     const std::size_t threads_before = threads();

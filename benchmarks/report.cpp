@@ -64,6 +64,8 @@ constexpr metric table[] = {
      goal::ns_at_most, 30},
     {"loading a 1,000-rule policy file (ns)", "load_policy_1000_rules", "", goal::ns_at_most, 250e6},
     {"ngfail stats over 100,000 rows (ns)", "ngfail_stats_100k_rows", "", goal::ns_at_most, 2e9},
+    {"ngfail stats, peak resident: 8 shards vs 1 (constant memory)", "stats_8_shards_peak_kib",
+     "stats_1_shard_peak_kib", goal::ratio_at_most, 1.1, false, " KiB"},
     // The client against `ngfail serve`, beside the official TypeScript SDK on the same server.
     {"exec one at a time: TS SDK vs client (x faster)", "sdk_exec_one_at_a_time", "client_exec_one_at_a_time",
      goal::ratio_at_least, 2},
@@ -73,6 +75,8 @@ constexpr metric table[] = {
      goal::ratio_at_least, 2},
     {"a 1-second command: detached vs streamed (wall time)", "client_exec_1s_command_detached",
      "client_exec_1s_command_streamed", goal::ratio_at_most, 1.10},
+    {"exec one at a time: instrumented (OpenTelemetry SDK, exporters dropping) vs not", "client_instrumented_exec_one_at_a_time",
+     "client_exec_one_at_a_time", goal::ratio_at_most, 1.05},
     {"ngfail serve's CPU per exec, one at a time (ns)", "server_cpu_per_exec_one_at_a_time", "", goal::ns_at_most,
      50e3},
     // The official Go SDK on the same workload and server (benchmarks/go_sdk; measured only

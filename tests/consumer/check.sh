@@ -18,6 +18,7 @@ for program in wire_only http_only classifier_only client_only emulator_only pol
     "$work/cmake-build/consumer_$program"
 done
 "$work/cmake-build/consumer_all"
+if [ -x "$work/cmake-build/consumer_otel_only" ]; then "$work/cmake-build/consumer_otel_only"; fi
 # A program that links only the client, or the umbrella target, holds nothing of the emulator
 # (ngfail::opensandbox::testing, and its names before #42); consumer_all, which links it, shows
 # that the check sees the emulator where it is.
@@ -74,6 +75,9 @@ if pc --libs --static ngfail-opensandbox-client | grep -q -- -lyaml; then
 fi
 through_pkg_config client_only.cpp consumer_client_only pkg-config-client ngfail-opensandbox-client
 through_pkg_config policy_only.cpp consumer_policy_only pkg-config-policy ngfail-policy
+if [ -x "$work/cmake-build/consumer_otel_only" ]; then
+    through_pkg_config otel_only.cpp consumer_otel_only pkg-config-otel ngfail-otel
+fi
 # ngfail.pc is the umbrella without the emulator: neither its flag nor its library.
 if pc --cflags --libs --static ngfail | grep -qE -- '-lngfail_opensandbox_emulator|-DNGFAIL_WITH_OPENSANDBOX_EMULATOR'; then
     echo "ngfail.pc brings the emulator: $(pc --cflags --libs --static ngfail)" >&2
