@@ -35,8 +35,7 @@
 #include <opentelemetry/sdk/metrics/meter_provider.h>
 #include <opentelemetry/sdk/metrics/meter_provider_factory.h>
 #include <opentelemetry/sdk/metrics/push_metric_exporter.h>
-#include <opentelemetry/sdk/trace/batch_span_processor_factory.h>
-#include <opentelemetry/sdk/trace/batch_span_processor_options.h>
+#include <opentelemetry/sdk/trace/simple_processor_factory.h>
 #include <opentelemetry/sdk/trace/exporter.h>
 #include <opentelemetry/sdk/trace/span_data.h>
 #include <opentelemetry/sdk/trace/tracer_provider.h>
@@ -239,8 +238,9 @@ private:
 };
 
 #ifdef NGFAIL_BENCHMARK_OTEL
-// An OpenTelemetry SDK as an application would install it (a batch span processor, a periodic
-// metric reader), its exporters dropping every batch.
+// An OpenTelemetry SDK whose exporters do nothing: spans handed over as each ends (the simple
+// processor: a batch processor's thread would add its own scheduling to the measurement,
+// not the instrumentation's cost), metrics read every second.
 class dropping_span_exporter final : public opentelemetry::sdk::trace::SpanExporter {
 public:
     std::unique_ptr<opentelemetry::sdk::trace::Recordable> MakeRecordable() noexcept override {
@@ -272,8 +272,8 @@ public:
     dropping_telemetry() {
         namespace sdk_trace = opentelemetry::sdk::trace;
         namespace sdk_metrics = opentelemetry::sdk::metrics;
-        tracer_provider_ = sdk_trace::TracerProviderFactory::Create(sdk_trace::BatchSpanProcessorFactory::Create(
-            std::make_unique<dropping_span_exporter>(), sdk_trace::BatchSpanProcessorOptions()));
+        tracer_provider_ = sdk_trace::TracerProviderFactory::Create(
+            sdk_trace::SimpleSpanProcessorFactory::Create(std::make_unique<dropping_span_exporter>()));
         meter_provider_ = sdk_metrics::MeterProviderFactory::Create();
         sdk_metrics::PeriodicExportingMetricReaderOptions reading;
         reading.export_interval_millis = std::chrono::milliseconds(1000);
@@ -292,6 +292,17 @@ private:
     std::shared_ptr<opentelemetry::sdk::metrics::MeterProvider> meter_provider_;
 };
 #endif
+
+// 1 for a failed exec, which is said on stderr (the first few): a benchmark's run must not
+// fail, and one that does says how.
+const char* phase = "warm-up";  // which part of the run is measuring, for a failure's report
+
+int unexpected(const ngfail::result<ngfail::opensandbox::exec_result>& r) {
+    static int said = 0;
+    if (r) return 0;
+    if (said++ < 5) std::cerr << "client: unexpected failure (" << phase << "): " << r.error() << '\n';
+    return 1;
+}
 
 // One request on a fresh connection, for the server's own control route.
 void post(const server_address& to, const std::string& target, const std::string& key, const std::string& body) {
@@ -336,7 +347,7 @@ double one_at_a_time(asio::io_context& io, client& c, const std::string& id, con
                      int& failed) {
     const auto start = clock_type::now();
     asio::co_spawn(io, [&]() -> asio::awaitable<void> {
-        for (int i = 0; i < count; ++i) failed += !(co_await c.async_exec(id, cmd));
+        for (int i = 0; i < count; ++i) failed += unexpected(co_await c.async_exec(id, cmd));
     }, asio::detached);
     io.restart();
     io.run();
@@ -347,7 +358,7 @@ double one_at_a_time(asio::io_context& io, client& c, const std::string& id, con
 // client lends it.
 double one_at_a_time_blocking(client& c, const std::string& id, const command& cmd, int count, int& failed) {
     const auto start = clock_type::now();
-    for (int i = 0; i < count; ++i) failed += !c.try_exec(id, cmd);
+    for (int i = 0; i < count; ++i) failed += unexpected(c.try_exec(id, cmd));
     return ns_since(start) / count;
 }
 
@@ -466,6 +477,7 @@ int main(int argc, char** argv) {
     const int block_rounds = std::max(1, rounds / 10);
     const std::optional<std::string> server_process = server_pid();
     (void)one_at_a_time_blocking(blocking, id, echo, 50, failed);
+    phase = "one at a time";
     for (int block = 0; block < 10; ++block) {
         const double server_cpu_before = server_process ? cpu_ns_of(*server_process) : 0;
         client_blocks.push_back(one_at_a_time(io, c, id, echo, block_rounds, failed));
@@ -493,17 +505,19 @@ int main(int argc, char** argv) {
     if (server_process) add_blocks(results, "server_cpu_per_exec_one_at_a_time", server_cpu_blocks);
     if (!traced_blocks.empty()) add_blocks(results, "client_instrumented_exec_one_at_a_time", traced_blocks);
 
+    phase = "at once";
     // `parallel` at once (as many workers); the threads the process has meanwhile.
     const std::size_t threads_before = threads();
     std::size_t most_threads = threads_before;
     const double at_once = run_workers(io, c, id, echo, std::max(rounds, parallel), parallel,
                                        [&](const auto& r) {
-                                           failed += !r;
+                                           failed += unexpected(r);
                                            most_threads = std::max(most_threads, threads());
                                        });
     results.push_back(entry("client_exec_" + std::to_string(parallel) + "_at_once", at_once));
     results.push_back(entry("client_threads_added", static_cast<double>(most_threads - threads_before)));
 
+    phase = "1-second commands";
     // A 1-second command, streamed and detached (started in the background, its status and
     // logs read until it ends), in alternating pairs through the blocking face.
     std::vector<double> streamed_blocks, detached_blocks;
@@ -517,6 +531,7 @@ int main(int argc, char** argv) {
     add_blocks(results, "client_exec_1s_command_streamed", streamed_blocks);
     add_blocks(results, "client_exec_1s_command_detached", detached_blocks);
 
+    phase = "in flight";
     // Memory: 1,024 execs that each stay in flight for a second: the peak of the bytes
     // allocated, and resident memory sampled beside it.
     constexpr int in_flight = 1024;
@@ -537,7 +552,7 @@ int main(int argc, char** argv) {
     int finished = 0;
     for (int i = 0; i < in_flight; ++i) {
         asio::co_spawn(io, [&]() -> asio::awaitable<void> {
-            failed += !(co_await c.async_exec(id, sleeper));
+            failed += unexpected(co_await c.async_exec(id, sleeper));
             if (++finished == in_flight) sampling = false;
         }, asio::detached);
     }
@@ -547,6 +562,7 @@ int main(int argc, char** argv) {
                             static_cast<double>(allocated::peak.load() - idle_bytes) / 1024 / in_flight));
     results.push_back(entry("client_rss_kib_per_exec_in_flight", static_cast<double>(peak - idle) / in_flight));
 
+    phase = "faulted";
     // 5% of the execs faulted: each outcome a success or the injected 503, classified.
     const int faulted_runs = std::max(rounds, parallel);
     const int injected = faulted_runs / 20;

@@ -3,12 +3,9 @@
 #include <ngfail/details.hpp>
 #include <ngfail/kind.hpp>
 
-#include <opentelemetry/context/propagation/text_map_propagator.h>
 #include <opentelemetry/context/runtime_context.h>
 #include <opentelemetry/metrics/provider.h>
 #include <opentelemetry/metrics/sync_instruments.h>
-#include <opentelemetry/trace/context.h>
-#include <opentelemetry/trace/propagation/http_trace_context.h>
 #include <opentelemetry/trace/provider.h>
 #include <opentelemetry/trace/span.h>
 #include <opentelemetry/trace/tracer.h>
@@ -100,30 +97,58 @@ std::optional<std::string_view> domain_name(const failure& f) noexcept {
     return std::nullopt;
 }
 
-const sandbox_details* sandbox_of(const failure& f) noexcept { return std::get_if<sandbox_details>(&f.details()); }
-
-// The W3C trace context of a span, as its requests carry it.
-class traceparent_carrier final : public opentelemetry::context::propagation::TextMapCarrier {
+// The first `n` of `attributes`, as the API takes a list of them (a view of a container
+// keeps a pointer to it, so the list is one object with its own view of the array).
+class attribute_list final : public opentelemetry::common::KeyValueIterable {
 public:
-    nostd::string_view Get(nostd::string_view) const noexcept override { return {}; }
-    void Set(nostd::string_view key, nostd::string_view value) noexcept override {
-        if (key == "traceparent") traceparent.assign(value.data(), value.size());
+    template <std::size_t N>
+    attribute_list(const std::array<attribute, N>& attributes, std::size_t n) noexcept
+        : first_(attributes.data()), size_(std::min(n, N)) {}
+
+    bool ForEachKeyValue(nostd::function_ref<bool(nostd::string_view, opentelemetry::common::AttributeValue)> each)
+        const noexcept override {
+        for (std::size_t i = 0; i < size_; ++i) {
+            if (!each(first_[i].first, first_[i].second)) return false;
+        }
+        return true;
     }
-    std::string traceparent;
+    std::size_t size() const noexcept override { return size_; }
+
+private:
+    const attribute* first_;
+    std::size_t size_;
 };
 
-std::string traceparent_of(const nostd::shared_ptr<trace_api::Span>& span) {
-    if (!span->GetContext().IsValid()) return {};
-    traceparent_carrier carrier;
-    auto current = opentelemetry::context::RuntimeContext::GetCurrent();
-    const auto context = trace_api::SetSpan(current, span);
-    trace_api::propagation::HttpTraceContext().Inject(carrier, context);
-    return std::move(carrier.traceparent);
-}
+const sandbox_details* sandbox_of(const failure& f) noexcept { return std::get_if<sandbox_details>(&f.details()); }
+
+// A span's W3C trace context, as its requests carry it: "00-<trace id>-<span id>-<flags>",
+// written in place (the propagator's way, through a context and a carrier, cost a call a
+// microsecond).
+class traceparent {
+public:
+    std::string_view of(const trace_api::SpanContext& span) noexcept {
+        if (!span.IsValid()) return {};
+        char* at = text_.data();
+        *at++ = '0', *at++ = '0', *at++ = '-';
+        span.trace_id().ToLowerBase16(nostd::span<char, 32>(at, 32));
+        at += 32;
+        *at++ = '-';
+        span.span_id().ToLowerBase16(nostd::span<char, 16>(at, 16));
+        at += 16;
+        *at++ = '-';
+        span.trace_flags().ToLowerBase16(nostd::span<char, 2>(at, 2));
+        return {text_.data(), text_.size()};
+    }
+
+private:
+    std::array<char, 55> text_{};
+};
 
 struct client_instruments {
     naming naming_used;
     const names& keys;
+    std::array<std::string, opensandbox::operation_count> span_names;     // by operation
+    std::array<std::string, opensandbox::operation_count> attempt_names;  // by operation
     nostd::shared_ptr<trace_api::Tracer> tracer;
     nostd::shared_ptr<metrics_api::Meter> meter;
     nostd::unique_ptr<metrics_api::Histogram<double>> duration;
@@ -144,10 +169,11 @@ public:
         : in_(in), op_(op), started_(std::chrono::steady_clock::now()) {
         trace_api::StartSpanOptions options;
         options.kind = trace_api::SpanKind::kInternal;
-        span_ = in_.tracer->StartSpan(span_name(in_.naming_used, op), options);
-        span_->SetAttribute(ot(in_.keys.operation_key), ot(name(op)));
-        if (!sandbox_id.empty()) span_->SetAttribute(ot(in_.keys.sandbox_key), ot(sandbox_id));
         named_sandbox_ = !sandbox_id.empty();
+        const std::array<attribute, 2> attributes{attribute{ot(in_.keys.operation_key), ot(name(op))},
+                                                  attribute{ot(in_.keys.sandbox_key), ot(sandbox_id)}};
+        span_ = in_.tracer->StartSpan(in_.span_names[static_cast<std::size_t>(op)],
+                                      attribute_list(attributes, named_sandbox_ ? 2 : 1), options);
         for (const auto& label : labels) span_->SetAttribute(ot(label.key), ot(label.value));
     }
 
@@ -163,9 +189,8 @@ public:
         options.kind = trace_api::SpanKind::kClient;
         options.parent = span_->GetContext();
         const std::array<attribute, 1> attributes{attribute{"ngfail.attempt", attempt}};
-        attempt_ = in_.tracer->StartSpan(span_name(in_.naming_used, op_) + " attempt", attributes, options);
-        traceparent_ = traceparent_of(attempt_);
-        return traceparent_;
+        attempt_ = in_.tracer->StartSpan(in_.attempt_names[static_cast<std::size_t>(op_)], attributes, options);
+        return traceparent_.of(attempt_->GetContext());
     }
 
     void attempt_failed(const failure& f) override {
@@ -215,21 +240,21 @@ private:
     }
 
     void record_metrics(const failure& f, double seconds) const {
-        const auto context = opentelemetry::context::RuntimeContext::GetCurrent();
-        std::vector<attribute> attributes{{ot(in_.keys.operation_key), ot(name(op_))}};
-        if (!in_.keys.status_key.empty()) attributes.emplace_back(ot(in_.keys.status_key), f ? "error" : "ok");
-        if (f) attributes.emplace_back(ot(in_.keys.error_key), ot(f.kind_name()));
-        in_.duration->Record(seconds, opentelemetry::common::KeyValueIterableView<std::vector<attribute>>(attributes),
-                             context);
+        const opentelemetry::context::Context no_context;  // (a measurement needs none of the caller's)
+        std::array<attribute, 5> attributes{};
+        std::size_t n = 0;
+        attributes[n++] = {ot(in_.keys.operation_key), ot(name(op_))};
+        if (!in_.keys.status_key.empty()) attributes[n++] = {ot(in_.keys.status_key), f ? "error" : "ok"};
+        if (f) attributes[n++] = {ot(in_.keys.error_key), ot(f.kind_name())};
+        in_.duration->Record(seconds, attribute_list(attributes, n), no_context);
         if (!in_.keys.events.empty()) {
-            in_.failures->Add(1, opentelemetry::common::KeyValueIterableView<std::vector<attribute>>(attributes),
-                              context);
+            in_.failures->Add(1, attribute_list(attributes, n), no_context);
             return;
         }
         if (!f) return;
-        if (const auto domain = domain_name(f)) attributes.emplace_back("ngfail.domain", ot(*domain));
-        if (const auto* d = sandbox_of(f); d && d->delivery) attributes.emplace_back("ngfail.delivery", ot(name(*d->delivery)));
-        in_.failures->Add(1, opentelemetry::common::KeyValueIterableView<std::vector<attribute>>(attributes), context);
+        if (const auto domain = domain_name(f)) attributes[n++] = {"ngfail.domain", ot(*domain)};
+        if (const auto* d = sandbox_of(f); d && d->delivery) attributes[n++] = {"ngfail.delivery", ot(name(*d->delivery))};
+        in_.failures->Add(1, attribute_list(attributes, n), no_context);
     }
 
     const client_instruments& in_;
@@ -238,14 +263,19 @@ private:
     bool named_sandbox_ = false;  // the call named its sandbox when it began
     nostd::shared_ptr<trace_api::Span> span_;
     nostd::shared_ptr<trace_api::Span> attempt_;
-    std::string traceparent_;
+    traceparent traceparent_;
 };
 
 class client_observer final : public opensandbox::call_observer {
 public:
     explicit client_observer(const instrumentation_options& o)
-        : in_{.naming_used = o.names, .keys = names_of(o.names), .tracer = {}, .meter = {}, .duration = {},
-              .failures = {}} {
+        : in_{.naming_used = o.names, .keys = names_of(o.names), .span_names = {}, .attempt_names = {}, .tracer = {},
+              .meter = {}, .duration = {}, .failures = {}} {
+        for (const operation op : opensandbox::all_operations()) {
+            const auto at = static_cast<std::size_t>(op);
+            in_.span_names[at] = span_name(o.names, op);
+            in_.attempt_names[at] = in_.span_names[at] + " attempt";
+        }
         in_.tracer = tracer_provider_of(o)->GetTracer(ot(in_.keys.scope), ot(library_version));
         in_.meter = meter_provider_of(o)->GetMeter(ot(in_.keys.scope), ot(library_version));
         in_.duration = in_.meter->CreateDoubleHistogram(ot(in_.keys.duration), "How long a sandbox operation took", "s");

@@ -14,6 +14,7 @@
 
 #include <boost/beast/core/string.hpp>
 
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 
@@ -220,6 +221,13 @@ std::size_t descriptor_budget() {
     return available > 2 * reserve ? available - reserve : available / 2;
 }
 
+// Bytes of a request have arrived on `socket` and wait to be read (FIONREAD: the kernel's count,
+// read without touching the socket's state, so from any thread).
+bool request_waiting(tcp::socket& socket) {
+    int pending = 0;
+    return ::ioctl(socket.native_handle(), FIONREAD, &pending) == 0 && pending > 0;
+}
+
 }  // namespace
 
 http_server::http_server(handler h, unsigned threads, server_limits limits)
@@ -345,6 +353,9 @@ bool http_server::shed_one() {
     auto chosen = sockets_.end();
     for (auto it = sockets_.begin(); it != sockets_.end(); ++it) {
         if (it->second.shed || it->second.what == doing::serving) continue;
+        // An idle connection whose next request has arrived is no longer idle: closing it
+        // would lose a request its client has sent (a POST it may not send again).
+        if (it->second.what == doing::waiting_for_head && request_waiting(*it->first)) continue;
         if (chosen == sockets_.end() || before(it->second, chosen->second)) chosen = it;
     }
     if (chosen == sockets_.end()) return false;
