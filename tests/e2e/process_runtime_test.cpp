@@ -640,6 +640,9 @@ TEST_F(process_runtime, a_fifo_or_a_huge_sparse_file_is_refused_not_waited_for) 
 }
 
 TEST_F(process_runtime, a_file_past_64_mib_downloads_whole_and_by_range) {
+    // Every download takes the same streamed path, which the sanitizers see in the smaller
+    // ones; 90 MB through instrumented code was a minute of their CI steps.
+    if (ngfail_test::instrumented) GTEST_SKIP() << "90 MB through the sanitizers: the plain trees run it";
     const auto id = sandboxes->create({}).id;
     // 100 MiB of numbered lines, so that a lost or repeated piece shows.
     (void)sandboxes->exec(id, {.command = "seq -w 1 10485760 > /workspace/big.txt"});
