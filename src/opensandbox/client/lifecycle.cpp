@@ -52,10 +52,14 @@ std::vector<sandbox_info> sandboxes_of(const json::value& reply) {
 }
 
 // The server's own word that the sandbox is gone (`KUBERNETES::SANDBOX_NOT_FOUND`, …).
-bool says_sandbox_gone(const api_error& e) {
-    constexpr std::string_view gone = "SANDBOX_NOT_FOUND";
-    return e.status() == 404 && e.code() && (*e.code() == gone || e.code()->ends_with("::" + std::string(gone)));
+// The reply's code is `name`, bare or under a provider's prefix ("KUBERNETES::name").
+bool code_is(const api_error& e, std::string_view name) {
+    if (!e.code()) return false;
+    const std::string_view code = *e.code();
+    return code == name || (code.ends_with(name) && code.substr(0, code.size() - name.size()).ends_with("::"));
 }
+
+bool says_sandbox_gone(const api_error& e) { return e.status() == 404 && code_is(e, "SANDBOX_NOT_FOUND"); }
 
 // A lifecycle request on one sandbox whose reply carries nothing the caller needs. Its
 // endpoint is forgotten: the sandbox is gone, or may come back elsewhere.
@@ -98,10 +102,7 @@ awaitable<result<void>> sandbox_action(client_state& s, operation op, std::strin
 // made and gave up on. Only an address for the status and diagnostics reads, kept only
 // when the status read finds that sandbox; never evidence of a kind.
 std::optional<std::string> sandbox_named_in(const api_error& e) {
-    constexpr std::string_view timed_out = "POD_READY_TIMEOUT";
-    if (e.status() != 504 || !e.code() || !(*e.code() == timed_out || e.code()->ends_with("::" + std::string(timed_out)))) {
-        return std::nullopt;
-    }
+    if (e.status() != 504 || !code_is(e, "POD_READY_TIMEOUT")) return std::nullopt;
     const std::string_view message = e.what();
     constexpr std::string_view word = "sandbox ";
     for (std::size_t at = 0; at + word.size() < message.size(); ++at) {
