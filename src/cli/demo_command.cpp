@@ -253,7 +253,7 @@ int run_demo(arguments args, const streams& io) {
 
     // With OTEL_EXPORTER_OTLP_ENDPOINT set, the clients' spans and metrics and the server's
     // execd metrics go there (exported when the demo ends: `exported` outlives both).
-    const auto exported = telemetry::start("ngfail-demo", false);
+    const auto exported = telemetry::start("ngfail-demo", false, io.err);
     const auto observer = exported ? exported->client_observer() : nullptr;
     embedded_server server({.api_key = std::string(demo_key),
                             .on_execd_request = exported ? exported->execd_metrics() : nullptr});

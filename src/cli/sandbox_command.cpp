@@ -544,7 +544,7 @@ int run_sandbox(arguments args, const streams& io) {
     // default is 8 MiB for replies).
     // With OTEL_EXPORTER_OTLP_ENDPOINT set, the call's span and metrics go there, exported
     // before the command exits (`telemetry` ends after the client).
-    const auto exported = telemetry::start("ngfail", false);
+    const auto exported = telemetry::start("ngfail", false, io.err);
     os::client sandboxes({.base_url = *server,
                           .api_key = std::move(key),
                           .max_body_bytes = max_cli_body_bytes,

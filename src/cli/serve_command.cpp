@@ -109,8 +109,12 @@ int run_serve(arguments args, const streams& io) {
                       "opentelemetry-cpp-dev; NGFAIL_WITH_OTEL=ON)\n";
             return exit_bad_input;
         }
-        exported = telemetry::start("ngfail-serve", true);
-        options->on_execd_request = exported->execd_metrics();
+        if (const auto problem = telemetry::configuration_problem()) {
+            io.err << "ngfail serve: --otlp: " << *problem << '\n';
+            return exit_bad_input;
+        }
+        exported = telemetry::start("ngfail-serve", true, io.err);
+        if (exported) options->on_execd_request = exported->execd_metrics();  // (none: OTEL_SDK_DISABLED)
     }
     std::vector<opensandbox::testing::fault> faults;
     for (const std::string& text : parsed->all("fault")) {

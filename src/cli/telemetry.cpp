@@ -18,6 +18,7 @@
 #include <opentelemetry/sdk/metrics/view/view_registry.h>
 #include <opentelemetry/sdk/metrics/meter_provider.h>
 #include <opentelemetry/sdk/metrics/meter_provider_factory.h>
+#include <opentelemetry/sdk/common/global_log_handler.h>
 #include <opentelemetry/sdk/resource/resource.h>
 #include <opentelemetry/sdk/trace/batch_span_processor_factory.h>
 #include <opentelemetry/sdk/trace/batch_span_processor_options.h>
@@ -28,10 +29,13 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <charconv>
 #include <chrono>
 #include <cstdlib>
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace ngfail::cli {
 
@@ -55,16 +59,41 @@ bool endpoint_configured() {
            set("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT");
 }
 
-std::chrono::milliseconds export_interval() {
+constexpr long longest_interval_ms = 86'400'000;  // a day: the SDK's wait overflows far above
+
+// OTEL_METRIC_EXPORT_INTERVAL in milliseconds, if it is one we honour.
+std::optional<std::chrono::milliseconds> export_interval() {
     const char* value = std::getenv("OTEL_METRIC_EXPORT_INTERVAL");
-    long ms = 60000;  // the specification's default
-    if (value && *value) {
-        const std::string_view text(value);
-        long parsed = 0;
-        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), parsed);
-        if (ec == std::errc() && end == text.data() + text.size() && parsed > 0) ms = parsed;
+    if (!value || !*value) return std::chrono::milliseconds(60000);  // the specification's default
+    const std::string_view text(value);
+    long parsed = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), parsed);
+    if (ec != std::errc() || end != text.data() + text.size() || parsed <= 0 || parsed > longest_interval_ms) {
+        return std::nullopt;
     }
-    return std::chrono::milliseconds(ms);
+    return std::chrono::milliseconds(parsed);
+}
+
+// The protocols the OTLP/HTTP exporters speak; another (grpc) would be sent as http/protobuf.
+std::optional<std::string> unsupported_protocol() {
+    for (const char* variable : {"OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL",
+                                 "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL"}) {
+        const char* value = std::getenv(variable);
+        if (!value || !*value) continue;
+        const std::string_view protocol(value);
+        if (protocol != "http/protobuf" && protocol != "http/json") {
+            return std::string(variable) + " is not http/protobuf or http/json (the protocols this build exports)";
+        }
+    }
+    return std::nullopt;
+}
+
+bool sdk_disabled() {
+    const char* value = std::getenv("OTEL_SDK_DISABLED");
+    if (!value) return false;
+    std::string lower(value);
+    std::ranges::transform(lower, lower.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return lower == "true";
 }
 
 opentelemetry::sdk::resource::Resource resource_for(std::string_view service) {
@@ -160,20 +189,36 @@ void add_seconds_buckets(sdk_metrics::MeterProvider& provider) {
     }
 }
 
+// How long ending a run waits for each signal's last export.
+constexpr std::chrono::microseconds flush_within = std::chrono::seconds(2);
+
+// One export's timeout, at most 10 s (SDK 1.19 reads OTEL_EXPORTER_OTLP_TIMEOUT as seconds where
+// the specification says milliseconds: its "10000" would be hours).
+template <class Duration>
+Duration bounded(Duration timeout) {
+    return std::min(timeout, std::chrono::duration_cast<Duration>(std::chrono::seconds(10)));
+}
+
 class otlp_telemetry final : public telemetry {
 public:
     explicit otlp_telemetry(std::string_view service) {
         const auto resource = resource_for(service);
         // Each exporter's options read the endpoint, protocol and headers from OTEL_*.
-        auto spans = opentelemetry::exporter::otlp::OtlpHttpExporterFactory::Create(
-            opentelemetry::exporter::otlp::OtlpHttpExporterOptions());
+        // The SDK's warnings (a span dropped from a full queue, each one) would flood stderr
+        // while a collector is down; its errors (a failed export) still show.
+        opentelemetry::sdk::common::internal_log::GlobalLogHandler::SetLogLevel(
+            opentelemetry::sdk::common::internal_log::LogLevel::Error);
+        opentelemetry::exporter::otlp::OtlpHttpExporterOptions span_options;
+        span_options.timeout = bounded(span_options.timeout);
+        auto spans = opentelemetry::exporter::otlp::OtlpHttpExporterFactory::Create(span_options);
         tracer_provider_ = std::shared_ptr<sdk_trace::TracerProvider>(sdk_trace::TracerProviderFactory::Create(
             sdk_trace::BatchSpanProcessorFactory::Create(std::move(spans), sdk_trace::BatchSpanProcessorOptions()),
             resource));
-        auto metrics = opentelemetry::exporter::otlp::OtlpHttpMetricExporterFactory::Create(
-            opentelemetry::exporter::otlp::OtlpHttpMetricExporterOptions());
+        opentelemetry::exporter::otlp::OtlpHttpMetricExporterOptions metric_options;
+        metric_options.timeout = bounded(metric_options.timeout);
+        auto metrics = opentelemetry::exporter::otlp::OtlpHttpMetricExporterFactory::Create(metric_options);
         sdk_metrics::PeriodicExportingMetricReaderOptions reading;
-        reading.export_interval_millis = export_interval();
+        reading.export_interval_millis = export_interval().value_or(std::chrono::milliseconds(60000));
         // (the SDK wants the timeout below the interval: half of it, 30 s at most)
         reading.export_timeout_millis = std::clamp(reading.export_interval_millis / 2, std::chrono::milliseconds(1),
                                                    std::chrono::milliseconds(30000));
@@ -188,12 +233,19 @@ public:
     }
 
     ~otlp_telemetry() override {
-        // Export what is left, then leave the globals as they were (no-op); the providers
-        // shut down as they go.
-        tracer_provider_->ForceFlush();
-        meter_provider_->ForceFlush();
+        // Export what is left, within a bound; then leave the globals as they were (no-op).
+        const bool spans_out = tracer_provider_->ForceFlush(flush_within);
+        const bool metrics_out = meter_provider_->ForceFlush(flush_within);
         opentelemetry::trace::Provider::SetTracerProvider(nostd::shared_ptr<opentelemetry::trace::TracerProvider>());
         opentelemetry::metrics::Provider::SetMeterProvider(nostd::shared_ptr<opentelemetry::metrics::MeterProvider>());
+        if (!spans_out || !metrics_out) {
+            // A collector that does not answer holds the exporters' threads in a request: their
+            // shutdown would wait for it. The process is ending; they are left to it.
+            // (reachable from here, so that no leak checker reports them; never destroyed)
+            static auto* const abandoned = new std::vector<std::shared_ptr<void>>();
+            abandoned->push_back(std::move(tracer_provider_));
+            abandoned->push_back(std::move(meter_provider_));
+        }
     }
 
     std::shared_ptr<opensandbox::call_observer> client_observer() override { return otel::instrument_client(); }
@@ -212,8 +264,21 @@ private:
 
 bool telemetry::available() noexcept { return true; }
 
-std::unique_ptr<telemetry> telemetry::start(std::string_view service, bool required) {
-    if (!required && !endpoint_configured()) return nullptr;
+std::optional<std::string> telemetry::configuration_problem() {
+    if (auto protocol = unsupported_protocol()) return protocol;
+    if (!export_interval()) {
+        return "OTEL_METRIC_EXPORT_INTERVAL is not a number of milliseconds from 1 to " +
+               std::to_string(longest_interval_ms);
+    }
+    return std::nullopt;
+}
+
+std::unique_ptr<telemetry> telemetry::start(std::string_view service, bool required, std::ostream& err) {
+    if (sdk_disabled() || (!required && !endpoint_configured())) return nullptr;
+    if (const auto problem = configuration_problem()) {
+        err << "ngfail: " << *problem << "; nothing is exported\n";
+        return nullptr;
+    }
     return std::make_unique<otlp_telemetry>(service);
 }
 

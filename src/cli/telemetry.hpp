@@ -10,6 +10,9 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
+#include <ostream>
+#include <string>
 #include <string_view>
 
 namespace ngfail::cli {
@@ -19,10 +22,17 @@ public:
     // True when this build can export (it was built with ngfail::otel).
     [[nodiscard]] static bool available() noexcept;
 
+    // What in the OTEL_* variables this build cannot honour (a protocol but http/protobuf and
+    // http/json, an export interval that is no number of milliseconds up to a day), said in
+    // one line; nothing when they can be.
+    [[nodiscard]] static std::optional<std::string> configuration_problem();
+
     // Exports when an OTLP endpoint variable is set, or always when `required` (then to the
-    // default endpoint, http://localhost:4318, unless one is set); nullptr when it does not
-    // (or cannot: see `available`). `service` is service.name unless OTEL_SERVICE_NAME says.
-    [[nodiscard]] static std::unique_ptr<telemetry> start(std::string_view service, bool required);
+    // default endpoint, http://localhost:4318, unless one is set); nullptr when it does not:
+    // OTEL_SDK_DISABLED=true, a configuration problem (said on `err`), or a build without
+    // OpenTelemetry. `service` is service.name unless OTEL_SERVICE_NAME says. Ending it
+    // exports what is left within a few seconds, whether the collector answers or not.
+    [[nodiscard]] static std::unique_ptr<telemetry> start(std::string_view service, bool required, std::ostream& err);
 
     virtual ~telemetry() = default;
 

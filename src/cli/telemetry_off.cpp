@@ -5,6 +5,8 @@ namespace ngfail::cli {
 
 bool telemetry::available() noexcept { return false; }
 
-std::unique_ptr<telemetry> telemetry::start(std::string_view, bool) { return nullptr; }
+std::optional<std::string> telemetry::configuration_problem() { return std::nullopt; }
+
+std::unique_ptr<telemetry> telemetry::start(std::string_view, bool, std::ostream&) { return nullptr; }
 
 }  // namespace ngfail::cli

@@ -3,6 +3,8 @@
 #include <ngfail/details.hpp>
 #include <ngfail/kind.hpp>
 
+#include "text/utf8.hpp"
+
 #include <opentelemetry/context/runtime_context.h>
 #include <opentelemetry/metrics/provider.h>
 #include <opentelemetry/metrics/sync_instruments.h>
@@ -28,6 +30,8 @@ using attribute = std::pair<nostd::string_view, opentelemetry::common::Attribute
 using opensandbox::operation;
 
 constexpr std::string_view library_version = "1";
+constexpr std::size_t max_id_bytes = 256;     // a sandbox id, a label's key
+constexpr std::size_t max_label_bytes = 1024; // a label's value
 
 // OpenTelemetry's own string_view, which std::string_view does not convert to.
 nostd::string_view ot(std::string_view s) noexcept { return {s.data(), s.size()}; }
@@ -119,6 +123,47 @@ private:
     std::size_t size_;
 };
 
+// `text` as valid UTF-8, at most `max_bytes` of it: an exporter writes attributes as protobuf
+// strings, and one invalid byte makes a collector refuse the whole batch it is in. Invalid
+// bytes become U+FFFD; a cut falls between characters. Valid text that fits is a view.
+class utf8_text {
+public:
+    explicit utf8_text(std::string_view text, std::size_t max_bytes = 4096) {
+        std::size_t at = 0;
+        while (at < text.size()) {
+            const auto c = ngfail::text::decode_utf8(text, at);
+            if (c.length == 0 || at + c.length > max_bytes) break;
+            at += c.length;
+        }
+        if (at == text.size()) {
+            view_ = text;
+            return;
+        }
+        for (at = 0; at < text.size();) {
+            const auto c = ngfail::text::decode_utf8(text, at);
+            const std::string_view piece = c.length ? text.substr(at, c.length) : std::string_view("\xEF\xBF\xBD");
+            if (fixed_.size() + piece.size() > max_bytes) break;
+            fixed_ += piece;
+            at += c.length ? c.length : 1;
+        }
+        view_ = fixed_;
+    }
+    utf8_text(const utf8_text&) = delete;
+    utf8_text& operator=(const utf8_text&) = delete;
+
+    [[nodiscard]] nostd::string_view get() const noexcept { return ot(view_); }
+
+private:
+    std::string fixed_;
+    std::string_view view_;
+};
+
+// A caller's label may not pose as one of the attributes this library records.
+bool reserved_key(std::string_view key, const names& keys) noexcept {
+    return key.empty() || key.starts_with("ngfail.") || key == "error.type" || key == keys.operation_key ||
+           key == keys.error_key || key == keys.status_key || key == keys.sandbox_key || key == keys.duration_key;
+}
+
 const sandbox_details* sandbox_of(const failure& f) noexcept { return std::get_if<sandbox_details>(&f.details()); }
 
 // A span's W3C trace context, as its requests carry it: "00-<trace id>-<span id>-<flags>",
@@ -170,11 +215,15 @@ public:
         trace_api::StartSpanOptions options;
         options.kind = trace_api::SpanKind::kInternal;
         named_sandbox_ = !sandbox_id.empty();
+        const utf8_text sandbox(sandbox_id, max_id_bytes);
         const std::array<attribute, 2> attributes{attribute{ot(in_.keys.operation_key), ot(name(op))},
-                                                  attribute{ot(in_.keys.sandbox_key), ot(sandbox_id)}};
+                                                  attribute{ot(in_.keys.sandbox_key), sandbox.get()}};
         span_ = in_.tracer->StartSpan(in_.span_names[static_cast<std::size_t>(op)],
                                       attribute_list(attributes, named_sandbox_ ? 2 : 1), options);
-        for (const auto& label : labels) span_->SetAttribute(ot(label.key), ot(label.value));
+        for (const auto& label : labels) {
+            if (reserved_key(label.key, in_.keys)) continue;
+            span_->SetAttribute(utf8_text(label.key, max_id_bytes).get(), utf8_text(label.value, max_label_bytes).get());
+        }
     }
 
     ~traced_call() override {
@@ -213,7 +262,9 @@ public:
             attempt_ = nullptr;
         }
         // (a create learns its sandbox's id only now; an exporter may keep both of two values)
-        if (!named_sandbox_ && !sandbox_id.empty()) span_->SetAttribute(ot(in_.keys.sandbox_key), ot(sandbox_id));
+        if (!named_sandbox_ && !sandbox_id.empty()) {
+            span_->SetAttribute(ot(in_.keys.sandbox_key), utf8_text(sandbox_id, max_id_bytes).get());
+        }
         if (!in_.keys.duration_key.empty()) span_->SetAttribute(ot(in_.keys.duration_key), seconds);
         if (!in_.keys.status_key.empty()) span_->SetAttribute(ot(in_.keys.status_key), f ? "error" : "ok");
         if (f) mark_failed(*span_, f);
@@ -225,7 +276,7 @@ public:
 private:
     void mark_failed(trace_api::Span& span, const failure& f) const {
         const std::string_view kind = f.kind_name();
-        span.SetStatus(trace_api::StatusCode::kError, ot(f.reason().empty() ? kind : f.reason()));
+        span.SetStatus(trace_api::StatusCode::kError, utf8_text(f.reason().empty() ? kind : f.reason()).get());
         span.SetAttribute(ot(in_.keys.error_key), ot(kind));
         if (const auto domain = domain_name(f)) span.SetAttribute("ngfail.domain", ot(*domain));
         if (const auto* d = sandbox_of(f)) {
@@ -233,8 +284,9 @@ private:
             if (d->evidence_row) span.SetAttribute("ngfail.evidence_row", ot(*d->evidence_row));
         }
         if (in_.naming_used == naming::nemo_gym) {
+            const utf8_text message(f.what());
             const std::array<attribute, 2> exception{attribute{"exception.type", ot(kind)},
-                                                     attribute{"exception.message", ot(f.what())}};
+                                                     attribute{"exception.message", message.get()}};
             span.AddEvent("exception", exception);
         }
     }

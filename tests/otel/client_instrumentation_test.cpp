@@ -393,6 +393,24 @@ TEST_F(instrumented_client, without_an_sdk_the_global_no_op_providers_record_not
     EXPECT_THAT(heads[0], testing::Not(testing::HasSubstr("traceparent")));
 }
 
+TEST_F(instrumented_client, what_a_caller_or_a_server_says_reaches_a_span_as_valid_bounded_utf8) {
+    client c = make_client();
+    const std::string huge(5000, 'v');
+    const std::vector<trace_label> labels{{"error.type", "forged"},    // would pose as the failure's kind
+                                          {"ngfail.operation", "forged"},
+                                          {"trajectory_id", "t\xff\xfe-1"},
+                                          {"note", huge}};
+    (void)c.try_get("sbx\xff\xfeZ", {.trace_labels = labels});
+
+    const auto spans = otel.spans();
+    const span_seen& get = only(spans, "opensandbox.get");
+    EXPECT_EQ(get.attributes.at("ngfail.sandbox_id"), "sbx\xef\xbf\xbd\xef\xbf\xbdZ") << "U+FFFD for each invalid byte";
+    EXPECT_EQ(get.attributes.at("trajectory_id"), "t\xef\xbf\xbd\xef\xbf\xbd-1");
+    EXPECT_EQ(get.attributes.at("note").size(), 1024u) << "a label's value is bounded";
+    EXPECT_EQ(get.attributes.at("ngfail.operation"), "get") << "a label cannot pose as the library's attribute";
+    EXPECT_NE(get.attributes.at("error.type"), "forged");
+}
+
 TEST(decision_counter, counts_the_policys_decisions_by_action_and_class) {
     telemetry otel;
     ngfail::otel::decision_counter decisions(otel.options());

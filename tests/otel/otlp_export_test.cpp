@@ -12,6 +12,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+
 #include <csignal>
 #include <iostream>
 #include <mutex>
@@ -83,6 +86,7 @@ struct json_span {
     std::string name;
     int status = 0;  // 2: ERROR
     std::map<std::string, std::string> attributes;
+    std::string trace_id, parent_span_id;
 };
 
 std::vector<json_span> spans_in(const std::string& body) {
@@ -91,7 +95,11 @@ std::vector<json_span> spans_in(const std::string& body) {
     for (const auto& rs : v.at("resourceSpans").as_array()) {
         for (const auto& ss : rs.at("scopeSpans").as_array()) {
             for (const auto& s : ss.at("spans").as_array()) {
-                json_span span{.name = std::string(s.at("name").as_string()), .status = 0, .attributes = {}};
+                json_span span{.name = std::string(s.at("name").as_string()), .status = 0, .attributes = {},
+                               .trace_id = std::string(s.at("traceId").as_string()), .parent_span_id = {}};
+                if (const auto* parent = s.as_object().if_contains("parentSpanId")) {
+                    span.parent_span_id = std::string(parent->as_string());
+                }
                 if (const auto* status = s.as_object().if_contains("status")) {
                     if (const auto* code = status->as_object().if_contains("code")) span.status = static_cast<int>(code->to_number<double>());
                 }
@@ -217,11 +225,31 @@ private:
     unsigned short port_ = 0;
 };
 
+// An observer whose every attempt has one trace parent, as an instrumented client's would.
+class fixed_parent final : public ngfail::opensandbox::call_observer {
+public:
+    static constexpr std::string_view trace_id = "0af7651916cd43dd8448eb211c80319c";
+    static constexpr std::string_view span_id = "b7ad6b7169203331";
+
+    std::unique_ptr<ngfail::opensandbox::observed_call> begin(ngfail::opensandbox::operation, std::string_view,
+                                                              std::span<const ngfail::opensandbox::trace_label>) override {
+        return std::make_unique<call>();
+    }
+
+private:
+    struct call final : ngfail::opensandbox::observed_call {
+        std::string parent = "00-" + std::string(trace_id) + "-" + std::string(span_id) + "-01";
+        std::string_view attempt_began(int) override { return parent; }
+        void attempt_failed(const ngfail::failure&) override {}
+        void ended(const ngfail::failure&, std::string_view) override {}
+    };
+};
+
 TEST(serve_otlp, exports_execds_own_metrics_and_spans) {
     otlp_receiver receiver;
     served server({"--otlp", "--port", "0"},
                   {"OTEL_EXPORTER_OTLP_ENDPOINT=" + receiver.endpoint(), "OTEL_EXPORTER_OTLP_PROTOCOL=http/json"});
-    ngfail::opensandbox::client c({.port = server.port(), .timeout = 5s});
+    ngfail::opensandbox::client c({.port = server.port(), .timeout = 5s, .observer = std::make_shared<fixed_parent>()});
     const std::string id = c.create({}).id;
     c.upload(id, "/workspace/a.txt", "data");
     EXPECT_EQ(c.download(id, "/workspace/a.txt"), "data");
@@ -236,6 +264,41 @@ TEST(serve_otlp, exports_execds_own_metrics_and_spans) {
     }
     const auto spans = spans_in(receiver.all("/v1/traces", "application/json"));
     EXPECT_THAT(spans, testing::Contains(testing::Field(&json_span::name, "POST /command")));
+    // Every execd request a call made, its create's readiness ping among them, is a child of
+    // that call's attempt.
+    EXPECT_THAT(spans, testing::Contains(testing::Field(&json_span::name, "GET /ping")));
+    for (const auto& span : spans) {
+        EXPECT_EQ(span.trace_id, fixed_parent::trace_id) << span.name;
+        EXPECT_EQ(span.parent_span_id, fixed_parent::span_id) << span.name;
+    }
+}
+
+TEST(serve_otlp, variables_it_cannot_honour_are_refused_in_one_line) {
+    for (const std::string env : {"OTEL_EXPORTER_OTLP_PROTOCOL=grpc", "OTEL_METRIC_EXPORT_INTERVAL=10000000000000",
+                                  "OTEL_METRIC_EXPORT_INTERVAL=abc"}) {
+        const auto run = ngfail_test::run_ngfail("serve --otlp --port 0", {.limit = 20s, .env = env});
+        EXPECT_EQ(run.status, 2) << env;
+        EXPECT_THAT(run.err, testing::StartsWith("ngfail serve: --otlp: OTEL_")) << env;
+    }
+}
+
+TEST(sandbox_exec_export, a_collector_that_never_answers_delays_the_exit_by_seconds_at_most) {
+    // A listener that never accepts, as a hung collector: the kernel completes each
+    // connection, and no reply ever comes.
+    boost::asio::io_context io;
+    boost::asio::ip::tcp::acceptor hung(io, {boost::asio::ip::make_address("127.0.0.1"), 0});
+    embedded_server server;
+    ngfail::opensandbox::client c({.port = server.port(), .timeout = 5s});
+    const std::string id = c.create({}).id;
+    const auto started = std::chrono::steady_clock::now();
+    const auto run = ngfail_test::run_ngfail(
+        "sandbox exec " + id + " --server http://127.0.0.1:" + std::to_string(server.port()) + " -- echo hi",
+        {.limit = 60s,
+         .env = "OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:" + std::to_string(hung.local_endpoint().port()) +
+                " OTEL_EXPORTER_OTLP_TIMEOUT=10000"});
+    EXPECT_EQ(run.status, 0) << run.err;
+    EXPECT_EQ(run.out, "hi\n");
+    EXPECT_LT(std::chrono::steady_clock::now() - started, 15s) << "an export's wait is bounded at exit";
 }
 
 TEST(serve_otlp, an_endpoint_nobody_listens_on_changes_nothing_of_serving) {

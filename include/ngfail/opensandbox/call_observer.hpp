@@ -36,15 +36,19 @@ public:
     virtual ~observed_call() = default;
 
     // An attempt begins (the first is 1). Returns the W3C `traceparent` value the attempt's
-    // requests carry (empty: none); it stays valid until the next call on this object.
+    // requests carry: "00-<32 hex>-<16 hex>-<2 hex>", lowercase; anything else (and empty)
+    // sends none. The client copies it before this returns.
     virtual std::string_view attempt_began(int attempt) = 0;
 
     // The attempt that began last failed with `f`, and the call will try again: a failure
     // the call may still recover from.
     virtual void attempt_failed(const failure& f) = 0;
 
-    // The program an exec runs (its first word: arguments may carry secrets), for a span
-    // name. Called at most once, during the first attempt, by the command operations.
+    // The program an exec runs, for a span name: the command's first word after any
+    // `NAME=value` assignments, never its arguments, scrubbed of the client's secrets,
+    // printable ASCII, at most 64 bytes. Only a plain command line names one (a quote, an
+    // escape or an expansion before the program's end may hide a secret: then none). Called
+    // at most once, during the first attempt, by the command operations.
     virtual void command_program(std::string_view program) { (void)program; }
 
     // The call ended: `f` is its failure, empty on success; `sandbox_id` the sandbox it

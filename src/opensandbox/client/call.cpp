@@ -6,6 +6,8 @@
 
 #include <boost/json.hpp>
 
+#include <algorithm>
+#include <cctype>
 #include <variant>
 
 namespace ngfail::opensandbox::detail {
@@ -109,7 +111,7 @@ boost::asio::ssl::context& client_state::tls() {
 
 std::optional<call_context> call_context::within(std::chrono::milliseconds most) const {
     if (clock::now() >= deadline) return std::nullopt;
-    return call_context{shared, options, std::min(deadline, deadline_after(most)), secrets, replay};
+    return until(std::min(deadline, deadline_after(most)));
 }
 
 std::string call_context::endpoint_path(std::string_view sandbox_id, int port) const {
@@ -388,12 +390,30 @@ std::unique_ptr<observed_call> begin_observing(const client_state& client, opera
     }
 }
 
-std::string_view observe_attempt(observed_call* trace, int attempt) noexcept {
+namespace {
+
+// `value` is a W3C traceparent (version 00's form: 2, 32, 16 and 2 lowercase hex digits
+// joined by dashes); anything else is not sent, so that an observer can neither break a
+// request's head nor make a server refuse it.
+bool is_traceparent(std::string_view value) noexcept {
+    constexpr std::string_view form = "xx-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx-xxxxxxxxxxxxxxxx-xx";
+    if (value.size() != form.size()) return false;
+    for (std::size_t i = 0; i < form.size(); ++i) {
+        const char c = value[i];
+        const bool hex = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+        if (form[i] == '-' ? c != '-' : !hex) return false;
+    }
+    return true;
+}
+
+}  // namespace
+
+std::string observe_attempt(observed_call* trace, int attempt) noexcept {
     if (!trace) return {};
     try {
         const std::string_view parent = trace->attempt_began(attempt);
-        // A header value the observer made up must still be one a request may carry.
-        return breaks_a_line(parent) ? std::string_view() : parent;
+        // Copied: the attempt's requests go out after the observer is called again.
+        return is_traceparent(parent) ? std::string(parent) : std::string();
     } catch (...) {
         return {};
     }
@@ -407,28 +427,50 @@ void observe_retried(observed_call* trace, const failure& f) noexcept {
     }
 }
 
+namespace {
+
+// Characters a plain shell word may hold without quoting, escaping or expanding anything:
+// a program's name is read only from such words, so that no quoted or escaped text (which
+// may hold a secret across what looks like a word's end) is ever taken for it.
+bool plain_word(std::string_view word) noexcept {
+    return !word.empty() && std::ranges::all_of(word, [](char ch) {
+        return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+               std::string_view("._/+-=,:@%").find(ch) != std::string_view::npos;
+    });
+}
+
+// NAME=value, the name an identifier.
+bool assignment(std::string_view word) noexcept {
+    const auto equals = word.find('=');
+    if (equals == 0 || equals == std::string_view::npos) return false;
+    const auto name = word.substr(0, equals);
+    return !(name[0] >= '0' && name[0] <= '9') &&
+           std::ranges::all_of(name, [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_'; });
+}
+
+}  // namespace
+
 void observe_program(const call_context& c, std::string_view command) noexcept {
     if (!c.trace) return;
-    constexpr std::string_view blanks = " \t\r\n";
-    const auto is_assignment = [](std::string_view word) {
-        const auto equals = word.find('=');
-        return equals != std::string_view::npos && equals > 0 &&
-               word.substr(0, equals).find_first_not_of(
-                   "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") == std::string_view::npos;
-    };
+    constexpr std::string_view blanks = " \t";
     for (;;) {
         const auto start = command.find_first_not_of(blanks);
         if (start == std::string_view::npos) return;
         command.remove_prefix(start);
-        const std::string_view word = command.substr(0, command.find_first_of(blanks));
-        if (!is_assignment(word)) {
+        const auto end = command.find_first_of(blanks);
+        const std::string_view word = command.substr(0, end);
+        // Quoting, escapes, grouping, a newline: not a plain command line, so no name at all.
+        if (!plain_word(word)) return;
+        if (!assignment(word)) {
+            if (word.find('=') != std::string_view::npos) return;
             try {
                 c.trace->command_program(text::printable(c.secrets.scrubbed(word), 64));
             } catch (...) {
             }
             return;
         }
-        command.remove_prefix(word.size());
+        if (end == std::string_view::npos) return;
+        command.remove_prefix(end);
     }
 }
 

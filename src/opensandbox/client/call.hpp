@@ -79,10 +79,18 @@ struct call_context {
     replay_policy replay = replay_policy::before_delivery;  // the operation's
     observed_call* trace = nullptr;    // the call's observer, if it is watched
     std::string_view trace_parent{};   // W3C traceparent for the attempt's requests (empty: none)
+    int attempt = 1;                   // which attempt of the call this is
 
     // The rest of the call's time, capped at `most`: a step (a status probe, a clean-up)
     // never outlives the call's deadline.
     [[nodiscard]] std::optional<call_context> within(std::chrono::milliseconds most) const;
+    // This call's step with a deadline of its own (its requests still the call's: they
+    // carry its secrets and its attempt's trace parent).
+    [[nodiscard]] call_context until(clock::time_point step_deadline) const {
+        call_context step = *this;
+        step.deadline = step_deadline;
+        return step;
+    }
 
     // GET …/endpoints/{port}, asking for the server proxy or a direct endpoint as configured.
     [[nodiscard]] std::string endpoint_path(std::string_view sandbox_id, int port) const;
@@ -194,11 +202,14 @@ using attempt_result = awaitable<std::optional<T>>;
 [[nodiscard]] std::unique_ptr<observed_call> begin_observing(const client_state& client, operation op,
                                                              std::string_view sandbox_id,
                                                              const call_options& per_call) noexcept;
-[[nodiscard]] std::string_view observe_attempt(observed_call* trace, int attempt) noexcept;
+// The attempt's traceparent, when the observer gives a well-formed one (else empty).
+[[nodiscard]] std::string observe_attempt(observed_call* trace, int attempt) noexcept;
 void observe_retried(observed_call* trace, const failure& f) noexcept;
 // The program `command` runs: its first word after any `NAME=value` assignments (which, like
-// the arguments, may carry secrets), scrubbed, in printable ASCII (text::printable), at most
-// 64 bytes of it.
+// the arguments, may carry secrets), scrubbed, at most 64 bytes. Only a plain command line
+// names one: a quote, an escape, a grouping or an expansion before the program's end (any
+// of which can hide a secret across what looks like a word's end) names none. Called once
+// the attempt's endpoint credentials are known secrets, on the first attempt only.
 void observe_program(const call_context& c, std::string_view command) noexcept;
 void observe_end(observed_call& trace, const failure& f, std::string_view sandbox_id) noexcept;
 
@@ -233,9 +244,15 @@ awaitable<result<T>> attempts(client_state& client, const call_options& per_call
         for (int attempt_number = 1;; ++attempt_number) {
             observation seen{.operation = std::string(name(op))};
             if (!sandbox_id.empty()) seen.sandbox_id = std::string(sandbox_id);
-            const call_context context{client, client.options,
-                                       deadline_after(per_call.timeout.value_or(client.options.timeout)), secrets,
-                                       traits(op).replay, trace, observe_attempt(trace, attempt_number)};
+            const std::string trace_parent = observe_attempt(trace, attempt_number);
+            const call_context context{client,
+                                       client.options,
+                                       deadline_after(per_call.timeout.value_or(client.options.timeout)),
+                                       secrets,
+                                       traits(op).replay,
+                                       trace,
+                                       trace_parent,
+                                       attempt_number};
             std::exception_ptr error;
             try {
                 if (std::optional<T> value = co_await attempt(context, seen)) co_return std::move(*value);
@@ -280,7 +297,12 @@ awaitable<result<T>> observed_attempts(client_state& client, const call_options&
     const std::unique_ptr<observed_call> trace = begin_observing(client, op, sandbox_id, per_call);
     result<T> r = co_await attempts<T>(client, per_call, op, sandbox_id, std::move(problem), std::move(attempt),
                                        trace.get());
-    if (trace) observe_end(*trace, r ? failure() : r.error(), sandbox_of(r, sandbox_id));
+    if (trace) {
+        // A new sandbox's id is the server's text: scrubbed like everything else it says.
+        redactor secrets;
+        secrets.add(client.options.api_key);
+        observe_end(*trace, r ? failure() : r.error(), secrets.scrubbed(sandbox_of(r, sandbox_id)));
+    }
     co_return r;
 }
 

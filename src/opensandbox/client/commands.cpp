@@ -29,7 +29,7 @@ awaitable<void> add_sandbox_status(const call_context& context, clock::time_poin
     const auto most = std::min<std::chrono::milliseconds>(status_probe_timeout, context.options.timeout);
     const auto until = clock::now() < context.deadline ? std::min(context.deadline, deadline_after(most))
                                                        : std::min(exec_end, deadline_after(most));
-    co_await add_sandbox_status(call_context{context.shared, context.options, until, context.secrets}, seen);
+    co_await add_sandbox_status(context.until(until), seen);
 }
 
 // A reply that proves nothing about the sandbox: a 5xx without the API's envelope, which a
@@ -168,10 +168,11 @@ awaitable<result<exec_result>> streamed_run(client_state& s, operation op, std::
                                             call_options per_call, code_parts* code = nullptr) {
     co_return co_await call<exec_result>(s, per_call, op, sandbox_id, std::move(problem),
                                          [&](const call_context& c, observation& seen) -> attempt_result<exec_result> {
-        if (!code) observe_program(c, cmd.command);
         const auto exec_end = cmd.total_timeout ? deadline_after(*cmd.total_timeout) : clock::time_point::max();
         shared_route route = c.cached_execd_endpoint(sandbox_id);
         if (!route) route = co_await c.execd_endpoint(sandbox_id);
+        // (after the endpoint: its credentials are secrets to scrub from the program's name)
+        if (!code && c.attempt == 1) observe_program(c, cmd.command);
         exec_result ran;
         std::exception_ptr failed;
         try {

@@ -54,7 +54,7 @@ awaitable<std::optional<sandbox_info>> wait_until_ready(const call_context& c, c
     seen.sandbox_id = info.id;
     seen.sandbox_state = info.state;
     for (;;) {
-        const call_context step{c.shared, c.options, give_up, c.secrets};
+        const call_context step = c.until(give_up);
         bool ready = false;
         try {
             ready = co_await ready_now(step, info);

@@ -14,7 +14,6 @@
 
 #include <boost/beast/core/string.hpp>
 
-#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 
@@ -221,11 +220,13 @@ std::size_t descriptor_budget() {
     return available > 2 * reserve ? available - reserve : available / 2;
 }
 
-// Bytes of a request have arrived on `socket` and wait to be read (FIONREAD: the kernel's count,
-// read without touching the socket's state, so from any thread).
+// A whole request head has arrived on `socket` and waits to be read (peeked, never taken, so
+// from any thread). A head that stops halfway is no request: a stranger holding connections
+// open with one is shed as an idle one is.
 bool request_waiting(tcp::socket& socket) {
-    int pending = 0;
-    return ::ioctl(socket.native_handle(), FIONREAD, &pending) == 0 && pending > 0;
+    std::array<char, 8192> pending{};
+    const auto n = ::recv(socket.native_handle(), pending.data(), pending.size(), MSG_PEEK | MSG_DONTWAIT);
+    return n > 0 && std::string_view(pending.data(), static_cast<std::size_t>(n)).find("\r\n\r\n") != std::string_view::npos;
 }
 
 }  // namespace
