@@ -12,12 +12,12 @@
 #include <opentelemetry/trace/span.h>
 #include <opentelemetry/trace/tracer.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <optional>
 #include <string>
 #include <utility>
-#include <vector>
 
 namespace ngfail::otel {
 
@@ -123,29 +123,18 @@ private:
     std::size_t size_;
 };
 
-// `text` as valid UTF-8, at most `max_bytes` of it: an exporter writes attributes as protobuf
-// strings, and one invalid byte makes a collector refuse the whole batch it is in. Invalid
-// bytes become U+FFFD; a cut falls between characters. Valid text that fits is a view.
+// `text` as valid UTF-8 (text::valid_utf8), cut to `max_bytes` between characters: an
+// exporter writes attributes as protobuf strings, and one invalid byte makes a collector
+// refuse the whole batch it is in. Valid text that fits is a view.
 class utf8_text {
 public:
     explicit utf8_text(std::string_view text, std::size_t max_bytes = 4096) {
-        std::size_t at = 0;
-        while (at < text.size()) {
-            const auto c = ngfail::text::decode_utf8(text, at);
-            if (c.length == 0 || at + c.length > max_bytes) break;
-            at += c.length;
-        }
-        if (at == text.size()) {
+        if (text.size() <= max_bytes && ngfail::text::is_valid_utf8(text)) {
             view_ = text;
             return;
         }
-        for (at = 0; at < text.size();) {
-            const auto c = ngfail::text::decode_utf8(text, at);
-            const std::string_view piece = c.length ? text.substr(at, c.length) : std::string_view("\xEF\xBF\xBD");
-            if (fixed_.size() + piece.size() > max_bytes) break;
-            fixed_ += piece;
-            at += c.length ? c.length : 1;
-        }
+        fixed_ = ngfail::text::valid_utf8(text);
+        ngfail::text::truncate_utf8(fixed_, max_bytes);
         view_ = fixed_;
     }
     utf8_text(const utf8_text&) = delete;

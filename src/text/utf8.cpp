@@ -1,6 +1,7 @@
 #include "text/utf8.hpp"
 
 #include <array>
+#include <string>
 #include <string_view>
 
 namespace ngfail::text {
@@ -35,6 +36,26 @@ code_point decode_utf8(std::string_view text, std::size_t at) noexcept {
     constexpr std::array<std::uint32_t, 5> min_for_length{0, 0, 0x80, 0x800, 0x10000};
     if (cp < min_for_length[length] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return {};
     return {cp, length};
+}
+
+bool is_valid_utf8(std::string_view text) noexcept {
+    for (std::size_t at = 0; at < text.size();) {
+        const std::size_t length = decode_utf8(text, at).length;
+        if (length == 0) return false;
+        at += length;
+    }
+    return true;
+}
+
+std::string valid_utf8(std::string_view text) {
+    std::string out;
+    out.reserve(text.size());
+    for (std::size_t at = 0; at < text.size();) {
+        const std::size_t length = decode_utf8(text, at).length;
+        out.append(length != 0 ? text.substr(at, length) : std::string_view("\xEF\xBF\xBD"));
+        at += length != 0 ? length : 1;
+    }
+    return out;
 }
 
 }  // namespace ngfail::text

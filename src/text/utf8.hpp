@@ -1,5 +1,5 @@
 // UTF-8 helpers for text that crosses the wire: core cuts reasons with them, the wire
-// everything it writes and reads (part of the private `ngfail_text`, docs/architecture.md).
+// everything it writes and reads, the emulator and ngfail::otel what they hand on (part of the private `ngfail_text`, docs/architecture.md).
 #pragma once
 
 #include <cstddef>
@@ -21,5 +21,12 @@ struct code_point {
 
 // The character starting at `text[at]` (`at` < `text.size()`).
 [[nodiscard]] code_point decode_utf8(std::string_view text, std::size_t at) noexcept;
+
+// Every character of `text` decodes strictly.
+[[nodiscard]] bool is_valid_utf8(std::string_view text) noexcept;
+
+// `text` with each byte that does not start a strictly valid character replaced by U+FFFD,
+// as Go's JSON encoder writes them (what a JSON or protobuf string can carry).
+[[nodiscard]] std::string valid_utf8(std::string_view text);
 
 }  // namespace ngfail::text

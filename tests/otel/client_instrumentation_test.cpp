@@ -20,6 +20,8 @@
 #include <opentelemetry/sdk/trace/span_data.h>
 #include <opentelemetry/sdk/trace/tracer_provider.h>
 #include <opentelemetry/sdk/trace/tracer_provider_factory.h>
+#include <opentelemetry/trace/context.h>
+#include <opentelemetry/trace/propagation/http_trace_context.h>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -380,6 +382,22 @@ TEST_F(instrumented_client, each_attempts_requests_carry_its_w3c_traceparent) {
     ASSERT_EQ(heads.size(), 1u);
     EXPECT_THAT(heads[0], testing::HasSubstr("traceparent: 00-" + attempts[0]->trace_id + "-" +
                                              attempts[0]->span_id + "-01\r\n"));
+    // And OpenTelemetry's own W3C propagator reads it back as the attempt's span.
+    struct head_carrier final : opentelemetry::context::propagation::TextMapCarrier {
+        std::string value;
+        nostd::string_view Get(nostd::string_view k) const noexcept override {
+            return k == "traceparent" ? nostd::string_view(value) : nostd::string_view();
+        }
+        void Set(nostd::string_view, nostd::string_view) noexcept override {}
+    } carrier;
+    carrier.value = ngfail_test::raw_server::header(heads[0], "traceparent");
+    auto none = opentelemetry::context::Context{};
+    const auto extracted = opentelemetry::trace::GetSpan(
+        opentelemetry::trace::propagation::HttpTraceContext().Extract(carrier, none))->GetContext();
+    ASSERT_TRUE(extracted.IsValid()) << carrier.value;
+    EXPECT_EQ(hex_of(extracted.trace_id()), attempts[0]->trace_id);
+    EXPECT_EQ(hex_of(extracted.span_id()), attempts[0]->span_id);
+    EXPECT_TRUE(extracted.IsSampled());
 }
 
 TEST_F(instrumented_client, without_an_sdk_the_global_no_op_providers_record_nothing_and_send_no_traceparent) {

@@ -197,6 +197,14 @@ struct argument {
 template <class T>
 using attempt_result = awaitable<std::optional<T>>;
 
+// The secrets every call of the client scrubs from what it records (an endpoint's
+// credentials join them when the call learns them).
+[[nodiscard]] inline redactor secrets_of(const client_state& client) {
+    redactor secrets;
+    secrets.add(client.options.api_key);
+    return secrets;
+}
+
 // What the observer is told, each part catching what the observer throws: an observer
 // never changes a call's outcome. `begin_observing` gives nullptr when there is none.
 [[nodiscard]] std::unique_ptr<observed_call> begin_observing(const client_state& client, operation op,
@@ -232,8 +240,7 @@ awaitable<result<T>> attempts(client_state& client, const call_options& per_call
                               std::string_view sandbox_id, std::optional<std::string> problem, Attempt attempt,
                               observed_call* trace) {
     try {
-        redactor secrets;
-        secrets.add(client.options.api_key);
+        redactor secrets = secrets_of(client);
         if (problem) co_return refused_request(op, sandbox_id, *problem, secrets);
         const retry_policy& own = client.options.retries;
         policy::retry_allowance per_call_budget({.attempts = std::max(1, own.max_attempts),
@@ -299,9 +306,7 @@ awaitable<result<T>> observed_attempts(client_state& client, const call_options&
                                        trace.get());
     if (trace) {
         // A new sandbox's id is the server's text: scrubbed like everything else it says.
-        redactor secrets;
-        secrets.add(client.options.api_key);
-        observe_end(*trace, r ? failure() : r.error(), secrets.scrubbed(sandbox_of(r, sandbox_id)));
+        observe_end(*trace, r ? failure() : r.error(), secrets_of(client).scrubbed(sandbox_of(r, sandbox_id)));
     }
     co_return r;
 }

@@ -32,36 +32,19 @@ std::string frame(json::object event) {
     return json::serialize(event) + "\n\n";
 }
 
-// Output as JSON can carry it: bytes that are not UTF-8 become U+FFFD, as Go's encoder in
-// execd writes them.
-// Strictly: an overlong form, a surrogate or a code past U+10FFFF is not UTF-8 either.
-std::string as_utf8(std::string_view text) {
-    std::string out;
-    for (std::size_t i = 0; i < text.size();) {
-        const std::size_t length = ngfail::text::decode_utf8(text, i).length;
-        if (length != 0) {
-            out.append(text.substr(i, length));
-            i += length;
-        } else {
-            out += "\xEF\xBF\xBD";
-            ++i;
-        }
-    }
-    return out;
-}
 
 std::string raised_frame(const raised_error& raised) {
     json::array traceback;
-    for (const std::string& line : raised.traceback) traceback.emplace_back(as_utf8(line));
+    for (const std::string& line : raised.traceback) traceback.emplace_back(ngfail::text::valid_utf8(line));
     return frame({{"type", "error"},
-                  {"error", json::object{{"ename", raised.name}, {"evalue", as_utf8(raised.value)},
+                  {"error", json::object{{"ename", raised.name}, {"evalue", ngfail::text::valid_utf8(raised.value)},
                                          {"traceback", std::move(traceback)}}}});
 }
 // A kernel's cell number, and its last expression's value: execd renames Jupyter's
 // "text/plain" to "text".
 std::string count_frame(int count) { return frame({{"type", "execution_count"}, {"execution_count", count}}); }
 std::string result_frame(std::string_view text) {
-    return frame({{"type", "result"}, {"results", json::object{{"text", as_utf8(text)}}}});
+    return frame({{"type", "result"}, {"results", json::object{{"text", ngfail::text::valid_utf8(text)}}}});
 }
 // What a kernel reports when an interrupt stops the code it runs.
 std::string keyboard_interrupt_frame() {
@@ -74,7 +57,7 @@ std::string keyboard_interrupt_frame() {
 // co_await expression ("array used as initializer").
 std::string ping_frame() { return frame({{"type", "ping"}, {"text", "pong"}}); }
 std::string text_frame(std::string_view type, std::string_view text) {
-    return frame({{"type", type}, {"text", as_utf8(text)}});
+    return frame({{"type", type}, {"text", ngfail::text::valid_utf8(text)}});
 }
 std::string complete_frame(std::chrono::milliseconds took) {
     return frame({{"type", "execution_complete"}, {"execution_time", took.count()}});
