@@ -22,6 +22,17 @@ void truncate_utf8(std::string& text, std::size_t max_bytes) {
     text += ellipsis;
 }
 
+std::size_t complete_prefix(std::string_view text) noexcept {
+    // The last lead byte within a character's length of the end, and whether its character ends.
+    for (std::size_t back = 1; back <= 4 && back <= text.size(); ++back) {
+        const auto c = static_cast<unsigned char>(text[text.size() - back]);
+        if ((c & 0xc0) == 0x80) continue;
+        const std::size_t length = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 1;
+        return length > back ? text.size() - back : text.size();
+    }
+    return text.size();
+}
+
 code_point decode_utf8(std::string_view text, std::size_t at) noexcept {
     const auto c = static_cast<unsigned char>(text[at]);
     if (c < 0x80) return {c, 1};

@@ -13,6 +13,10 @@ namespace ngfail::text {
 // a trailing "…" (counted in `max_bytes`). Text within the limit is left as it is.
 void truncate_utf8(std::string& text, std::size_t max_bytes);
 
+// How much of `text`, a piece of a stream, can go out now: all of it but a character its
+// last bytes have begun and not ended (which the stream's next piece ends).
+[[nodiscard]] std::size_t complete_prefix(std::string_view text) noexcept;
+
 // One character decoded strictly (no overlongs, no surrogates, nothing past U+10FFFF).
 struct code_point {
     std::uint32_t value = 0;

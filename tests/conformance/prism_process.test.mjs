@@ -1,5 +1,5 @@
 // Stoplight Prism in front of `ngfail serve --runtime process`, validating against the
-// official OpenAPI specs what real commands, files and sessions answer: the lifecycle API,
+// official OpenAPI specs what real commands, files, sessions and code contexts answer: the lifecycle API,
 // execd and diagnostics, each route the process runtime serves and its error replies. The
 // suite is skipped, with the server's one line saying why, where this host cannot run
 // process sandboxes (bubblewrap, namespaces, a writable cgroup).
@@ -101,6 +101,24 @@ check("commands, background commands and sessions run for real", async () => {
   assert.deepEqual(second.events.filter((e) => e.type === "stdout").map((e) => e.text), ["/workspace 7"]);
   assert.equal((await checked(execd, `/session/${session}`, { method: "DELETE" })).status, 200);
   assert.equal((await checked(execd, "/metrics")).status, 200);
+});
+
+check("code contexts run real interpreters", async () => {
+  const context = JSON.parse((await checked(execd, "/code/context", post({ language: "python", cwd: "/workspace" }))).body);
+  assert.equal(context.language, "python");
+  const cell = (code) => streamed(checked, streams, "/code", { code, context: { id: context.id, language: "python" } });
+  await cell("x = 6 * 7");
+  const second = await cell("print('value')\nx");
+  assert.equal(second.status, 200);
+  assert.deepEqual(second.events.filter((e) => e.type === "stdout").map((e) => e.text), ["value\n"]);
+  assert.equal(second.events.find((e) => e.type === "result")?.results.text, "42");
+  assert.equal(second.events.find((e) => e.type === "execution_count")?.execution_count, 2);
+  const raised = await cell("1 / 0");
+  assert.equal(raised.events.find((e) => e.type === "error")?.error.ename, "ZeroDivisionError");
+  const listed = JSON.parse((await checked(execd, "/code/contexts?language=python")).body);
+  assert.deepEqual(listed.map((c) => c.id), [context.id]);
+  assert.equal((await checked(execd, "/code/context", post({ language: "java" }))).status, 500);
+  assert.equal((await checked(execd, `/code/contexts/${context.id}`, { method: "DELETE" })).status, 200);
 });
 
 check("files and directories on the sandbox's own tree", async () => {

@@ -4,6 +4,7 @@
 #include "support/emulator_calls.hpp"
 #include "support/peak_memory.hpp"
 #include "support/terminal_reads.hpp"
+#include "opensandbox/emulator/process/process_kernel.hpp"
 #include "opensandbox/emulator/process/process_runtime.hpp"
 
 #include <ngfail/opensandbox.hpp>
@@ -17,6 +18,7 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <mutex>
 #include <string>
 #include <thread>
 
@@ -539,6 +541,103 @@ TEST_F(process_runtime, a_starved_sandbox_holds_no_thread_another_needs) {
     }
     sandboxes->kill(starved);
     for (auto& w : waiting) w.wait();
+}
+
+// A cell in context `context` of sandbox `id`.
+ngfail::opensandbox::code_result cell(client& sandboxes, const std::string& id, const ngfail::opensandbox::code_context_info& context,
+                                      std::string_view code) {
+    return sandboxes.run_code(id, {.code = code, .context_id = context.id, .language = context.language});
+}
+
+TEST_F(process_runtime, code_contexts_run_real_interpreters_that_keep_what_a_cell_defines) {
+    const auto id = sandboxes->create({}).id;
+    const auto python = sandboxes->create_code_context(id, "python", "/workspace/notebook");
+    EXPECT_EQ(python.language, "python");
+    const auto first = cell(*sandboxes, id, python, "import os, sys\nx = 6 * 7\nprint('in', os.getcwd())\nprint('warn', file=sys.stderr)");
+    EXPECT_EQ(first.stdout_text, "in /workspace/notebook\n") << "made, and the kernel starts there";
+    EXPECT_EQ(first.stderr_text, "warn\n");
+    EXPECT_EQ(first.execution_count, 1);
+    EXPECT_FALSE(first.error);
+    EXPECT_TRUE(first.results.empty()) << "a print is no value";
+    const auto second = cell(*sandboxes, id, python, "print(x)\nx");
+    EXPECT_EQ(second.stdout_text, "42\n");
+    EXPECT_EQ(second.results.at("text"), "42") << "the last expression's repr, as a notebook shows it";
+    EXPECT_EQ(second.execution_count, 2);
+    const auto raised = cell(*sandboxes, id, python, "print('before')\n1 / 0");
+    EXPECT_EQ(raised.stdout_text, "before\n");
+    ASSERT_TRUE(raised.error);
+    EXPECT_EQ(raised.error->name, "ZeroDivisionError");
+    EXPECT_EQ(raised.error->value, "division by zero");
+    EXPECT_THAT(raised.error->traceback, testing::Contains(testing::HasSubstr("ZeroDivisionError")));
+    // A run naming no context runs in the language's own, made on its first use.
+    (void)sandboxes->run_code(id, {.code = "y = 1", .language = "python"});
+    EXPECT_EQ(sandboxes->run_code(id, {.code = "y + 1", .language = "python"}).results.at("text"), "2");
+    EXPECT_EQ(sandboxes->run_code(id, {.code = "'x' in dir()", .language = "python"}).results.at("text"), "False")
+        << "its own names, not another context's";
+
+    const auto bash = sandboxes->create_code_context(id, "bash");
+    (void)cell(*sandboxes, id, bash, "cd /tmp; unexported=kept");
+    EXPECT_EQ(cell(*sandboxes, id, bash, "echo $unexported $(pwd)").stdout_text, "kept /tmp\n");
+    const auto failed = cell(*sandboxes, id, bash, "false");
+    ASSERT_TRUE(failed.error);
+    EXPECT_EQ(failed.error->value, "1") << "bash_kernel's failed cell";
+
+    if (ngfail::opensandbox::testing::detail::has_process_kernel("javascript")) {
+        const auto node = sandboxes->create_code_context(id, "javascript");
+        (void)cell(*sandboxes, id, node, "const a = 40; let b = 2;");
+        EXPECT_EQ(cell(*sandboxes, id, node, "console.log('sum'); a + b").results.at("text"), "42");
+        const auto thrown = cell(*sandboxes, id, node, "throw new TypeError('bad')");
+        ASSERT_TRUE(thrown.error);
+        EXPECT_EQ(thrown.error->name, "TypeError");
+        EXPECT_EQ(thrown.error->value, "bad");
+    }
+
+    const auto no_kernel = sandboxes->try_create_code_context(id, "java");
+    ASSERT_FALSE(no_kernel);
+    EXPECT_EQ(no_kernel.error().http_status(), 500);
+    EXPECT_THAT(std::string(no_kernel.error().reason()), testing::HasSubstr("no kernel specs found"));
+}
+
+TEST_F(process_runtime, an_interrupt_stops_a_cell_and_its_kernel_lives_on) {
+    const auto id = sandboxes->create({}).id;
+    const auto python = sandboxes->create_code_context(id, "python");
+    (void)cell(*sandboxes, id, python, "kept = 'still here'");
+    std::promise<void> printed;
+    std::once_flag once;
+    auto running = std::async(std::launch::async, [&] {
+        return sandboxes->try_run_code(id, {.code = "import time\nprint('looping')\nwhile True: time.sleep(0.01)",
+                                            .context_id = python.id,
+                                            .language = "python",
+                                            .on_stdout = [&](std::string_view) { std::call_once(once, [&] { printed.set_value(); }); }});
+    });
+    ASSERT_EQ(printed.get_future().wait_for(20s), std::future_status::ready) << "a quiet kernel's output goes out as it comes";
+    sandboxes->interrupt_code(id, python.id);
+    const auto stopped = running.get();
+    ASSERT_TRUE(stopped) << stopped.error().what();
+    ASSERT_TRUE(stopped.value().error);
+    EXPECT_EQ(stopped.value().error->name, "KeyboardInterrupt");
+    EXPECT_EQ(cell(*sandboxes, id, python, "kept").results.at("text"), "'still here'");
+}
+
+TEST_F(process_runtime, a_kernel_that_dies_ends_its_cell_and_the_next_cell_has_a_new_one) {
+    const auto id = sandboxes->create({}).id;
+    const auto python = sandboxes->create_code_context(id, "python");
+    (void)cell(*sandboxes, id, python, "gone = 1");
+    const auto died = cell(*sandboxes, id, python, "import os\nprint('last words', flush=True)\nos._exit(3)");
+    EXPECT_EQ(died.stdout_text, "last words\n");
+    ASSERT_TRUE(died.error);
+    EXPECT_EQ(died.error->name, "DeadKernelError");
+    EXPECT_THAT(died.error->value, testing::HasSubstr("exit status 3"));
+    const auto fresh = cell(*sandboxes, id, python, "'gone' in dir()");
+    EXPECT_EQ(fresh.results.at("text"), "False");
+    EXPECT_EQ(fresh.execution_count, 1);
+    sandboxes->delete_code_context(id, python.id);
+    std::string kernels = "1";
+    for (int i = 0; i < 100 && kernels != "0\n"; ++i) {
+        kernels = sandboxes->exec(id, {.command = "pgrep -c python3 || true"}).stdout_text;
+        if (kernels != "0\n") std::this_thread::sleep_for(20ms);
+    }
+    EXPECT_EQ(kernels, "0\n") << "a deleted context's kernel is killed";
 }
 
 TEST_F(process_runtime, what_it_does_not_serve_yet_is_a_501_naming_it) {

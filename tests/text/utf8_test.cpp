@@ -25,4 +25,15 @@ TEST(valid_utf8, replaces_each_byte_that_starts_no_strict_character) {
     EXPECT_EQ(valid_utf8("a\xff" "b"), "a\xef\xbf\xbd" "b");
 }
 
+TEST(complete_prefix, holds_back_only_a_character_the_piece_has_begun_and_not_ended) {
+    using ngfail::text::complete_prefix;
+    EXPECT_EQ(complete_prefix(""), 0u);
+    EXPECT_EQ(complete_prefix("plain"), 5u);
+    EXPECT_EQ(complete_prefix("caf\xc3\xa9"), 5u) << "an ended character goes out";
+    EXPECT_EQ(complete_prefix("caf\xc3"), 3u);
+    EXPECT_EQ(complete_prefix("a\xf0\x9f\x99"), 1u) << "three bytes of four";
+    EXPECT_EQ(complete_prefix("a\xf0\x9f\x99\x82"), 5u);
+    EXPECT_EQ(complete_prefix("\x80\x80\x80\x80\x80"), 5u) << "no lead in reach: nothing to wait for";
+}
+
 }  // namespace

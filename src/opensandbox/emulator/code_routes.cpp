@@ -1,10 +1,12 @@
-// execd's code interpreting inside a simulated sandbox: code contexts (create, get, list,
-// delete one, delete a language's), code runs streamed as execd streams them, and their
-// interrupt. A context's kernel is the simulated interpreter (simulated_interpreter.hpp); a
-// run that names no language runs its code as a command, as execd does.
+// execd's code interpreting: code contexts (create, get, list, delete one, delete a
+// language's), code runs streamed as execd streams them, and their interrupt. A context's
+// kernel is the simulated interpreter (simulated_interpreter.hpp), or in the process runtime
+// a real interpreter in the sandbox (process/process_kernel.hpp); a run that names no
+// language runs its code as a command, as execd does.
 #include "context.hpp"
 #include "run_stream.hpp"
 #include "simulated_interpreter.hpp"
+#include "opensandbox/emulator/process/process_kernel.hpp"
 
 #include <ngfail/event_id.hpp>
 
@@ -76,6 +78,33 @@ std::optional<std::string> add_context(code_contexts& all, std::string language,
     return id;
 }
 
+// Whether the sandbox has a kernel for `language`: the simulated image's languages, or the
+// interpreters of this host that the process runtime runs.
+bool kernel_for(const context& c, std::string_view language) {
+    return c.processes ? has_process_kernel(language) : has_kernel(language);
+}
+
+// The process runtime's kernel of context `id`: the one it has, else a new one (started by
+// its first cell); none when the runtime holds its most kernels.
+std::shared_ptr<process_kernel> real_kernel_of(context& c, const call& k, const std::string& id) {
+    const auto box = c.sandboxes.box(k.sandbox_id);
+    return c.sandboxes
+        .with_contexts(k.sandbox_id,
+                       [&](code_contexts& all) -> std::shared_ptr<process_kernel> {
+                           const auto it = all.by_id.find(id);
+                           if (it == all.by_id.end()) return nullptr;
+                           std::shared_ptr<process_kernel>& kernel = it->second.real_kernel;
+                           if (!kernel || kernel->dead()) {
+                               auto place = c.processes->take_kernel_place();
+                               if (!place) return nullptr;
+                               kernel = std::make_shared<process_kernel>(box, it->second.kernel.language,
+                                                                         it->second.cwd, std::move(place));
+                           }
+                           return kernel;
+                       })
+        .value_or(nullptr);
+}
+
 // POST /code/context {"language", "cwd"}: a kernel of that language.
 awaitable<void> create_context(context& c, exchange& x, call& k) {
     json::error_code ec;
@@ -88,12 +117,21 @@ awaitable<void> create_context(context& c, exchange& x, call& k) {
                                                "language and cwd must be strings"));
         co_return;
     }
-    if (!has_kernel(*language)) {  // execd finds no kernel spec for it
+    if (!kernel_for(c, *language)) {  // execd finds no kernel spec for it
         co_await x.reply(runtime_error(c, x, "error creating code context. no kernel specs found"));
         co_return;
     }
+    if (c.processes && !passable(*cwd, {})) {
+        co_await x.reply(invalid_request(c, x, std::string(unpassable)));
+        co_return;
+    }
     const std::string directory = cwd->empty() ? std::string() : file_tree::normal(*cwd);
-    if (!directory.empty()) {
+    if (c.processes) {
+        if (const std::string failed = co_await make_real_directory(c, k, directory); !failed.empty()) {
+            co_await x.reply(runtime_error(c, x, "error creating code context. " + failed));
+            co_return;
+        }
+    } else if (!directory.empty()) {
         (void)c.sandboxes.with_files(k.sandbox_id, [&](file_tree& t) { return t.make_directories(directory, 755); });
     }
     const auto made = c.sandboxes.with_contexts(k.sandbox_id, [&](code_contexts& all) {
@@ -225,6 +263,16 @@ std::variant<std::string, std::string_view> claim_context(code_contexts& all, co
     return id;
 }
 
+// The context is free for its next run, unless another has taken it since.
+void release_context(context& c, const call& k, const std::string& id, const std::string& run_id) {
+    (void)c.sandboxes.with_contexts(k.sandbox_id, [&](code_contexts& all) {
+        if (const auto it = all.by_id.find(id); it != all.by_id.end() && it->second.running == run_id) {
+            it->second.running.clear();
+        }
+        return true;
+    });
+}
+
 // POST /code {"context": {"id", "language"}, "code"}.
 awaitable<void> run_code(context& c, exchange& x, call& k) {
     const json::value body = co_await body_json(c, x);
@@ -235,12 +283,22 @@ awaitable<void> run_code(context& c, exchange& x, call& k) {
     }
     const code_request& r = std::get<code_request>(parsed);
     const bool as_command = r.language.empty() || r.language == "command" || r.language == "background-command";
-    if (!as_command && !has_kernel(r.language)) {
+    if (!as_command && !kernel_for(c, r.language)) {
         co_await x.reply(runtime_error(c, x, "error running codes unknown language: " + r.language));
         co_return;
     }
-    const std::optional<command_run> run = co_await start_run(c, x, k, r.code, r.language == "background-command");
+    if (c.processes && !passable("", {r.code})) {
+        co_await x.reply(invalid_request(c, x, std::string(unpassable)));
+        co_return;
+    }
+    const bool background = r.language == "background-command";
+    const std::optional<command_run> run = co_await start_run(c, x, k, r.code, background);
     if (!run) co_return;
+    if (c.processes && as_command) {
+        const process_work work{.box = c.sandboxes.box(k.sandbox_id), .command = {.command = std::string(r.code)}};
+        co_await stream_run(c, x, k, *run, run->id, work, background, std::nullopt);
+        co_return;
+    }
     const file_reader files = files_of(c, k);
     if (as_command) {
         shell_state shell;
@@ -258,6 +316,17 @@ awaitable<void> run_code(context& c, exchange& x, call& k) {
         co_return;
     }
     const std::string id = std::get<std::string>(*claimed);
+    if (c.processes) {
+        if (auto kernel = real_kernel_of(c, k, id)) {
+            const process_work work{.box = kernel->box(), .command = {.command = std::string(r.code)}, .kernel = kernel};
+            co_await stream_run(c, x, k, *run, id, work, false, std::nullopt);
+        } else {
+            c.sandboxes.finish_command(k.sandbox_id, run->id, -1, "not started");
+            co_await x.reply(runtime_error(c, x, "error running codes too many kernels running"));
+        }
+        release_context(c, k, id, run->id);
+        co_return;
+    }
     // The kernel's state is read when the run starts and kept when it ends.
     const simulated_work work{.plan = [&] {
         std::optional<simulated_run> ran;
@@ -268,12 +337,7 @@ awaitable<void> run_code(context& c, exchange& x, call& k) {
         return ran.value_or(simulated_run{.in_kernel = true});
     }};
     co_await stream_run(c, x, k, *run, id, work, false, std::nullopt);
-    (void)c.sandboxes.with_contexts(k.sandbox_id, [&](code_contexts& all) {
-        if (const auto it = all.by_id.find(id); it != all.by_id.end() && it->second.running == run->id) {
-            it->second.running.clear();
-        }
-        return true;
-    });
+    release_context(c, k, id, run->id);
 }
 
 // DELETE /code?id=: interrupts what runs in a context (a kernel takes an interrupt when

@@ -74,16 +74,6 @@ shell_state shell_of(const run_request& r) {
     return shell;
 }
 
-// What the process runtime can give a process: no NUL, which ends the string a process is
-// given (what follows it would be lost, or misread), and a directory Linux can name. Anything
-// else is refused with a 400 before anything starts.
-bool passable(std::string_view cwd, std::initializer_list<std::string_view> texts, const std::vector<std::string>& envs = {}) {
-    const auto holds_nul = [](std::string_view text) { return text.find('\0') != std::string_view::npos; };
-    return cwd.size() <= max_path_bytes && !holds_nul(cwd) && std::none_of(texts.begin(), texts.end(), holds_nul) &&
-           std::none_of(envs.begin(), envs.end(), holds_nul);
-}
-constexpr std::string_view unpassable = "error parsing request. command, cwd and envs may not hold a NUL byte, nor cwd pass 4096 bytes";
-
 // The command as the process runtime's supervisor starts it: execd's `cwd` and `envs`.
 process_command process_command_of(const run_request& r) {
     process_command command{.command = std::string(r.command)};
@@ -154,19 +144,7 @@ awaitable<void> create_session(context& c, exchange& x, call& k) {
         }
     }
     if (c.processes) {
-        const auto box = c.sandboxes.box(k.sandbox_id);
-        std::string failed;
-        if (box && !shell.cwd.empty()) {
-            failed = co_await c.off_io([&] {
-                try {
-                    box->make_directories(shell.cwd);
-                    return std::string();
-                } catch (const std::system_error& e) {
-                    return "mkdir " + shell.cwd + ": " + go_error_text(e.code().message());  // Go's *PathError
-                }
-            });
-        }
-        if (!failed.empty()) {
+        if (const std::string failed = co_await make_real_directory(c, k, shell.cwd); !failed.empty()) {
             co_await x.reply(c.error_reply(x, 500, "RUNTIME_ERROR", "error creating session. " + failed));
             co_return;
         }

@@ -33,19 +33,6 @@ std::string frame(json::object event) {
 }
 
 
-std::string raised_frame(const raised_error& raised) {
-    json::array traceback;
-    for (const std::string& line : raised.traceback) traceback.emplace_back(ngfail::text::valid_utf8(line));
-    return frame({{"type", "error"},
-                  {"error", json::object{{"ename", raised.name}, {"evalue", ngfail::text::valid_utf8(raised.value)},
-                                         {"traceback", std::move(traceback)}}}});
-}
-// A kernel's cell number, and its last expression's value: execd renames Jupyter's
-// "text/plain" to "text".
-std::string count_frame(int count) { return frame({{"type", "execution_count"}, {"execution_count", count}}); }
-std::string result_frame(std::string_view text) {
-    return frame({{"type", "result"}, {"results", json::object{{"text", ngfail::text::valid_utf8(text)}}}});
-}
 // What a kernel reports when an interrupt stops the code it runs.
 std::string keyboard_interrupt_frame() {
     return raised_frame({"KeyboardInterrupt", "", {"KeyboardInterrupt: "}});
@@ -62,6 +49,20 @@ std::string text_frame(std::string_view type, std::string_view text) {
 std::string complete_frame(std::chrono::milliseconds took) {
     return frame({{"type", "execution_complete"}, {"execution_time", took.count()}});
 }
+std::string raised_frame(const raised_error& raised) {
+    json::array traceback;
+    for (const std::string& line : raised.traceback) traceback.emplace_back(ngfail::text::valid_utf8(line));
+    return frame({{"type", "error"},
+                  {"error", json::object{{"ename", raised.name}, {"evalue", ngfail::text::valid_utf8(raised.value)},
+                                         {"traceback", std::move(traceback)}}}});
+}
+// A kernel's cell number, and its last expression's value: execd renames Jupyter's
+// "text/plain" to "text".
+std::string count_frame(int count) { return frame({{"type", "execution_count"}, {"execution_count", count}}); }
+std::string result_frame(std::string_view text) {
+    return frame({{"type", "result"}, {"results", json::object{{"text", ngfail::text::valid_utf8(text)}}}});
+}
+
 std::string error_frame(std::string_view evalue, std::string_view traceback) {
     return raised_frame({"CommandExecError", std::string(evalue), {std::string(traceback)}});
 }
@@ -274,6 +275,25 @@ awaitable<void> stream_run(context& c, exchange& x, call& k, const command_run& 
     if (next == afterwards::finished_or_ended) c.sandboxes.finish_command(k.sandbox_id, run.id, -1, "signal: killed");
 }
 
+
+bool passable(std::string_view cwd, std::initializer_list<std::string_view> texts, const std::vector<std::string>& envs) {
+    const auto holds_nul = [](std::string_view text) { return text.find('\0') != std::string_view::npos; };
+    return cwd.size() <= max_path_bytes && !holds_nul(cwd) && std::none_of(texts.begin(), texts.end(), holds_nul) &&
+           std::none_of(envs.begin(), envs.end(), holds_nul);
+}
+
+awaitable<std::string> make_real_directory(context& c, const call& k, const std::string& directory) {
+    const auto box = c.sandboxes.box(k.sandbox_id);
+    if (!box || directory.empty()) co_return std::string();
+    co_return co_await c.off_io([&] {
+        try {
+            box->make_directories(directory);
+            return std::string();
+        } catch (const std::system_error& e) {
+            return "mkdir " + directory + ": " + go_error_text(e.code().message());  // Go's *PathError
+        }
+    });
+}
 
 file_reader files_of(context& c, const call& k) {
     // A run is planned outside the sandbox's lock: each question takes it for itself.

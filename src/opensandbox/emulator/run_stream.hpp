@@ -16,11 +16,13 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
+#include <vector>
 
 namespace ngfail::opensandbox::testing::detail {
 
@@ -30,17 +32,25 @@ namespace ngfail::opensandbox::testing::detail {
 [[nodiscard]] std::string complete_frame(std::chrono::milliseconds took);
 // A command's failure, as execd's command runner reports it (CommandExecError).
 [[nodiscard]] std::string error_frame(std::string_view evalue, std::string_view traceback);
+// What a kernel's cell raised; its cell number; its last expression's value (execd renames
+// Jupyter's "text/plain" to "text").
+[[nodiscard]] std::string raised_frame(const raised_error& raised);
+[[nodiscard]] std::string count_frame(int count);
+[[nodiscard]] std::string result_frame(std::string_view text);
 
 // The sandbox fails as `shape` says (an OOM kill, a crash), its own address with it.
 void fail_sandbox(context& c, const std::string& sandbox_id, const status_shape& shape);
 
 // What a run does once its stream has begun: a plan the simulated runtime works out, or a
 // real command in the process runtime's sandbox.
-class session_run;  // process/process_runs.hpp
+class session_run;     // process/process_runs.hpp
+class process_kernel;  // process/process_kernel.hpp
 struct process_work {
     std::shared_ptr<process_sandbox> box;
     process_command command;
     std::shared_ptr<session_run> session{};  // a bash session's run: what it leaves is read here
+    // A code context's cell: `command.command` is its code, which this kernel runs.
+    std::shared_ptr<process_kernel> kernel{};
     // Called once the command has ended, before its last event goes out: a session's state is
     // kept then, as the caller may send its next run the moment it reads that event.
     std::function<void()> before_last_event{};
@@ -71,6 +81,18 @@ inline constexpr std::size_t light_expansions = 8;
 }
 
 [[nodiscard]] std::int64_t now_ms();
+
+// What the process runtime can give a process: no NUL, which ends the string a process is
+// given (what follows it would be lost, or misread), and a directory Linux can name. Anything
+// else is refused with a 400 (`unpassable`) before anything starts.
+[[nodiscard]] bool passable(std::string_view cwd, std::initializer_list<std::string_view> texts,
+                            const std::vector<std::string>& envs = {});
+inline constexpr std::string_view unpassable =
+    "error parsing request. command, cwd and envs may not hold a NUL byte, nor cwd pass 4096 bytes";
+
+// Makes `directory` (as mkdir -p; nothing for an empty one) in the process runtime's sandbox,
+// as execd makes a session's or a context's: empty when made, else Go's *PathError text.
+boost::asio::awaitable<std::string> make_real_directory(context& c, const call& k, const std::string& directory);
 
 // The request's body as JSON (null when it is not JSON); a large body is parsed off the
 // connection threads, as a run's work is.

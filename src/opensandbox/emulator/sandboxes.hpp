@@ -101,8 +101,10 @@ struct kernel_state {
     std::size_t name_bytes = 0;  // what `names` holds, names and values as text (max_kernel_bytes)
     shell_state shell{};  // a bash kernel's
 };
+class process_kernel;  // process/process_kernel.hpp
 struct code_context {
-    kernel_state kernel{};
+    kernel_state kernel{};  // the simulated runtime's
+    std::shared_ptr<process_kernel> real_kernel{};  // the process runtime's, once a cell has run
     std::string cwd{};
     std::string running{};  // the run in progress (a command run's id), if any: one at a time
 };

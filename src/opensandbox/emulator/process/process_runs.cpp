@@ -1,7 +1,12 @@
 #include "opensandbox/emulator/process/process_runs.hpp"
 
+#include "opensandbox/emulator/process/process_kernel.hpp"
+
+#include "text/utf8.hpp"
+
 #include <ngfail/event_id.hpp>
 
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
@@ -9,6 +14,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
 
 #include <algorithm>
 #include <array>
@@ -16,6 +22,7 @@
 #include <csignal>
 #include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <memory>
 #include <utility>
 
@@ -40,12 +47,8 @@ std::vector<std::string> output_lines::add(std::string_view bytes) {
         after_cr_ = false;
         line_ += b;
         if (line_.size() >= max_line) {
-            // Cut before a character that has not ended: no piece holds half of one.
-            std::size_t cut = line_.size();
-            for (int back = 0; back < 3 && cut > 1 && (static_cast<unsigned char>(line_[cut - 1]) & 0xc0) == 0x80; ++back) {
-                --cut;
-            }
-            if (cut > 0 && (static_cast<unsigned char>(line_[cut - 1]) & 0xc0) == 0xc0) --cut;  // a lead byte
+            // No piece holds half of a character.
+            std::size_t cut = ngfail::text::complete_prefix(line_);
             if (cut == 0) cut = line_.size();
             events.push_back(line_.substr(0, cut));
             line_.erase(0, cut);
@@ -59,14 +62,13 @@ std::optional<std::string> output_lines::finish() {
     return std::exchange(line_, {});
 }
 
-namespace {
-
-// Bash's quoting of any text: in single quotes, each of its own as '"'"'.
 std::string single_quoted(std::string_view text) {
     std::string quoted = "'";
     for (const char ch : text) quoted += ch == '\'' ? std::string_view(R"('"'"')") : std::string_view(&ch, 1);
     return quoted + "'";
 }
+
+namespace {
 
 // A prompt's variables, which execd does not carry from one run to the next.
 bool carried_over(std::string_view name, std::string_view value) {
@@ -267,17 +269,21 @@ struct running_command {
     int id;
     descriptor out, err, ended;
     bool over = false;
+    // A kernel outlives its cells: a run follows copies of its descriptors, leaves it
+    // running, and interrupts it as Jupyter does (SIGINT, never a kill).
+    bool kernel = false;
 
     running_command(std::shared_ptr<process_sandbox> b, const process_sandbox::started& s,
-                    const asio::any_io_executor& ex)
-        : box(std::move(b)), id(s.id), out(ex, s.stdout_fd), err(ex, s.stderr_fd), ended(ex, s.exit_fd) {
+                    const asio::any_io_executor& ex, bool of_kernel = false)
+        : box(std::move(b)), id(s.id), out(ex, s.stdout_fd), err(ex, s.stderr_fd), ended(ex, s.exit_fd),
+          kernel(of_kernel) {
         if (s.stdin_fd >= 0) ::close(s.stdin_fd);
         for (descriptor* d : {&out, &err, &ended}) d->non_blocking(true);
     }
     running_command(const running_command&) = delete;
     running_command& operator=(const running_command&) = delete;
     ~running_command() {
-        if (over) return;
+        if (over || kernel) return;
         box->signal(id, SIGKILL);
         box->forget(id);
     }
@@ -309,13 +315,32 @@ struct output_sink {
     const std::string& run_id;
     session_run* session = nullptr;  // a session's run: its markers are taken out
     const std::function<void()>* before_last_event = nullptr;
+    kernel_output* kernel = nullptr;  // a kernel's cell: its output as Jupyter streams it, its end taken out
     output_lines stdout_lines{}, stderr_lines{};
+
+    awaitable<bool> send_events(std::string_view type, const std::vector<std::string>& events) {
+        for (const std::string& event : events) {
+            if (!co_await x->chunk(text_frame(type, event))) co_return false;
+        }
+        co_return true;
+    }
+
+    // A kernel gone quiet: what it printed so far goes out. False once the peer has gone.
+    awaitable<bool> idle() {
+        if (!kernel || !x) co_return true;
+        co_return co_await send_events("stdout", kernel->idle(true)) && co_await send_events("stderr", kernel->idle(false));
+    }
 
     // False once the peer has gone.
     awaitable<bool> send(std::string_view type, std::string_view bytes, bool last) {
         if (!x) {  // only a background command's output is asked for again (its logs)
             c.sandboxes.append_output(sandbox_id, run_id, bytes);
             co_return true;
+        }
+        if (kernel) {
+            std::vector<std::string> events = kernel->add(type == "stdout", bytes);
+            if (last) std::ranges::move(kernel->finish(type == "stdout"), std::back_inserter(events));
+            co_return co_await send_events(type, events);
         }
         output_lines& lines = type == "stdout" ? stdout_lines : stderr_lines;
         std::vector<std::string> events = lines.add(bytes);
@@ -332,10 +357,7 @@ struct output_sink {
             }
             events = std::move(own);
         }
-        for (const std::string& event : events) {
-            if (!co_await x->chunk(text_frame(type, event))) co_return false;
-        }
-        co_return true;
+        co_return co_await send_events(type, events);
     }
 };
 
@@ -373,7 +395,7 @@ awaitable<process_sandbox::started> started_command(process_sandbox& box, const 
     co_return *out;
 }
 
-enum class followed { ended, peer_gone, sandbox_gone };
+enum class followed { ended, cell_done, peer_gone, sandbox_gone };
 
 // Follows `cmd` to its end, acting on its timeout, an interrupt and its sandbox's going as
 // execd does, and sending pings on a foreground stream.
@@ -393,13 +415,14 @@ awaitable<followed> follow(context& c, running_command& cmd, output_sink& sink, 
         }
         if (sink.x && (!co_await sink.x->flush() || sink.x->stream().peer_left())) co_return followed::peer_gone;
         if (over) co_return followed::ended;
+        if (sink.kernel && sink.kernel->complete()) co_return followed::cell_done;
         const auto now = mono_clock::now();
         const command_fate fate = c.sandboxes.fate(sink.sandbox_id, sink.run_id);
         if (fate == command_fate::gone) co_return followed::sandbox_gone;
         if (fate == command_fate::interrupted && !terminated) {
             terminated = true;
-            cmd.box->signal(cmd.id, SIGTERM);
-            kill_at = std::min(kill_at.value_or(now + interrupt_grace), now + interrupt_grace);
+            cmd.box->signal(cmd.id, cmd.kernel ? SIGINT : SIGTERM);
+            if (!cmd.kernel) kill_at = std::min(kill_at.value_or(now + interrupt_grace), now + interrupt_grace);
         }
         if (kill_at && now >= *kill_at) {
             cmd.box->signal(cmd.id, SIGKILL);
@@ -413,7 +436,9 @@ awaitable<followed> follow(context& c, running_command& cmd, output_sink& sink, 
         if (sink.x) until = std::min(until, next_ping);
         if (kill_at) until = std::min(until, *kill_at);
         tick.expires_at(until);
-        co_await (readable(cmd.out) || readable(cmd.err) || readable(cmd.ended) || tick.async_wait(asio::use_awaitable));
+        const auto woke = co_await (readable(cmd.out) || readable(cmd.err) || readable(cmd.ended) ||
+                                    tick.async_wait(asio::use_awaitable));
+        if (woke.index() == 3 && !co_await sink.idle()) co_return followed::peer_gone;
     }
 }
 
@@ -450,6 +475,113 @@ awaitable<void> run_in_background(context& c, std::shared_ptr<running_command> c
     }
 }
 
+// What a cell whose kernel died (or never started) ends with.
+std::string dead_kernel_frame(std::string_view why) { return raised_frame({"DeadKernelError", std::string(why), {}}); }
+
+// A copy of a kernel's descriptors for one cell (its stdin apart), which the cell's
+// `running_command` owns and closes.
+process_sandbox::started copies_of(const process_sandbox::started& kernel) {
+    process_sandbox::started copy{.id = kernel.id};
+    copy.stdout_fd = ::dup(kernel.stdout_fd);
+    copy.stderr_fd = ::dup(kernel.stderr_fd);
+    copy.exit_fd = ::dup(kernel.exit_fd);
+    if (copy.stdout_fd < 0 || copy.stderr_fd < 0 || copy.exit_fd < 0) {
+        const int error = errno;
+        for (const int fd : {copy.stdout_fd, copy.stderr_fd, copy.exit_fd}) {
+            if (fd >= 0) ::close(fd);
+        }
+        throw std::system_error(error, std::generic_category(), "dup");
+    }
+    return copy;
+}
+
+// Sends `code` to the kernel, NUL-ended, within 10 s (a kernel that reads no cell, one
+// frozen by a pause, does not hold the run for ever).
+awaitable<void> send_cell(const process_kernel& kernel, std::string_view code) {
+    auto executor = co_await asio::this_coro::executor;
+    const int fd = ::dup(kernel.process()->stdin_fd);
+    if (fd < 0) throw std::system_error(errno, std::generic_category(), "dup");
+    descriptor in(executor, fd);
+    std::string cell(code);
+    cell += '\0';
+    asio::steady_timer deadline(executor, std::chrono::seconds(10));
+    const auto done = co_await (asio::async_write(in, asio::buffer(cell), asio::as_tuple(asio::use_awaitable)) ||
+                                deadline.async_wait(asio::use_awaitable));
+    if (done.index() == 1) throw std::system_error(ETIMEDOUT, std::generic_category(), "the kernel reads no cell");
+    if (const auto [ec, n] = std::get<0>(done); ec) throw std::system_error(ec.value(), std::generic_category(), "the kernel's stdin");
+}
+
+// A cell in its context's kernel, as execd streams a Jupyter kernel's run: what the cell
+// prints as it comes, then `execution_count`, the `result` if there is one, and `error`
+// (what it raised) or `execution_complete`. The kernel starts at its context's first cell.
+// A kernel that dies in a cell (its own exit, the OOM killer) ends the cell with
+// `DeadKernelError` and the next cell has a new one; so does a cell whose request goes
+// (execd would interrupt it and keep the kernel; here what the cell left behind must not
+// reach the next one's stream).
+awaitable<void> stream_cell(context& c, exchange& x, const std::string& sandbox_id, const command_run& run,
+                            const process_work& work) {
+    process_kernel& kernel = *work.kernel;
+    const std::int64_t oom_kills_before = work.box->oom_kills();
+    const auto started_at = mono_clock::now();
+    std::shared_ptr<running_command> cmd;
+    std::string why_not;
+    try {
+        if (!kernel.process()) kernel.started(co_await started_command(*work.box, kernel.command()));
+        co_await send_cell(kernel, work.command.command);
+        cmd = std::make_shared<running_command>(work.box, copies_of(*kernel.process()), co_await asio::this_coro::executor,
+                                                true);
+    } catch (const std::exception& e) {
+        why_not = e.what();
+    }
+    if (!cmd) {
+        kernel.kill();
+        if (!work.box->alive()) fail_sandbox(c, sandbox_id, c.profile.crashed);
+        c.sandboxes.finish_command(sandbox_id, run.id, -1, why_not);
+        const std::string last = dead_kernel_frame(why_not);  // not in the co_await: GCC 12
+        co_await x.chunk(last);
+        co_await x.end_stream();
+        co_return;
+    }
+    kernel_output output(kernel.marker());
+    output_sink sink{.c = c, .x = &x, .sandbox_id = sandbox_id, .run_id = run.id, .kernel = &output};
+    const followed how = co_await follow(c, *cmd, sink, std::nullopt);
+    if (how == followed::peer_gone || how == followed::sandbox_gone) {
+        kernel.kill();
+        x.close_connection();
+        co_return;
+    }
+    // Its output is all in the pipes once its line has come (the driver flushed first).
+    if (!co_await drain(cmd->out, "stdout", sink, true) || !co_await drain(cmd->err, "stderr", sink, true)) {
+        kernel.kill();
+        x.close_connection();
+        co_return;
+    }
+    if (how == followed::ended || !output.outcome()) {
+        const reported_end end = end_of(cmd->box->wait_status(cmd->id));
+        kernel.ended();
+        if (work.box->oom_kills() > oom_kills_before) {
+            fail_sandbox(c, sandbox_id, c.profile.oom_killed);
+            work.box->kill_all();
+        }
+        const std::string why = "the kernel died: " + (end.error.empty() ? "exit status 0" : end.error);
+        c.sandboxes.finish_command(sandbox_id, run.id, end.exit_code == 0 ? -1 : end.exit_code, why);
+        const std::string last = dead_kernel_frame(why);
+        co_await x.chunk(last);
+        co_await x.end_stream();
+        co_return;
+    }
+    const cell_outcome& outcome = *output.outcome();
+    c.sandboxes.finish_command(sandbox_id, run.id, 0, "");
+    co_await x.chunk(count_frame(outcome.execution_count));
+    if (outcome.result) co_await x.chunk(result_frame(*outcome.result));
+    if (outcome.raised) {
+        co_await x.chunk(raised_frame(*outcome.raised));
+    } else {
+        co_await x.chunk(complete_frame(std::chrono::duration_cast<milliseconds>(mono_clock::now() - started_at)));
+    }
+    co_await x.end_stream();
+}
+
 }  // namespace
 
 awaitable<bool> stream_process(context& c, exchange& x, const std::string& sandbox_id, const command_run& run,
@@ -458,6 +590,10 @@ awaitable<bool> stream_process(context& c, exchange& x, const std::string& sandb
         c.sandboxes.finish_command(sandbox_id, run.id, -1, "signal: killed");
         co_await x.chunk(error_frame("-1", "signal: killed"));
         co_await x.end_stream();
+        co_return false;
+    }
+    if (work.kernel) {
+        co_await stream_cell(c, x, sandbox_id, run, work);
         co_return false;
     }
     const std::int64_t oom_kills_before = work.box->oom_kills();

@@ -69,6 +69,9 @@ private:
     bool complete_ = false;
 };
 
+// Bash's quoting of any text: in single quotes, each of its own as '"'"'.
+[[nodiscard]] std::string single_quoted(std::string_view text);
+
 // Bash's quoting of a value in `declare -p` and `export -p`: "…" (with \\, \", \$ and \`) or
 // $'…' (ANSI-C escapes); none for anything else.
 [[nodiscard]] std::optional<std::string> bash_quoted_value(std::string_view quoted);

@@ -18,15 +18,16 @@ namespace fs = std::filesystem;
 // What a server's folders and control groups are named: the prefix, then its process id.
 constexpr std::string_view own_prefix = "ngfail-";
 
-// The operations the process runtime serves so far (#43 brings the rest): the lifecycle but
-// taking snapshots; commands, bash sessions, terminals and metrics; files and directories.
-constexpr std::array<std::string_view, 39> served{
+// The operations the process runtime serves: the lifecycle but taking snapshots; commands,
+// bash sessions, terminals, code contexts and metrics; files and directories.
+constexpr std::array<std::string_view, 46> served{
     "create", "get",  "list",      "kill",        "renew",     "metadata", "endpoint", "pause", "resume", "list_snapshots",
     "get_snapshot", "delete_snapshot", "ping", "exec", "interrupt", "exec_status", "exec_logs", "create_session",
     "run_in_session", "delete_session", "metrics", "watch_metrics", "upload", "download", "file_info", "delete_files",
     "move_files", "list_directory", "create_directories", "delete_directories", "set_permissions", "search_files",
     "replace_contents", "create_terminal", "terminal_status", "delete_terminal", "attach_terminal", "diagnostic_logs",
-    "diagnostic_events"};
+    "diagnostic_events", "run_code", "interrupt_code", "create_code_context", "list_code_contexts",
+    "delete_code_contexts", "get_code_context", "delete_code_context"};
 
 fs::path base_of(const server_options& o) {
     if (!o.state_dir.empty()) return o.state_dir;
@@ -171,9 +172,10 @@ std::shared_ptr<process_sandbox> process_runtime::start(const std::string& id, c
     });
 }
 
-std::unique_ptr<process_runtime::terminal_place> process_runtime::take_terminal_place() {
-    for (std::size_t now = terminals_->load(); now < max_terminals;) {
-        if (terminals_->compare_exchange_weak(now, now + 1)) return std::make_unique<terminal_place>(terminals_);
+std::unique_ptr<process_runtime::held_place> process_runtime::take_place(
+    const std::shared_ptr<std::atomic<std::size_t>>& count, std::size_t most) {
+    for (std::size_t now = count->load(); now < most;) {
+        if (count->compare_exchange_weak(now, now + 1)) return std::make_unique<held_place>(count);
     }
     return nullptr;
 }

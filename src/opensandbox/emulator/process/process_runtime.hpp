@@ -52,33 +52,39 @@ public:
     // teardown thread. Throws std::system_error with what failed.
     [[nodiscard]] std::shared_ptr<process_sandbox> start(const std::string& id, const cgroup_limits& limits);
 
-    // The real terminals of all its sandboxes together: each holds a few of the server's
-    // descriptors (its streams, its exit's event), which the process's limit bounds for every
-    // connection too. A terminal takes a place while it lives (none: refused).
+    // The real terminals and code kernels of all its sandboxes, each kind bounded together:
+    // each holds a few of the server's descriptors (its streams, its exit's event), which the
+    // process's limit bounds for every connection too. One takes a place while it lives
+    // (none: refused).
     static constexpr std::size_t max_terminals = 256;
-    class terminal_place {
+    static constexpr std::size_t max_kernels = 256;
+    class held_place {
     public:
-        explicit terminal_place(std::shared_ptr<std::atomic<std::size_t>> count) noexcept : count_(std::move(count)) {}
-        terminal_place(const terminal_place&) = delete;
-        terminal_place& operator=(const terminal_place&) = delete;
-        ~terminal_place() { --*count_; }
+        explicit held_place(std::shared_ptr<std::atomic<std::size_t>> count) noexcept : count_(std::move(count)) {}
+        held_place(const held_place&) = delete;
+        held_place& operator=(const held_place&) = delete;
+        ~held_place() { --*count_; }
 
     private:
         std::shared_ptr<std::atomic<std::size_t>> count_;
     };
-    [[nodiscard]] std::unique_ptr<terminal_place> take_terminal_place();
+    [[nodiscard]] std::unique_ptr<held_place> take_terminal_place() { return take_place(terminals_, max_terminals); }
+    [[nodiscard]] std::unique_ptr<held_place> take_kernel_place() { return take_place(kernels_, max_kernels); }
 
     // Whether the runtime serves `operation` (as faults name it) yet; the others answer 501.
     [[nodiscard]] static bool serves(std::string_view operation) noexcept;
 
 private:
     void tear_down();  // the teardown thread
+    static std::unique_ptr<held_place> take_place(const std::shared_ptr<std::atomic<std::size_t>>& count,
+                                                  std::size_t most);
 
     std::filesystem::path root_;
     bool owns_root_ = false;
     cgroup_limits defaults_;
-    // Shared: a terminal may outlive the runtime in the store's teardown.
+    // Shared: a terminal or a kernel may outlive the runtime in the store's teardown.
     std::shared_ptr<std::atomic<std::size_t>> terminals_ = std::make_shared<std::atomic<std::size_t>>(0);
+    std::shared_ptr<std::atomic<std::size_t>> kernels_ = std::make_shared<std::atomic<std::size_t>>(0);
     std::int64_t disk_bytes_;
     std::mutex mutex_;
     std::condition_variable pending_;

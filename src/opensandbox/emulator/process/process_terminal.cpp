@@ -48,7 +48,7 @@ std::string shell_line(const std::string& command) {
 }  // namespace
 
 process_terminal::process_terminal(std::shared_ptr<process_sandbox> box, std::string cwd, std::string command,
-                                   std::unique_ptr<process_runtime::terminal_place> place, std::size_t history)
+                                   std::unique_ptr<process_runtime::held_place> place, std::size_t history)
     : box_(std::move(box)), place_(std::move(place)), cwd_(std::move(cwd)), command_(std::move(command)),
       output_(history) {}
 

@@ -21,7 +21,7 @@ class process_terminal final : public terminal_session {
 public:
     // `place` is its place among the server's terminals, given back when it goes.
     process_terminal(std::shared_ptr<process_sandbox> box, std::string cwd, std::string command,
-                     std::unique_ptr<process_runtime::terminal_place> place, std::size_t history = history_bytes);
+                     std::unique_ptr<process_runtime::held_place> place, std::size_t history = history_bytes);
     // Kills the shell (and what it started in its process group).
     ~process_terminal() override;
 
@@ -55,7 +55,7 @@ private:
     static constexpr std::chrono::seconds start_deadline{10};
 
     std::shared_ptr<process_sandbox> box_;
-    std::unique_ptr<process_runtime::terminal_place> place_;
+    std::unique_ptr<process_runtime::held_place> place_;
     std::string cwd_;
     std::string command_;
     output_history output_;
