@@ -479,13 +479,18 @@ int main(int argc, char** argv) {
     (void)one_at_a_time_blocking(blocking, id, echo, 50, failed);
     phase = "one at a time";
     for (int block = 0; block < 10; ++block) {
+#ifdef NGFAIL_BENCHMARK_OTEL
+        // The instrumented client right before the plain one in every other block, right after
+        // it in the rest: the two are compared, and neither always follows the same neighbour.
+        if (block % 2 == 1) traced_blocks.push_back(one_at_a_time(io, traced, id, echo, block_rounds, failed));
+#endif
         const double server_cpu_before = server_process ? cpu_ns_of(*server_process) : 0;
         client_blocks.push_back(one_at_a_time(io, c, id, echo, block_rounds, failed));
         if (server_process) server_cpu_blocks.push_back((cpu_ns_of(*server_process) - server_cpu_before) / block_rounds);
-        client_blocking_blocks.push_back(one_at_a_time_blocking(blocking, id, echo, block_rounds, failed));
 #ifdef NGFAIL_BENCHMARK_OTEL
-        traced_blocks.push_back(one_at_a_time(io, traced, id, echo, block_rounds, failed));
+        if (block % 2 == 0) traced_blocks.push_back(one_at_a_time(io, traced, id, echo, block_rounds, failed));
 #endif
+        client_blocking_blocks.push_back(one_at_a_time_blocking(blocking, id, echo, block_rounds, failed));
         floor_blocks.push_back(floor.per_exec_async(io, block_rounds));
         blocking_floor_blocks.push_back(floor.per_exec(block_rounds));
         if (peer) {

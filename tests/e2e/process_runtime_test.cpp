@@ -549,6 +549,27 @@ ngfail::opensandbox::code_result cell(client& sandboxes, const std::string& id, 
     return sandboxes.run_code(id, {.code = code, .context_id = context.id, .language = context.language});
 }
 
+// A cell run on another thread, once it has printed (so surely running): `printed` is false
+// when it printed nothing within 20 s.
+struct started_cell {
+    std::future<ngfail::result<ngfail::opensandbox::code_result>> result;
+    bool printed = false;
+};
+started_cell start_cell(client& sandboxes, const std::string& id, const ngfail::opensandbox::code_context_info& context,
+                        std::string code) {
+    auto printed = std::make_shared<std::promise<void>>();
+    auto once = std::make_shared<std::once_flag>();
+    auto first_output = printed->get_future();
+    started_cell started{.result = std::async(std::launch::async, [&sandboxes, id, context, code, printed, once] {
+        return sandboxes.try_run_code(id, {.code = code, .context_id = context.id, .language = context.language,
+                                           .on_stdout = [printed, once](std::string_view) {
+                                               std::call_once(*once, [&] { printed->set_value(); });
+                                           }});
+    })};
+    started.printed = first_output.wait_for(20s) == std::future_status::ready;
+    return started;
+}
+
 TEST_F(process_runtime, code_contexts_run_real_interpreters_that_keep_what_a_cell_defines) {
     const auto id = sandboxes->create({}).id;
     const auto python = sandboxes->create_code_context(id, "python", "/workspace/notebook");
@@ -602,17 +623,10 @@ TEST_F(process_runtime, an_interrupt_stops_a_cell_and_its_kernel_lives_on) {
     const auto id = sandboxes->create({}).id;
     const auto python = sandboxes->create_code_context(id, "python");
     (void)cell(*sandboxes, id, python, "kept = 'still here'");
-    std::promise<void> printed;
-    std::once_flag once;
-    auto running = std::async(std::launch::async, [&] {
-        return sandboxes->try_run_code(id, {.code = "import time\nprint('looping')\nwhile True: time.sleep(0.01)",
-                                            .context_id = python.id,
-                                            .language = "python",
-                                            .on_stdout = [&](std::string_view) { std::call_once(once, [&] { printed.set_value(); }); }});
-    });
-    ASSERT_EQ(printed.get_future().wait_for(20s), std::future_status::ready) << "a quiet kernel's output goes out as it comes";
+    auto running = start_cell(*sandboxes, id, python, "import time\nprint('looping')\nwhile True: time.sleep(0.01)");
+    ASSERT_TRUE(running.printed) << "a quiet kernel's output goes out as it comes";
     sandboxes->interrupt_code(id, python.id);
-    const auto stopped = running.get();
+    const auto stopped = running.result.get();
     ASSERT_TRUE(stopped) << stopped.error().what();
     ASSERT_TRUE(stopped.value().error);
     EXPECT_EQ(stopped.value().error->name, "KeyboardInterrupt");
@@ -638,6 +652,71 @@ TEST_F(process_runtime, a_kernel_that_dies_ends_its_cell_and_the_next_cell_has_a
         if (kernels != "0\n") std::this_thread::sleep_for(20ms);
     }
     EXPECT_EQ(kernels, "0\n") << "a deleted context's kernel is killed";
+}
+
+TEST_F(process_runtime, a_kernel_that_died_idle_is_replaced_and_a_pipe_with_no_reader_never_kills_the_server) {
+    const auto id = sandboxes->create({}).id;
+    const auto python = sandboxes->create_code_context(id, "python");
+    (void)cell(*sandboxes, id, python, "import os\nos.close(3)");  // its driver's next read fails: it dies idle
+    std::this_thread::sleep_for(300ms);
+    const auto next = cell(*sandboxes, id, python, "6 * 7");
+    EXPECT_EQ(next.results.at("text"), "42") << "a new kernel, as Jupyter restarts a dead one";
+    EXPECT_EQ(next.execution_count, 1);
+    // A terminal whose shell has closed its stdin: what is typed goes to a pipe nobody reads,
+    // which killed the whole server (SIGPIPE) before its threads were made with it blocked.
+    const std::string piped = sandboxes->create_terminal(id);
+    auto t = sandboxes->attach_terminal(id, piped, {.pipe = true});
+    t.write("exec 0<&-; echo closed; sleep 30\n");
+    EXPECT_THAT(read_until(t, "closed\n"), testing::HasSubstr("closed\n"));
+    for (int i = 0; i < 20; ++i) t.write("typed into nothing\n");
+    std::this_thread::sleep_for(200ms);
+    EXPECT_EQ(sandboxes->exec(id, {.command = "echo alive"}).stdout_text, "alive\n");
+}
+
+TEST_F(process_runtime, a_cell_that_breaks_its_kernels_loop_or_ignores_an_interrupt_still_ends) {
+    const auto id = sandboxes->create({}).id;
+    const auto bash = sandboxes->create_code_context(id, "bash");
+    for (const std::string_view breaking : {"echo a; continue", "echo b; break", "__ngfail_marker=x; echo c",
+                                            "exec 1>&-; echo gone"}) {
+        const auto r = sandboxes->try_run_code(id, {.code = breaking, .context_id = bash.id, .language = "bash",
+                                                    .total_timeout = 20s});
+        ASSERT_TRUE(r) << breaking << ": " << r.error().what();
+    }
+    const auto python = sandboxes->create_code_context(id, "python");
+    const auto redirected = cell(*sandboxes, id, python, "import os, sys\nos.dup2(2, 1)\nprint('to stderr now')\n'done'");
+    EXPECT_EQ(redirected.results.at("text"), "'done'") << "the kernel's line does not follow a redirected stdout";
+    EXPECT_THAT(redirected.stderr_text, testing::Not(testing::HasSubstr("__ngfail")));
+    EXPECT_EQ(cell(*sandboxes, id, python, "import pickle\nclass Point: pass\nlen(pickle.dumps(Point())) > 0").results.at("text"),
+              "True")
+        << "cells run in the real __main__, as in Jupyter";
+
+    // A loop of builtins in bash traps nothing an interrupt can stop: the kernel is killed.
+    const auto spinner = sandboxes->create_code_context(id, "bash");  // (the first has closed its stdout)
+    auto spinning = start_cell(*sandboxes, id, spinner, "echo spinning; while :; do :; done");
+    ASSERT_TRUE(spinning.printed);
+    const auto interrupted_at = std::chrono::steady_clock::now();
+    sandboxes->interrupt_code(id, spinner.id);
+    const auto stopped = spinning.result.get();
+    ASSERT_TRUE(stopped) << stopped.error().what();
+    ASSERT_TRUE(stopped.value().error);
+    EXPECT_EQ(stopped.value().error->name, "DeadKernelError");
+    EXPECT_THAT(stopped.value().error->value, testing::HasSubstr("did not stop at its interrupt"));
+    EXPECT_LT(std::chrono::steady_clock::now() - interrupted_at, 10s);
+    EXPECT_EQ(cell(*sandboxes, id, spinner, "echo $((40 + 2))").stdout_text, "42\n");
+}
+
+TEST_F(process_runtime, deleting_a_busy_context_ends_its_cell_and_kills_its_kernel) {
+    const auto id = sandboxes->create({}).id;
+    const auto python = sandboxes->create_code_context(id, "python");
+    auto ticking = start_cell(*sandboxes, id, python, "import time\nwhile True:\n    print('tick', flush=True)\n    time.sleep(0.05)");
+    ASSERT_TRUE(ticking.printed);
+    sandboxes->delete_code_context(id, python.id);
+    ASSERT_EQ(ticking.result.wait_for(10s), std::future_status::ready) << "the cell ends with its kernel";
+    const auto ended = ticking.result.get();
+    ASSERT_TRUE(ended) << ended.error().what();
+    ASSERT_TRUE(ended.value().error);
+    EXPECT_EQ(ended.value().error->name, "DeadKernelError");
+    EXPECT_THAT(ended.value().error->value, testing::HasSubstr("context was deleted"));
 }
 
 TEST_F(process_runtime, what_it_does_not_serve_yet_is_a_501_naming_it) {

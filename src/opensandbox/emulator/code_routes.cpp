@@ -94,7 +94,7 @@ std::shared_ptr<process_kernel> real_kernel_of(context& c, const call& k, const 
                            const auto it = all.by_id.find(id);
                            if (it == all.by_id.end()) return nullptr;
                            std::shared_ptr<process_kernel>& kernel = it->second.real_kernel;
-                           if (!kernel || kernel->dead()) {
+                           if (!kernel || kernel->dead() || kernel->has_ended()) {  // a kernel that died idle: anew
                                auto place = c.processes->take_kernel_place();
                                if (!place) return nullptr;
                                kernel = std::make_shared<process_kernel>(box, it->second.kernel.language,
@@ -162,8 +162,10 @@ awaitable<void> list_contexts(context& c, exchange& x, call& k) {
     co_await x.reply(c.json_reply(x, 200, *found));
 }
 
-// Forgets a context, and that it was its language's default.
+// Forgets a context, and that it was its language's default; its real kernel is killed now,
+// though a cell running in it holds it a while yet (the cell ends with its kernel).
 void forget(code_contexts& all, const std::string& id) {
+    if (const auto it = all.by_id.find(id); it != all.by_id.end() && it->second.real_kernel) it->second.real_kernel->kill();
     all.by_id.erase(id);
     std::erase_if(all.default_of, [&](const auto& entry) { return entry.second == id; });
 }

@@ -6,10 +6,43 @@
 
 #include <ngfail/opensandbox/operation.hpp>
 
+#include <csignal>
 #include <stdexcept>
 #include <string>
+#include <utility>
+
+#include <pthread.h>
 
 namespace ngfail::opensandbox::testing {
+
+namespace {
+
+// Every thread the server makes (its connections', its workers', its runtime's, and those
+// they make in turn) inherits its maker's signal mask: made with SIGPIPE blocked, a write to
+// a pipe whose reader has gone (a code kernel's stdin, a terminal's) fails with EPIPE there
+// instead of killing the whole process. The caller's own mask is given back once they are made.
+class sigpipe_blocked_while_built {
+public:
+    sigpipe_blocked_while_built() noexcept {
+        sigset_t pipe;
+        sigemptyset(&pipe);
+        sigaddset(&pipe, SIGPIPE);
+        ::pthread_sigmask(SIG_BLOCK, &pipe, &callers_);
+    }
+    sigpipe_blocked_while_built(const sigpipe_blocked_while_built&) = delete;
+    sigpipe_blocked_while_built& operator=(const sigpipe_blocked_while_built&) = delete;
+    ~sigpipe_blocked_while_built() { built(); }
+    void built() noexcept {
+        if (std::exchange(restored_, true)) return;
+        ::pthread_sigmask(SIG_SETMASK, &callers_, nullptr);
+    }
+
+private:
+    sigset_t callers_{};
+    bool restored_ = false;
+};
+
+}  // namespace
 
 struct embedded_server::impl {
     explicit impl(server_options options)
@@ -25,8 +58,10 @@ struct embedded_server::impl {
             server.use_tls(world.options.tls_certificate_file, world.options.tls_key_file);
         }
         server.start();
+        mask.built();
     }
 
+    sigpipe_blocked_while_built mask;  // first: before any thread is made
     detail::context world;
     detail::http_server server;
 };

@@ -11,8 +11,11 @@
 #include <algorithm>
 #include <array>
 #include <csignal>
+#include <system_error>
 #include <utility>
 
+#include <fcntl.h>
+#include <poll.h>
 #include <unistd.h>
 
 namespace ngfail::opensandbox::testing::detail {
@@ -23,85 +26,104 @@ namespace json = boost::json;
 // Each driver bounds what its line carries (a result's text, an error's) to 64 Ki characters,
 // so that its line stays under `kernel_output::max_line` escaped as JSON.
 
+// Every driver takes its marker out of its argv and writes its own line to a descriptor of
+// its own (a copy of stdout made first), so that a cell that closes or redirects its
+// stdout, or prints what it reads of its arguments, does not lose or fake the line; a cell
+// set on breaking its kernel still can (it runs with the same rights), and the server then
+// kills the kernel when an interrupt does not end the cell.
+
 // Python: the cell parsed, its last statement evaluated apart when it is an expression
-// (its repr is the result, as a notebook shows it), names kept in one namespace; any
-// exception, KeyboardInterrupt and SystemExit included, is the cell's error. SIGINT is held
-// while a cell is read, so an interrupt never cuts one in half.
-constexpr std::string_view python_driver = R"PY(import ast, json, os, signal, sys, traceback
-marker = sys.argv[1]
-signal.signal(signal.SIGINT, signal.default_int_handler)
-names = {"__name__": "__main__", "__builtins__": __builtins__}
-LIMIT = 65536
-def cut(text):
-    return text if len(text) <= LIMIT else text[:LIMIT] + "\u2026"
-def cell():
-    code = bytearray()
-    while not code.endswith(b"\0"):
-        piece = os.read(3, 65536)
-        if not piece:
-            os._exit(0)
-        code += piece
-    return code[:-1].decode("utf-8", "replace")
-def run(code):
-    outcome = {}
-    try:
-        tree = ast.parse(code, "<cell>")
-        last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
-        exec(compile(tree, "<cell>", "exec"), names)
-        if last is not None:
-            value = eval(compile(ast.Expression(last.value), "<cell>", "eval"), names)
-            if value is not None:
-                outcome["result"] = cut(repr(value))
-    except BaseException as e:
-        outcome["ename"] = type(e).__name__
-        outcome["evalue"] = cut(str(e))
-        outcome["traceback"] = cut("".join(traceback.format_exception(type(e), e, e.__traceback__))).splitlines()
-    return outcome
-count = 0
-while True:
-    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-    code = cell()
-    count += 1
-    try:
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
-        outcome = run(code)
-    except KeyboardInterrupt:
-        outcome = {"ename": "KeyboardInterrupt", "evalue": "", "traceback": ["KeyboardInterrupt"]}
-    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-    outcome["count"] = count
-    for stream in (sys.stdout, sys.stderr):
+// (its repr is the result, as a notebook shows it), in the real `__main__`'s namespace (what
+// a cell defines pickles, as in Jupyter), the driver's own names kept in a function; any
+// exception, KeyboardInterrupt and SystemExit included, is the cell's error, its traceback
+// from the cell down. SIGINT is held while a cell is read, so an interrupt never cuts one in half.
+constexpr std::string_view python_driver = R"PY(def __ngfail_kernel():
+    import ast, json, os, signal, sys, traceback
+    marker = sys.argv.pop(1)
+    out = os.dup(1)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    names = sys.modules["__main__"].__dict__
+    LIMIT = 65536
+    def cut(text):
+        return text if len(text) <= LIMIT else text[:LIMIT] + "\u2026"
+    def cell():
+        code = bytearray()
+        while not code.endswith(b"\0"):
+            piece = os.read(3, 65536)
+            if not piece:
+                os._exit(0)
+            code += piece
+        return code[:-1].decode("utf-8", "replace")
+    def run(code):
+        outcome = {}
         try:
-            stream.flush()
-        except BaseException:
-            pass
-    line = ("\n" + marker + json.dumps(outcome) + "\n").encode()
-    while line:
-        line = line[os.write(1, line):]
+            tree = ast.parse(code, "<cell>")
+            last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
+            exec(compile(tree, "<cell>", "exec"), names)
+            if last is not None:
+                value = eval(compile(ast.Expression(last.value), "<cell>", "eval"), names)
+                if value is not None:
+                    outcome["result"] = cut(repr(value))
+        except BaseException as e:
+            outcome["ename"] = type(e).__name__
+            outcome["evalue"] = cut(str(e))
+            frames = e.__traceback__.tb_next if e.__traceback__ else None
+            outcome["traceback"] = cut("".join(traceback.format_exception(type(e), e, frames))).splitlines()
+        return outcome
+    count = 0
+    while True:
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        code = cell()
+        count += 1
+        try:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+            outcome = run(code)
+        except KeyboardInterrupt:
+            outcome = {"ename": "KeyboardInterrupt", "evalue": "", "traceback": ["KeyboardInterrupt"]}
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        outcome["count"] = count
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except BaseException:
+                pass
+        line = ("\n" + marker + json.dumps(outcome) + "\n").encode()
+        while line:
+            line = line[os.write(out, line):]
+__ngfail_kernel()
 )PY";
 
 // Bash: each cell `eval`ed in the one shell, so variables, functions and the directory stay;
-// an interrupt ends what the cell runs now (the shell traps it and lives on).
-constexpr std::string_view bash_driver = R"SH(__ngfail_marker=$1
+// inside a loop of one round of its own, so that a cell's `break` or `continue` ends the
+// cell, not the driver's loop. An interrupt ends the command the cell runs, and the cell
+// then ends with status 130 (what a shell says of a SIGINT).
+constexpr std::string_view bash_driver = R"SH(readonly __ngfail_marker=$1
+shift
+exec {__ngfail_out}>&1
+readonly __ngfail_out
 __ngfail_count=0
-trap : INT
+trap '__ngfail_interrupted=1' INT
 while :; do
     IFS= read -r -d '' -u 3 __ngfail_code
     __ngfail_read=$?
     if [ "$__ngfail_read" -gt 128 ]; then continue; fi
     if [ "$__ngfail_read" -ne 0 ]; then exit 0; fi
     __ngfail_count=$((__ngfail_count + 1))
-    eval "$__ngfail_code"
+    __ngfail_interrupted=
+    for __ngfail_once in 1; do eval "$__ngfail_code"; done
     __ngfail_status=$?
-    builtin printf '\n%s{"count":%d,"status":%d}\n' "$__ngfail_marker" "$__ngfail_count" "$__ngfail_status"
+    if [ -n "$__ngfail_interrupted" ]; then __ngfail_status=130; fi
+    builtin printf '\n%s{"count":%d,"status":%d}\n' "$__ngfail_marker" "$__ngfail_count" "$__ngfail_status" >&"$__ngfail_out"
 done
 )SH";
 
 // Node: each cell a script in the one global context (`vm.runInThisContext`), whose
 // completion value is the result (util.inspect, a promise awaited first); SIGINT breaks a
 // running script and is ignored between cells; an error thrown later (a timer's) is
-// printed, not the kernel's end.
+// printed, not the kernel's end. Its line goes out through stdout opened anew.
 constexpr std::string_view node_driver = R"JS(const fs = require("fs"), util = require("util"), vm = require("vm");
-const marker = process.argv[1];
+const marker = process.argv.splice(1, 1)[0];
+const out = fs.openSync("/proc/self/fd/1", "w");
 const LIMIT = 65536;
 const cut = (text) => (text.length <= LIMIT ? text : text.slice(0, LIMIT) + "\u2026");
 process.on("SIGINT", () => {});
@@ -131,7 +153,7 @@ async function next() {
         pending = pending.subarray(end + 1);
         const outcome = await run(code);
         outcome.count = ++count;
-        fs.writeSync(1, "\n" + marker + JSON.stringify(outcome) + "\n");
+        fs.writeSync(out, "\n" + marker + JSON.stringify(outcome) + "\n");
         busy = false;
     }
 }
@@ -288,7 +310,64 @@ process_kernel::process_kernel(std::shared_ptr<process_sandbox> box, std::string
     : box_(std::move(box)), language_(std::move(language)), cwd_(std::move(cwd)),
       marker_("__ngfail_kernel_" + to_string(event_id::generate()) + ":"), place_(std::move(place)) {}
 
+bool process_kernel::started(const process_sandbox::started& process) {
+    const std::lock_guard lock(mutex_);
+    process_ = process;
+    if (!dead_) return true;
+    release_locked(true);
+    return false;
+}
+
+bool process_kernel::is_started() const {
+    const std::lock_guard lock(mutex_);
+    return process_.has_value();
+}
+
+std::optional<process_sandbox::started> process_kernel::streams() const {
+    const std::lock_guard lock(mutex_);
+    if (!process_ || dead_) return std::nullopt;
+    process_sandbox::started copy{.id = process_->id};
+    std::array<std::pair<int, int*>, 4> fds{{{process_->stdin_fd, &copy.stdin_fd},
+                                             {process_->stdout_fd, &copy.stdout_fd},
+                                             {process_->stderr_fd, &copy.stderr_fd},
+                                             {process_->exit_fd, &copy.exit_fd}}};
+    for (auto& [from, to] : fds) {
+        if ((*to = ::fcntl(from, F_DUPFD_CLOEXEC, 0)) >= 0) continue;
+        const int error = errno;
+        for (auto& [_, made] : fds) {
+            if (*made >= 0) ::close(*made);
+        }
+        throw std::system_error(error, std::generic_category(), "dup");
+    }
+    return copy;
+}
+
+bool process_kernel::dead() const {
+    const std::lock_guard lock(mutex_);
+    return dead_;
+}
+
+bool process_kernel::has_ended() const {
+    const std::lock_guard lock(mutex_);
+    if (!process_ || dead_) return false;
+    pollfd exit{.fd = process_->exit_fd, .events = POLLIN, .revents = 0};
+    return ::poll(&exit, 1, 0) == 1;
+}
+
+std::optional<int> process_kernel::reap() {
+    const std::lock_guard lock(mutex_);  // a kill's `forget` cannot come between
+    if (!process_ || dead_) return std::nullopt;
+    const int status = box_->wait_status(process_->id);  // at once: its exit has come
+    release_locked(false);
+    return status;
+}
+
 void process_kernel::release(bool kill) noexcept {
+    const std::lock_guard lock(mutex_);
+    release_locked(kill);
+}
+
+void process_kernel::release_locked(bool kill) noexcept {
     dead_ = true;
     if (!process_) return;
     if (kill) {

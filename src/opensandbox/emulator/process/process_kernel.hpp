@@ -17,6 +17,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -80,7 +81,8 @@ private:
 
 // A kernel process and what owns it: started at its context's first cell, killed (its
 // process group) when its context goes, or when a cell leaves it in a state no next cell
-// should inherit (its request went mid-cell, it died).
+// should inherit (its request went mid-cell, it would not stop at an interrupt, it died).
+// Safe to use from two threads: the cell's run, and the route that deletes its context.
 class process_kernel {
 public:
     // `place` is its place among the runtime's kernels (process_runtime::take_kernel_place).
@@ -95,22 +97,32 @@ public:
     [[nodiscard]] const std::shared_ptr<process_sandbox>& box() const noexcept { return box_; }
     [[nodiscard]] process_command command() const { return kernel_command(language_, marker_, cwd_); }
 
-    // Its process, once started (the descriptors stay the kernel's).
-    [[nodiscard]] const std::optional<process_sandbox::started>& process() const noexcept { return process_; }
-    void started(const process_sandbox::started& process) noexcept { process_ = process; }
-    // No cell may run in it again: `kill` ends its process (its group); `ended` says its
-    // process has ended and been waited for.
-    [[nodiscard]] bool dead() const noexcept { return dead_; }
+    // Records its process, started; false (the process killed) when the kernel was killed
+    // meanwhile (its context deleted).
+    bool started(const process_sandbox::started& process);
+    [[nodiscard]] bool is_started() const;
+    // A copy of its process's descriptors for one cell, which the caller owns and closes;
+    // none before it starts or once it is dead.
+    [[nodiscard]] std::optional<process_sandbox::started> streams() const;
+    // No cell may run in it again: it was killed, or it ended of itself (its exit read).
+    [[nodiscard]] bool dead() const;
+    // Whether its process has ended though nobody has said so yet (it died between cells).
+    [[nodiscard]] bool has_ended() const;
+    // Ends its process (its group).
     void kill() noexcept { release(true); }
-    void ended() noexcept { release(false); }
+    // Its process has ended (its exit event came): its wait status, and the kernel is dead;
+    // none when it was killed (its context deleted), whose status nobody waits for.
+    [[nodiscard]] std::optional<int> reap();
 
 private:
     void release(bool kill) noexcept;
+    void release_locked(bool kill) noexcept;
 
     std::shared_ptr<process_sandbox> box_;
     std::string language_;
     std::string cwd_;
     std::string marker_;
+    mutable std::mutex mutex_;
     std::optional<process_sandbox::started> process_{};
     bool dead_ = false;
     std::unique_ptr<process_runtime::held_place> place_;

@@ -420,9 +420,11 @@ awaitable<followed> follow(context& c, running_command& cmd, output_sink& sink, 
         const command_fate fate = c.sandboxes.fate(sink.sandbox_id, sink.run_id);
         if (fate == command_fate::gone) co_return followed::sandbox_gone;
         if (fate == command_fate::interrupted && !terminated) {
+            // A kernel that has not stopped its cell by the grace's end is killed as a command
+            // is: its cell may trap SIGINT, or have broken the driver's loop.
             terminated = true;
             cmd.box->signal(cmd.id, cmd.kernel ? SIGINT : SIGTERM);
-            if (!cmd.kernel) kill_at = std::min(kill_at.value_or(now + interrupt_grace), now + interrupt_grace);
+            kill_at = std::min(kill_at.value_or(now + interrupt_grace), now + interrupt_grace);
         }
         if (kill_at && now >= *kill_at) {
             cmd.box->signal(cmd.id, SIGKILL);
@@ -478,33 +480,12 @@ awaitable<void> run_in_background(context& c, std::shared_ptr<running_command> c
 // What a cell whose kernel died (or never started) ends with.
 std::string dead_kernel_frame(std::string_view why) { return raised_frame({"DeadKernelError", std::string(why), {}}); }
 
-// A copy of a kernel's descriptors for one cell (its stdin apart), which the cell's
-// `running_command` owns and closes.
-process_sandbox::started copies_of(const process_sandbox::started& kernel) {
-    process_sandbox::started copy{.id = kernel.id};
-    copy.stdout_fd = ::dup(kernel.stdout_fd);
-    copy.stderr_fd = ::dup(kernel.stderr_fd);
-    copy.exit_fd = ::dup(kernel.exit_fd);
-    if (copy.stdout_fd < 0 || copy.stderr_fd < 0 || copy.exit_fd < 0) {
-        const int error = errno;
-        for (const int fd : {copy.stdout_fd, copy.stderr_fd, copy.exit_fd}) {
-            if (fd >= 0) ::close(fd);
-        }
-        throw std::system_error(error, std::generic_category(), "dup");
-    }
-    return copy;
-}
-
 // Sends `code` to the kernel, NUL-ended, within 10 s (a kernel that reads no cell, one
-// frozen by a pause, does not hold the run for ever).
-awaitable<void> send_cell(const process_kernel& kernel, std::string_view code) {
-    auto executor = co_await asio::this_coro::executor;
-    const int fd = ::dup(kernel.process()->stdin_fd);
-    if (fd < 0) throw std::system_error(errno, std::generic_category(), "dup");
-    descriptor in(executor, fd);
+// frozen by a pause, does not hold the run for ever); EPIPE when it has gone.
+awaitable<void> send_cell(descriptor& in, std::string_view code) {
     std::string cell(code);
     cell += '\0';
-    asio::steady_timer deadline(executor, std::chrono::seconds(10));
+    asio::steady_timer deadline(in.get_executor(), std::chrono::seconds(10));
     const auto done = co_await (asio::async_write(in, asio::buffer(cell), asio::as_tuple(asio::use_awaitable)) ||
                                 deadline.async_wait(asio::use_awaitable));
     if (done.index() == 1) throw std::system_error(ETIMEDOUT, std::generic_category(), "the kernel reads no cell");
@@ -526,11 +507,16 @@ awaitable<void> stream_cell(context& c, exchange& x, const std::string& sandbox_
     std::shared_ptr<running_command> cmd;
     std::string why_not;
     try {
-        if (!kernel.process()) kernel.started(co_await started_command(*work.box, kernel.command()));
-        co_await send_cell(kernel, work.command.command);
-        cmd = std::make_shared<running_command>(work.box, copies_of(*kernel.process()), co_await asio::this_coro::executor,
-                                                true);
+        const auto deleted = [] { return std::system_error(ECANCELED, std::generic_category(), "its context was deleted"); };
+        if (!kernel.is_started() && !kernel.started(co_await started_command(*work.box, kernel.command()))) throw deleted();
+        auto streams = kernel.streams();
+        if (!streams) throw deleted();
+        auto executor = co_await asio::this_coro::executor;
+        descriptor in(executor, std::exchange(streams->stdin_fd, -1));
+        cmd = std::make_shared<running_command>(work.box, *streams, executor, true);
+        co_await send_cell(in, work.command.command);
     } catch (const std::exception& e) {
+        cmd.reset();
         why_not = e.what();
     }
     if (!cmd) {
@@ -557,13 +543,18 @@ awaitable<void> stream_cell(context& c, exchange& x, const std::string& sandbox_
         co_return;
     }
     if (how == followed::ended || !output.outcome()) {
-        const reported_end end = end_of(cmd->box->wait_status(cmd->id));
-        kernel.ended();
+        const std::optional<int> status = kernel.reap();  // none: killed, its context deleted meanwhile
+        const bool was_killed = !status;
+        const reported_end end = end_of(status.value_or(SIGKILL));
         if (work.box->oom_kills() > oom_kills_before) {
             fail_sandbox(c, sandbox_id, c.profile.oom_killed);
             work.box->kill_all();
         }
-        const std::string why = "the kernel died: " + (end.error.empty() ? "exit status 0" : end.error);
+        const bool interrupted = c.sandboxes.fate(sandbox_id, run.id) == command_fate::interrupted;
+        const std::string why = was_killed     ? std::string("the kernel was shut down: its context was deleted")
+                                : interrupted ? "the kernel did not stop at its interrupt within " +
+                                                    std::to_string(interrupt_grace.count() / 1000) + " s, and was killed"
+                                              : "the kernel died: " + (end.error.empty() ? "exit status 0" : end.error);
         c.sandboxes.finish_command(sandbox_id, run.id, end.exit_code == 0 ? -1 : end.exit_code, why);
         const std::string last = dead_kernel_frame(why);
         co_await x.chunk(last);
