@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -297,6 +298,12 @@ TEST_F(cli_sandbox, diagnostics_print_the_servers_text_as_it_came) {
 
 TEST_F(cli_sandbox, diagnostics_json_is_the_descriptor_with_its_text) {
     const std::string id = sandboxes.create({}).id;
+    // Its events settled first (a slow machine may record `Running` after the create has
+    // returned), so that the CLI's text and the client's are of the same moment.
+    for (int i = 0; i < 100 && sandboxes.diagnostic_events(id, "lifecycle").content->find(" Running ") == std::string::npos;
+         ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
     const auto run = sandbox("diagnostics --json " + id + " --kind events --scope lifecycle");
     ASSERT_EQ(run.status, 0) << run.err;
     const auto d = json::parse(run.out).as_object();

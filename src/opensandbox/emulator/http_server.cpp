@@ -137,6 +137,7 @@ asio::awaitable<void> exchange::reply(response res) {
     body_from_ = written_ + head.size();
     if (cut_at_) co_await wait_for_cut();
     co_await write(head, body);
+    if (on_answered_) on_answered_();
 }
 
 asio::awaitable<bool> exchange::begin_stream(http::response<http::empty_body> head) {
@@ -175,6 +176,7 @@ asio::awaitable<void> exchange::end_stream() {
     if (chunked_) pending_ += "0\r\n\r\n";
     co_await flush();
     streaming_ = false;
+    if (on_answered_) on_answered_();
 }
 
 asio::awaitable<bool> exchange::flush() {
@@ -345,6 +347,14 @@ void http_server::set_doing(tcp::socket* socket, doing what) {
     }
 }
 
+void http_server::answered(tcp::socket* socket) {
+    const std::lock_guard lock(sockets_mutex_);
+    if (const auto it = sockets_.find(socket); it != sockets_.end() && !it->second.shed && it->second.what == doing::serving) {
+        it->second.what = doing::waiting_for_head;
+        it->second.since = std::chrono::steady_clock::now();
+    }
+}
+
 bool http_server::shed_one() {
     const std::lock_guard lock(sockets_mutex_);
     // The first in `doing`'s order, then the oldest: a connection serving a request is never shed.
@@ -453,7 +463,7 @@ asio::awaitable<void> http_server::serve(std::unique_ptr<boost::beast::tcp_strea
         std::optional<request> req;
         if (!co_await read_request(stream, buffer, socket, req)) break;
         exchange x(stream, *req, local_port, stopping_, limits_.read_timeout,
-                   [this, &socket] { set_doing(&socket, doing::taken_over); });
+                   [this, &socket] { set_doing(&socket, doing::taken_over); }, [this, &socket] { answered(&socket); });
         bool failed = false;
         try {
             co_await handler_(x);

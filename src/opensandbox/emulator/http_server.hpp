@@ -84,13 +84,15 @@ inline constexpr std::size_t max_read_buffer = 1 << 20;
 class exchange {
 public:
     exchange(server_stream& stream, const request& req, unsigned short local_port, const std::atomic<bool>& stopping,
-             std::chrono::milliseconds write_timeout, std::function<void()> on_take_over = {})
+             std::chrono::milliseconds write_timeout, std::function<void()> on_take_over = {},
+             std::function<void()> on_answered = {})
         : stream_(stream),
           req_(req),
           local_port_(local_port),
           stopping_(stopping),
           write_timeout_(write_timeout),
-          on_take_over_(std::move(on_take_over)) {}
+          on_take_over_(std::move(on_take_over)),
+          on_answered_(std::move(on_answered)) {}
 
     [[nodiscard]] const request& req() const noexcept { return req_; }
     // The listener the request came in on (the lifecycle API's, or a direct endpoint's).
@@ -154,6 +156,9 @@ private:
     const std::atomic<bool>& stopping_;
     std::chrono::milliseconds write_timeout_;
     std::function<void()> on_take_over_;
+    // Called once the whole answer is written (a reply, a stream's end), though the handler
+    // may still be finishing: from then the connection is as good as idle.
+    std::function<void()> on_answered_;
     static constexpr std::size_t max_pending = 64 * 1024;
 
     // A reply that would end before its cut's time waits for it (a short reply is cut too).
@@ -234,6 +239,9 @@ private:
     boost::asio::awaitable<bool> read_request(server_stream& stream, boost::beast::flat_buffer& buffer,
                                               tcp::socket& socket, std::optional<request>& into);
     void set_doing(tcp::socket* socket, doing what);
+    // Its answer is out: a connection serving becomes one waiting for its next head (one taken
+    // over stays so), which closing its address shuts down before anything else is said.
+    void answered(tcp::socket* socket);
     // Makes room for one more connection: closes the one that has waited longest on its peer
     // (server_limits says in which order); false when every connection is serving a request.
     bool shed_one();
