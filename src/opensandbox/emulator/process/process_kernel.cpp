@@ -165,13 +165,16 @@ input.on("end", () => process.exit(0));
 struct kernel_kind {
     std::string_view language;
     std::string_view program;
-    std::string_view run_driver;  // how `program` runs the driver given next, then the marker
+    // How `program` runs the driver given next, then its arguments before the marker (bash -c
+    // takes its $0 first).
+    std::string_view run_driver;
     std::string_view driver;
+    std::string_view before_marker;
 };
 constexpr std::array kernels{
-    kernel_kind{"python", "python3", "python3 -u -c", python_driver},
-    kernel_kind{"bash", "bash", "bash --noprofile --norc -c", bash_driver},
-    kernel_kind{"javascript", "node", "node -e", node_driver},
+    kernel_kind{"python", "python3", "python3 -u -c", python_driver, ""},
+    kernel_kind{"bash", "bash", "bash --noprofile --norc -c", bash_driver, "ngfail-kernel "},
+    kernel_kind{"javascript", "node", "node -e", node_driver, ""},
 };
 
 const kernel_kind* kind_of(std::string_view language) noexcept {
@@ -204,9 +207,10 @@ bool has_process_kernel(std::string_view language) {
 }
 
 process_command kernel_command(std::string_view language, std::string_view marker, std::string cwd) {
-    const kernel_kind* k = kind_of(language);
-    std::string line = "exec " + std::string(k ? k->run_driver : "false") + " " + single_quoted(k ? k->driver : "") +
-                       (k && k->language == "bash" ? " ngfail-kernel " : " ") + single_quoted(marker) + " 3<&0 </dev/null";
+    constexpr kernel_kind none{"", "", "false", "", ""};  // never asked for: the callers check the language
+    const kernel_kind& k = kind_of(language) ? *kind_of(language) : none;
+    std::string line = "exec " + std::string(k.run_driver) + " " + single_quoted(k.driver) + " " +
+                       std::string(k.before_marker) + single_quoted(marker) + " 3<&0 </dev/null";
     return {.command = std::move(line), .cwd = std::move(cwd), .streams = process_streams::with_stdin};
 }
 
