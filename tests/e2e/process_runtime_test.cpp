@@ -71,6 +71,10 @@ TEST_F(process_runtime, commands_run_for_real) {
     const auto no_dir = sandboxes->exec(id, {.command = "cd /no/such/dir"});
     EXPECT_NE(no_dir.exit_code, 0);
     EXPECT_THAT(no_dir.stderr_text, testing::HasSubstr("No such file or directory"));
+    const auto no_cwd = sandboxes->exec(id, {.command = "pwd", .cwd = "/no/such"});
+    EXPECT_EQ(no_cwd.exit_code, 1);
+    EXPECT_EQ(no_cwd.stdout_text, "");
+    EXPECT_EQ(no_cwd.stderr_text, "bash: line 1: cd: /no/such: No such file or directory\n") << "execd's cd, as bash says it";
     const auto shell = sandboxes->exec(id, {.command = R"(export V="x y"; echo "$V" $(id -u) $(pwd))", .cwd = "/tmp"});
     EXPECT_EQ(shell.stdout_text, "x y 1000 /tmp\n") << "a non-root user; quotes and substitutions are bash's";
     const auto envs = sandboxes->exec(id, {.command = "echo $GREETING", .envs = {{"GREETING", "hello"}}});

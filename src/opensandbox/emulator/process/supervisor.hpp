@@ -1,6 +1,6 @@
 // The supervisor: the one long-lived process inside a sandbox's namespaces, which starts its
 // commands. The server asks it over a socket pair (SOCK_SEQPACKET, one message a request);
-// an exec is a fork there, not a new namespace.
+// an exec is a vfork there, not a new namespace.
 //
 // It is the server's own program run again inside bubblewrap, with the socket's descriptor
 // in `fd_variable`: any program that links the process runtime turns into the supervisor
