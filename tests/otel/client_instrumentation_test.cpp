@@ -31,6 +31,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -398,6 +399,39 @@ TEST_F(instrumented_client, each_attempts_requests_carry_its_w3c_traceparent) {
     EXPECT_EQ(hex_of(extracted.trace_id()), attempts[0]->trace_id);
     EXPECT_EQ(hex_of(extracted.span_id()), attempts[0]->span_id);
     EXPECT_TRUE(extracted.IsSampled());
+}
+
+TEST_F(instrumented_client, a_terminals_upgrade_carries_its_attempts_traceparent) {
+    std::mutex lock;
+    std::map<std::string, std::string> parents;  // by operation, as the server saw them
+    embedded_server seen_server{{.api_key = std::string(key),
+                                 .on_execd_request = [&](const ngfail::opensandbox::testing::execd_request_seen& r) {
+                                     const std::scoped_lock hold(lock);
+                                     parents[std::string(r.operation)] = std::string(r.traceparent);
+                                 }}};
+    client c({.port = seen_server.port(), .api_key = std::string(key), .timeout = 5s,
+              .observer = ngfail::otel::instrument_client(otel.options())});
+    const std::string id = c.create({}).id;
+    const std::string terminal = c.create_terminal(id);
+    {
+        auto session = c.attach_terminal(id, terminal);
+        session.write("echo hi\r");
+    }
+    // The server sees the upgrade's request once its session has ended.
+    const auto deadline = std::chrono::steady_clock::now() + 5s;
+    for (;;) {
+        {
+            const std::scoped_lock hold(lock);
+            if (parents.contains("attach_terminal")) break;
+        }
+        ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "the server never reported the terminal's upgrade";
+        std::this_thread::sleep_for(10ms);
+    }
+    const auto spans = otel.spans();
+    const auto attempts = children_of(spans, only(spans, "opensandbox.attach_terminal"));
+    ASSERT_EQ(attempts.size(), 1u);
+    const std::scoped_lock hold(lock);
+    EXPECT_EQ(parents["attach_terminal"], "00-" + attempts[0]->trace_id + "-" + attempts[0]->span_id + "-01");
 }
 
 TEST_F(instrumented_client, without_an_sdk_the_global_no_op_providers_record_nothing_and_send_no_traceparent) {
