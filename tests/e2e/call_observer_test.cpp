@@ -115,11 +115,19 @@ TEST_F(call_observer_test, a_call_begins_attempts_is_retried_and_ends_in_that_or
 }
 
 TEST_F(call_observer_test, a_call_that_fails_for_good_ends_with_its_kind_after_its_retries) {
+    auto busy = fault::http_error("get", 503, "UNAVAILABLE", "busy");
+    busy.times = 3;
+    server.inject(busy);
+    ASSERT_FALSE(sandboxes.try_get("sbx-busy"));
+    EXPECT_THAT(observer->lines(),
+                ElementsAre("begin get [sbx-busy]", "attempt 1", "retried after provider_unavailable", "attempt 2",
+                            "retried after provider_unavailable", "attempt 3", "ended provider_unavailable [sbx-busy]"));
+}
+
+TEST_F(call_observer_test, a_refusal_no_retry_can_change_ends_after_one_attempt) {
     ASSERT_FALSE(sandboxes.try_get("sbx-nowhere"));
     EXPECT_THAT(observer->lines(),
-                ElementsAre("begin get [sbx-nowhere]", "attempt 1", "retried after provider_sandbox_lost", "attempt 2",
-                            "retried after provider_sandbox_lost", "attempt 3",
-                            "ended provider_sandbox_lost [sbx-nowhere]"));
+                ElementsAre("begin get [sbx-nowhere]", "attempt 1", "ended provider_sandbox_lost [sbx-nowhere]"));
 }
 
 TEST_F(call_observer_test, an_exec_names_its_program_never_its_assignments_arguments_or_the_key) {

@@ -457,6 +457,35 @@ TEST_P(opensandbox_e2e, a_get_that_fails_every_attempt_says_how_many_and_keeps_t
         << "the two attempts before it";
 }
 
+TEST_P(opensandbox_e2e, a_refusal_the_same_request_would_get_again_is_never_retried) {
+    auto retrying_options = options();
+    retrying_options.retries = {.max_attempts = 3, .backoff = 1ms};
+    client retrying(retrying_options);
+    const auto id = new_sandbox();
+    struct refusal {
+        int status;
+        const char* code;
+        kind expected;
+        delivery delivered = delivery::not_sent;
+    };
+    for (const refusal& r : {refusal{401, "UNAUTHORIZED", kind::provider_credentials_rejected},
+                             refusal{400, "INVALID_PARAMETER", kind::provider_request_rejected},
+                             refusal{404, "SANDBOX_NOT_FOUND", kind::provider_sandbox_lost},
+                             refusal{501, "NOT_IMPLEMENTED", kind::provider_unavailable, delivery::possibly_delivered}}) {
+        server.inject(fault::http_error("get", r.status, r.code, "refused"));  // once: a retry would succeed
+        const auto before = server.requests();
+        const auto got = retrying.try_get(id);
+        ASSERT_TRUE(got.has_error()) << r.status;
+        EXPECT_EQ(got.error().code(), r.expected) << got.error().what();
+        EXPECT_EQ(ngfail::delivery_of(got.error()), r.delivered) << r.status;
+        EXPECT_EQ(server.requests() - before, 1u) << r.status << ": one attempt, the answer would not change";
+    }
+    server.inject(fault::http_error("get", 429, "RATE_LIMITED", "slow down"));
+    const auto before = server.requests();
+    EXPECT_TRUE(retrying.try_get(id)) << "a 429 is still retried";
+    EXPECT_EQ(server.requests() - before, 2u);
+}
+
 TEST_P(opensandbox_e2e, an_answer_is_not_retried_even_for_an_idempotent_get) {
     auto retrying_options = options();
     retrying_options.retries = {.max_attempts = 3, .backoff = 1ms};

@@ -7,6 +7,7 @@
 #include <boost/json.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <variant>
 
@@ -335,8 +336,19 @@ bool is_cancellation(const std::exception_ptr& error) noexcept {
     return false;
 }
 
+namespace {
+
+// A refusal another attempt of the same request would only get again: the server read it and
+// refused it for what it is (its credentials, its arguments, a sandbox or a session that is
+// gone). The outcome policy's defaults call the statuses behind them terminal.
+constexpr std::array final_refusals{kind::provider_credentials_rejected, kind::provider_request_rejected,
+                                    kind::provider_sandbox_lost, kind::session_lost, kind::cancelled};
+
+}  // namespace
+
 bool may_retry(const failure& f, operation op) noexcept {
-    if (f.code() == kind::cancelled) return false;
+    if (std::ranges::any_of(final_refusals, [&f](kind k) { return f.code() == k; })) return false;
+    if (f.http_status() == 501) return false;  // the server does not implement it
     const std::optional<delivery> d = delivery_of(f);
     const bool curable = f.code() == domain::transport || f.code() == kind::provider_unavailable;
     return replay_allowed(traits(op).replay, d) && (d == delivery::not_sent || curable);

@@ -167,7 +167,9 @@ void scrub(observation& seen, const redactor& secrets);
 
 // A retry is safe and may help: the operation's replay policy allows it for the failure's
 // delivery, and either nothing was sent or the failure is one a second try can cure (the
-// connection or the server, not the answer); never after the caller cancelled.
+// connection or the server, not the answer); never after the caller cancelled, nor for a
+// refusal the same request would get again (credentials, a rejected request, a sandbox or
+// session that is gone).
 [[nodiscard]] bool may_retry(const failure& f, operation op) noexcept;
 
 // A value the caller gave that may go on a request line or in a header.
