@@ -146,6 +146,8 @@ pid_t spawn(const std::vector<std::string_view>& f, std::array<int, 3> streams, 
     if constexpr (sanitized) {
         const pid_t pid = ::fork();
         if (pid == 0) ::_exit(become(&l));
+        // As the child does, whichever runs first: a signal to its group may come at once.
+        if (pid > 0 && !terminal) ::setpgid(pid, pid);
         return pid;
     }
     // The child's stack, for as long as the supervisor waits (CLONE_VFORK) for its execve.
