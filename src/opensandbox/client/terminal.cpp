@@ -219,12 +219,13 @@ awaitable<void> open_session(terminal_link& link, const call_context& c, const e
     link.conn = on.release();
     link.conn->take_over([&](auto& next) { link.socket.emplace<terminal_link::socket_over<std::decay_t<decltype(next)>>>(next); });
     const auto headers = route.endpoint.headers;
-    const std::string trace_parent(c.trace_parent);  // the upgrade is the attempt's request
     link.with_socket([&](auto& ws) {
         ws.set_option(websocket::stream_base::timeout{.handshake_timeout = time_until(c.deadline),
                                                       .idle_timeout = attach.idle_timeout,
                                                       .keep_alive_pings = true});
-        ws.set_option(websocket::stream_base::decorator([headers, trace_parent](websocket::request_type& req) {
+        // The upgrade is the attempt's request: it carries the attempt's trace parent too.
+        ws.set_option(websocket::stream_base::decorator([headers, trace_parent = std::string(c.trace_parent)](
+                                                            websocket::request_type& req) {
             for (const auto& [name, value] : headers) {
                 if (!frames_the_request(name)) req.set(name, value);
             }

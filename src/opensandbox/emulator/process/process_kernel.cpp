@@ -208,7 +208,8 @@ bool has_process_kernel(std::string_view language) {
 
 process_command kernel_command(std::string_view language, std::string_view marker, std::string cwd) {
     constexpr kernel_kind none{"", "", "false", "", ""};  // never asked for: the callers check the language
-    const kernel_kind& k = kind_of(language) ? *kind_of(language) : none;
+    const kernel_kind* found = kind_of(language);
+    const kernel_kind& k = found ? *found : none;
     std::string line = "exec " + std::string(k.run_driver) + " " + single_quoted(k.driver) + " " +
                        std::string(k.before_marker) + single_quoted(marker) + " 3<&0 </dev/null";
     return {.command = std::move(line), .cwd = std::move(cwd), .streams = process_streams::with_stdin};
