@@ -468,6 +468,10 @@ const std::error_category& error_category() noexcept { return category_instance;
 
 std::error_code portable_transport_error(const std::error_code& ec) noexcept {
     if (!ec || ec.category() == error_category()) return ec;
+    // An errno code is evidence as it is but for the table's ECANCELED rows: the walk by
+    // category name below took a fifth of classify's time for every errno code.
+    const bool errno_code = ec.category() == std::generic_category() || ec.category() == std::system_category();
+    if (errno_code && ec.value() != ECANCELED) return ec;
     const std::string_view category = ec.category().name();
     for (const foreign_code& f : foreign_codes) {  // the first row of the category that takes the value
         if (f.category != category || (f.value != any_value && f.value != ec.value())) continue;
