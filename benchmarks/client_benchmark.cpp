@@ -13,7 +13,8 @@
 // benchmark program (benchmarks/go_sdk: the official Go SDK), it runs as a child taking the
 // same arguments and `--paced`: each of its one-at-a-time blocks runs right after each of
 // ours, and its results join ours. Built with ngfail::otel, also the client instrumented (an
-// OpenTelemetry SDK whose exporters drop their batches), one at a time in the same blocks.
+// OpenTelemetry SDK whose exporters drop their batches), one at a time in the same blocks, and
+// the least that SDK does for a call (its span and its attempt's, bare) as a baseline.
 // Prints Google Benchmark JSON; values that are not times say their unit in their name.
 //   client_benchmark HOST:PORT API_KEY ROUNDS PARALLEL
 #include <ngfail/opensandbox/client.hpp>
@@ -30,6 +31,8 @@
 
 #ifdef NGFAIL_BENCHMARK_OTEL
 #include <ngfail/otel/client_instrumentation.hpp>
+
+#include "otel/traceparent.hpp"
 
 #include <opentelemetry/sdk/metrics/export/periodic_exporting_metric_reader_factory.h>
 #include <opentelemetry/sdk/metrics/meter_provider.h>
@@ -287,7 +290,48 @@ public:
                 .meter_provider = opentelemetry::nostd::shared_ptr<opentelemetry::metrics::MeterProvider>(meter_provider_)};
     }
 
+    // The least any OpenTelemetry instrumentation of a call can do with this SDK: the call's
+    // span and its attempt's, nothing on them, no measurement. Not a product: the baseline
+    // that says how much of the instrumented client's cost is the SDK's, not ngfail's.
+    [[nodiscard]] std::shared_ptr<ngfail::opensandbox::call_observer> least_observer() const {
+        return std::make_shared<least_observer_type>(tracer_provider_->GetTracer("ngfail.benchmark.least"));
+    }
+
 private:
+    class least_call final : public ngfail::opensandbox::observed_call {
+    public:
+        explicit least_call(opentelemetry::trace::Tracer& tracer) : tracer_(tracer), span_(tracer.StartSpan("call")) {}
+        std::string_view attempt_began(int) override {
+            opentelemetry::trace::StartSpanOptions options;
+            options.parent = span_->GetContext();
+            attempt_ = tracer_.StartSpan("attempt", options);
+            return traceparent_.of(attempt_->GetContext());  // as the instrumented client does
+        }
+        void attempt_failed(const ngfail::failure&) override { attempt_->End(); }
+        void ended(const ngfail::failure&, std::string_view) override {
+            attempt_->End();
+            span_->End();
+        }
+
+    private:
+        opentelemetry::trace::Tracer& tracer_;
+        opentelemetry::nostd::shared_ptr<opentelemetry::trace::Span> span_;
+        opentelemetry::nostd::shared_ptr<opentelemetry::trace::Span> attempt_;
+        ngfail::otel::detail::traceparent traceparent_;
+    };
+    class least_observer_type final : public ngfail::opensandbox::call_observer {
+    public:
+        explicit least_observer_type(opentelemetry::nostd::shared_ptr<opentelemetry::trace::Tracer> tracer)
+            : tracer_(std::move(tracer)) {}
+        std::unique_ptr<ngfail::opensandbox::observed_call> begin(ngfail::opensandbox::operation, std::string_view,
+                                                                  std::span<const ngfail::opensandbox::trace_label>) override {
+            return std::make_unique<least_call>(*tracer_);
+        }
+
+    private:
+        opentelemetry::nostd::shared_ptr<opentelemetry::trace::Tracer> tracer_;
+    };
+
     std::shared_ptr<opentelemetry::sdk::trace::TracerProvider> tracer_provider_;
     std::shared_ptr<opentelemetry::sdk::metrics::MeterProvider> meter_provider_;
 };
@@ -453,6 +497,9 @@ int main(int argc, char** argv) {
     ngfail::opensandbox::client_options traced_options = options;
     traced_options.observer = ngfail::otel::instrument_client(telemetry.options());
     client traced(io.get_executor(), traced_options);
+    ngfail::opensandbox::client_options least_options = options;
+    least_options.observer = telemetry.least_observer();
+    client least(io.get_executor(), least_options);
 #endif
     const command echo{.command = "echo 1"};
     json::array results;
@@ -470,9 +517,10 @@ int main(int argc, char** argv) {
     (void)floor.per_exec(50);
     (void)floor.per_exec_async(io, 50);
     std::vector<double> client_blocks, client_blocking_blocks, floor_blocks, blocking_floor_blocks, server_cpu_blocks,
-        traced_blocks;
+        traced_blocks, least_blocks;
 #ifdef NGFAIL_BENCHMARK_OTEL
     (void)one_at_a_time(io, traced, id, echo, 50, failed);  // warm up
+    (void)one_at_a_time(io, least, id, echo, 50, failed);
 #endif
     const int block_rounds = std::max(1, rounds / 10);
     const std::optional<std::string> server_process = server_pid();
@@ -480,15 +528,21 @@ int main(int argc, char** argv) {
     phase = "one at a time";
     for (int block = 0; block < 10; ++block) {
 #ifdef NGFAIL_BENCHMARK_OTEL
-        // The instrumented client right before the plain one in every other block, right after
-        // it in the rest: the two are compared, and neither always follows the same neighbour.
-        if (block % 2 == 1) traced_blocks.push_back(one_at_a_time(io, traced, id, echo, block_rounds, failed));
+        // The instrumented client and the SDK's least right before the plain one in every other
+        // block, right after it in the rest, their own order swapped too: they are compared,
+        // and none always follows the same neighbour.
+        const auto traced_ones = [&] {
+            if (block % 4 < 2) traced_blocks.push_back(one_at_a_time(io, traced, id, echo, block_rounds, failed));
+            least_blocks.push_back(one_at_a_time(io, least, id, echo, block_rounds, failed));
+            if (block % 4 >= 2) traced_blocks.push_back(one_at_a_time(io, traced, id, echo, block_rounds, failed));
+        };
+        if (block % 2 == 1) traced_ones();
 #endif
         const double server_cpu_before = server_process ? cpu_ns_of(*server_process) : 0;
         client_blocks.push_back(one_at_a_time(io, c, id, echo, block_rounds, failed));
         if (server_process) server_cpu_blocks.push_back((cpu_ns_of(*server_process) - server_cpu_before) / block_rounds);
 #ifdef NGFAIL_BENCHMARK_OTEL
-        if (block % 2 == 0) traced_blocks.push_back(one_at_a_time(io, traced, id, echo, block_rounds, failed));
+        if (block % 2 == 0) traced_ones();
 #endif
         client_blocking_blocks.push_back(one_at_a_time_blocking(blocking, id, echo, block_rounds, failed));
         floor_blocks.push_back(floor.per_exec_async(io, block_rounds));
@@ -509,6 +563,7 @@ int main(int argc, char** argv) {
     add_blocks(results, "blocking_floor_exec_one_at_a_time", blocking_floor_blocks);
     if (server_process) add_blocks(results, "server_cpu_per_exec_one_at_a_time", server_cpu_blocks);
     if (!traced_blocks.empty()) add_blocks(results, "client_instrumented_exec_one_at_a_time", traced_blocks);
+    if (!least_blocks.empty()) add_blocks(results, "client_sdk_least_exec_one_at_a_time", least_blocks);
 
     phase = "at once";
     // `parallel` at once (as many workers); the threads the process has meanwhile.

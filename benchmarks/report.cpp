@@ -77,6 +77,10 @@ constexpr metric table[] = {
      "client_exec_1s_command_streamed", goal::ratio_at_most, 1.10},
     {"exec one at a time: instrumented (OpenTelemetry SDK, no-op exporters) vs not", "client_instrumented_exec_one_at_a_time",
      "client_exec_one_at_a_time", goal::ratio_at_most, 1.05},
+    {"exec one at a time: the same SDK's least for a call (its span and its attempt's, bare) vs not",
+     "client_sdk_least_exec_one_at_a_time", "client_exec_one_at_a_time", goal::info, 0},
+    {"exec one at a time: instrumented vs the SDK's least (ngfail's own share)", "client_instrumented_exec_one_at_a_time",
+     "client_sdk_least_exec_one_at_a_time", goal::info, 0},
     {"ngfail serve's CPU per exec, one at a time (ns)", "server_cpu_per_exec_one_at_a_time", "", goal::ns_at_most,
      50e3},
     // The official Go SDK on the same workload and server (benchmarks/go_sdk; measured only

@@ -3,6 +3,7 @@
 #include <ngfail/details.hpp>
 #include <ngfail/kind.hpp>
 
+#include "otel/traceparent.hpp"
 #include "text/utf8.hpp"
 
 #include <opentelemetry/context/runtime_context.h>
@@ -155,29 +156,6 @@ bool reserved_key(std::string_view key, const names& keys) noexcept {
 
 const sandbox_details* sandbox_of(const failure& f) noexcept { return std::get_if<sandbox_details>(&f.details()); }
 
-// A span's W3C trace context, as its requests carry it: "00-<trace id>-<span id>-<flags>",
-// written in place (the propagator's way, through a context and a carrier, cost a call a
-// microsecond).
-class traceparent {
-public:
-    std::string_view of(const trace_api::SpanContext& span) noexcept {
-        if (!span.IsValid()) return {};
-        char* at = text_.data();
-        *at++ = '0', *at++ = '0', *at++ = '-';
-        span.trace_id().ToLowerBase16(nostd::span<char, 32>(at, 32));
-        at += 32;
-        *at++ = '-';
-        span.span_id().ToLowerBase16(nostd::span<char, 16>(at, 16));
-        at += 16;
-        *at++ = '-';
-        span.trace_flags().ToLowerBase16(nostd::span<char, 2>(at, 2));
-        return {text_.data(), text_.size()};
-    }
-
-private:
-    std::array<char, 55> text_{};
-};
-
 struct client_instruments {
     naming naming_used;
     const names& keys;
@@ -200,9 +178,11 @@ class traced_call final : public opensandbox::observed_call {
 public:
     traced_call(const client_instruments& in, operation op, std::string_view sandbox_id,
                 std::span<const opensandbox::trace_label> labels)
-        : in_(in), op_(op), started_(std::chrono::steady_clock::now()) {
+        : in_(in), op_(op), started_(std::chrono::steady_clock::now()), started_at_(std::chrono::system_clock::now()) {
         trace_api::StartSpanOptions options;
         options.kind = trace_api::SpanKind::kInternal;
+        options.start_steady_time = opentelemetry::common::SteadyTimestamp(started_);
+        options.start_system_time = opentelemetry::common::SystemTimestamp(started_at_);
         named_sandbox_ = !sandbox_id.empty();
         const utf8_text sandbox(sandbox_id, max_id_bytes);
         const std::array<attribute, 2> attributes{attribute{ot(in_.keys.operation_key), ot(name(op))},
@@ -222,10 +202,14 @@ public:
     }
 
     std::string_view attempt_began(int attempt) override {
-        if (attempt_) attempt_->End();
+        const auto now = std::chrono::steady_clock::now();
+        if (attempt_) attempt_->End(ending_at(now));
         trace_api::StartSpanOptions options;
         options.kind = trace_api::SpanKind::kClient;
         options.parent = span_->GetContext();
+        options.start_steady_time = opentelemetry::common::SteadyTimestamp(now);
+        options.start_system_time = opentelemetry::common::SystemTimestamp(
+            started_at_ + std::chrono::duration_cast<std::chrono::system_clock::duration>(now - started_));
         const std::array<attribute, 1> attributes{attribute{"ngfail.attempt", attempt}};
         attempt_ = in_.tracer->StartSpan(in_.attempt_names[static_cast<std::size_t>(op_)], attributes, options);
         return traceparent_.of(attempt_->GetContext());
@@ -234,7 +218,7 @@ public:
     void attempt_failed(const failure& f) override {
         if (!attempt_) return;
         mark_failed(*attempt_, f);
-        attempt_->End();
+        attempt_->End(ending_at(std::chrono::steady_clock::now()));
         attempt_ = nullptr;
     }
 
@@ -244,10 +228,11 @@ public:
     }
 
     void ended(const failure& f, std::string_view sandbox_id) override {
-        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+        const auto now = std::chrono::steady_clock::now();
+        const double seconds = std::chrono::duration<double>(now - started_).count();
         if (attempt_) {
             if (f) mark_failed(*attempt_, f);
-            attempt_->End();
+            attempt_->End(ending_at(now));
             attempt_ = nullptr;
         }
         // (a create learns its sandbox's id only now; an exporter may keep both of two values)
@@ -257,12 +242,20 @@ public:
         if (!in_.keys.duration_key.empty()) span_->SetAttribute(ot(in_.keys.duration_key), seconds);
         if (!in_.keys.status_key.empty()) span_->SetAttribute(ot(in_.keys.status_key), f ? "error" : "ok");
         if (f) mark_failed(*span_, f);
-        span_->End();
+        span_->End(ending_at(now));
         span_ = nullptr;
         record_metrics(f, seconds);
     }
 
 private:
+    // Spans are given the times this call read already: a clock read per span's start and
+    // end would be four more a call.
+    static trace_api::EndSpanOptions ending_at(std::chrono::steady_clock::time_point t) noexcept {
+        trace_api::EndSpanOptions options;
+        options.end_steady_time = opentelemetry::common::SteadyTimestamp(t);
+        return options;
+    }
+
     void mark_failed(trace_api::Span& span, const failure& f) const {
         const std::string_view kind = f.kind_name();
         span.SetStatus(trace_api::StatusCode::kError, utf8_text(f.reason().empty() ? kind : f.reason()).get());
@@ -301,10 +294,11 @@ private:
     const client_instruments& in_;
     operation op_;
     std::chrono::steady_clock::time_point started_;
+    std::chrono::system_clock::time_point started_at_;  // the same instant, for spans' start times
     bool named_sandbox_ = false;  // the call named its sandbox when it began
     nostd::shared_ptr<trace_api::Span> span_;
     nostd::shared_ptr<trace_api::Span> attempt_;
-    traceparent traceparent_;
+    detail::traceparent traceparent_;
 };
 
 class client_observer final : public opensandbox::call_observer {

@@ -90,6 +90,11 @@ struct span_seen {
     std::map<std::string, std::string> attributes;
     std::string span_id, parent_id, trace_id;
     std::vector<std::map<std::string, std::string>> events;  // each event's attributes, its name as "event"
+    std::chrono::system_clock::time_point start{};
+    std::chrono::nanoseconds duration{};
+    [[nodiscard]] std::chrono::system_clock::time_point end() const {
+        return start + std::chrono::duration_cast<std::chrono::system_clock::duration>(duration);
+    }
 };
 
 // An SDK with in-memory exporters: what the application would install, the spans and
@@ -124,7 +129,9 @@ public:
                            .span_id = hex_of(s->GetSpanId()),
                            .parent_id = hex_of(s->GetParentSpanId()),
                            .trace_id = hex_of(s->GetTraceId()),
-                           .events = {}};
+                           .events = {},
+                           .start = s->GetStartTime(),
+                           .duration = s->GetDuration()};
             for (const auto& e : s->GetEvents()) {
                 auto attributes = texts_of(e.GetAttributes());
                 attributes["event"] = std::string(e.GetName());
@@ -256,6 +263,12 @@ TEST_F(instrumented_client, a_retried_then_successful_call_is_not_marked_failed_
     EXPECT_EQ(by_number.at("1")->status, opentelemetry::trace::StatusCode::kError);
     EXPECT_EQ(by_number.at("1")->attributes.at("error.type"), "provider_unavailable");
     EXPECT_EQ(by_number.at("2")->status, opentelemetry::trace::StatusCode::kUnset);
+    // In time, the attempts lie within their call, one after the other (their backoff between).
+    EXPECT_LE(get.start, by_number.at("1")->start);
+    EXPECT_LE(by_number.at("1")->end(), by_number.at("2")->start);
+    EXPECT_LE(by_number.at("2")->end(), get.end());
+    EXPECT_GT(get.duration, 0ns);
+    EXPECT_GT(get.start, std::chrono::system_clock::now() - 1min);
 
     // Metrics count the call as a success: its duration without error.type, no failure.
     const auto durations = otel.points("ngfail.opensandbox", "ngfail.client.operation.duration");
