@@ -132,20 +132,18 @@ public:
         const double ms = std::chrono::duration<double, std::milli>(r.duration).count();
         const auto context = opentelemetry::context::RuntimeContext::GetCurrent();
         const std::array<attribute, 3> http{attribute{"http_method", ot(r.method)}, attribute{"http_route", ot(r.route)},
-                                            attribute{"status", r.status}};
+                                            attribute{"http_status_code", r.status}};
         http_->Record(ms, opentelemetry::common::KeyValueIterableView<std::array<attribute, 3>>(http), context);
-        const std::array<attribute, 1> operation{attribute{"operation", ot(r.operation)}};
-        const opentelemetry::common::KeyValueIterableView<std::array<attribute, 1>> by_operation(operation);
-        if (r.area == "filesystem") filesystem_->Record(ms, by_operation, context);
-        if (runs_code(r.operation)) execution_->Record(ms, by_operation, context);
+        if (!r.metric_operation.empty() && !r.result.empty()) {
+            const std::array<attribute, 2> work{attribute{"operation", ot(r.metric_operation)},
+                                                attribute{"result", ot(r.result)}};
+            (r.area == "filesystem" ? filesystem_ : execution_)
+                ->Record(ms, opentelemetry::common::KeyValueIterableView<std::array<attribute, 2>>(work), context);
+        }
         span_for(r);
     }
 
 private:
-    static bool runs_code(std::string_view operation) {
-        return operation == "exec" || operation == "run_in_session" || operation == "run_code";
-    }
-
     // A server span for the request, child of the client's attempt when it sent a traceparent.
     void span_for(const opensandbox::testing::execd_request_seen& r) {
         opentelemetry::trace::StartSpanOptions options;
@@ -161,7 +159,9 @@ private:
         const std::array<attribute, 3> attributes{attribute{"http.request.method", ot(r.method)},
                                                   attribute{"http.route", ot(r.route)},
                                                   attribute{"http.response.status_code", r.status}};
-        auto span = tracer_->StartSpan(std::string(r.method) + " " + std::string(r.route), attributes, options);
+        // (the semantic conventions' name: the method alone when no route took the request)
+        const std::string name = r.operation.empty() ? std::string(r.method) : std::string(r.method) + " " + std::string(r.route);
+        auto span = tracer_->StartSpan(name, attributes, options);
         if (r.status >= 500 || r.status == 0) span->SetStatus(opentelemetry::trace::StatusCode::kError);
         span->End();
     }

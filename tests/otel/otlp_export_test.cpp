@@ -259,7 +259,8 @@ TEST(serve_otlp, exports_execds_own_metrics_and_spans) {
     const std::string metrics = receiver.all("/v1/metrics", "application/json");
     for (const std::string_view expected : {"execd.http.request.duration", "execd.execution.duration",
                                             "execd.filesystem.operations.duration", "http_method", "http_route",
-                                            "/command", "\"unit\":\"ms\"", "ngfail-serve"}) {
+                                            "http_status_code", "/command", "run_command", "upload", "download",
+                                            "\"success\"", "\"unit\":\"ms\"", "ngfail-serve"}) {
         EXPECT_THAT(metrics, HasSubstr(std::string(expected)));
     }
     const auto spans = spans_in(receiver.all("/v1/traces", "application/json"));

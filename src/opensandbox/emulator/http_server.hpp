@@ -143,6 +143,11 @@ public:
     [[nodiscard]] bool closes() const noexcept { return close_; }
     // The status of the reply or stream begun (0: none yet).
     [[nodiscard]] int status() const noexcept { return status_; }
+    // Whether the work the stream reported on succeeded, as its last event said (the
+    // emulator's telemetry records it as execd's execution metric does); none when no event
+    // said.
+    void ended_work(bool succeeded) noexcept { work_succeeded_ = succeeded; }
+    [[nodiscard]] std::optional<bool> work_succeeded() const noexcept { return work_succeeded_; }
 
 private:
     // Writes the pieces in turn under the write deadline; false (and the connection closes)
@@ -168,6 +173,7 @@ private:
 
     bool close_ = false;
     int status_ = 0;
+    std::optional<bool> work_succeeded_;
     bool streaming_ = false;
     std::size_t written_ = 0;  // bytes of this reply sent, its head included
     std::size_t body_from_ = 0;  // where its body begins

@@ -207,6 +207,64 @@ struct execd_area {
 constexpr std::array execd_areas{execd_area{execd_routes, "command"}, execd_area{filesystem_routes, "filesystem"},
                                  execd_area{code_routes, "code"}, execd_area{terminal_routes, "terminal"}};
 
+// What execd's own telemetry calls an operation: its router's path where that differs from
+// the pattern here (Gin names each parameter), and the name its execution or filesystem
+// metric records the work under (components/execd/pkg/web/router.go, controller/*.go).
+struct execd_naming {
+    std::string_view operation;
+    std::string_view route;             // empty: the pattern as it is
+    std::string_view metric_operation;  // empty: on neither metric
+};
+constexpr std::array execd_namings{
+    execd_naming{"exec", "", "run_command"},
+    execd_naming{"exec_status", "/command/status/:id", ""},
+    execd_naming{"exec_logs", "/command/:id/logs", ""},
+    execd_naming{"run_in_session", "/session/:sessionId/run", "run_in_session"},
+    execd_naming{"delete_session", "/session/:sessionId", ""},
+    execd_naming{"run_code", "", "run_code"},
+    execd_naming{"get_code_context", "/code/contexts/:contextId", ""},
+    execd_naming{"delete_code_context", "/code/contexts/:contextId", ""},
+    execd_naming{"terminal_status", "/pty/:sessionId", ""},
+    execd_naming{"delete_terminal", "/pty/:sessionId", ""},
+    execd_naming{"attach_terminal", "/pty/:sessionId/ws", ""},
+    execd_naming{"file_info", "", "info"},
+    execd_naming{"delete_files", "", "delete"},
+    execd_naming{"set_permissions", "", "chmod"},
+    execd_naming{"move_files", "", "rename"},
+    execd_naming{"search_files", "", "search"},
+    execd_naming{"replace_contents", "", "replace"},
+    execd_naming{"upload", "", "upload"},
+    execd_naming{"download", "", "download"},
+    execd_naming{"list_directory", "", "listdir"},
+    execd_naming{"create_directories", "", "mkdir"},
+    execd_naming{"delete_directories", "", "rmdir"},
+};
+
+// An execd request as execd's telemetry records it: every request its router saw, routed or
+// not (http_route "unknown", as Gin's empty full path is named), refused for its token or
+// served; a run's result from its last event, a file operation's from its status.
+execd_request_seen seen_by_execd(const exchange& x, const route* r, std::string_view area,
+                                 std::chrono::steady_clock::duration took) noexcept {
+    execd_request_seen seen{.method = {}, .route = "unknown", .operation = {}, .area = area, .status = x.status(),
+                            .duration = took, .traceparent = {}};
+    const auto method = x.req().method_string();
+    const auto parent = x.req()["traceparent"];
+    seen.method = std::string_view(method.data(), method.size());
+    seen.traceparent = std::string_view(parent.data(), parent.size());
+    if (!r) return seen;
+    seen.route = r->pattern;
+    seen.operation = r->operation;
+    const auto row = std::find_if(execd_namings.begin(), execd_namings.end(),
+                                  [&](const execd_naming& n) { return n.operation == r->operation; });
+    if (row == execd_namings.end()) return seen;
+    if (!row->route.empty()) seen.route = row->route;
+    seen.metric_operation = row->metric_operation;
+    if (row->metric_operation.empty() || x.status() == 0) return seen;
+    const std::optional<bool> succeeded = area == "filesystem" ? std::optional(x.status() < 400) : x.work_succeeded();
+    if (succeeded) seen.result = *succeeded ? "success" : "failure";
+    return seen;
+}
+
 // An execd route, reached through the server proxy or a direct endpoint: the sandbox must
 // exist and run, and execd must be listening on the port.
 awaitable<void> to_execd(context& c, exchange& x, const std::vector<std::string>& segments, std::size_t id_at,
@@ -216,20 +274,6 @@ awaitable<void> to_execd(context& c, exchange& x, const std::vector<std::string>
     const auto sandbox = c.sandboxes.find_gate(sandbox_id);  // not the record: this frame lives as long as a stream
     if (!sandbox) {
         co_await x.reply(c.not_found(x, sandbox_id));
-        co_return;
-    }
-    if (sandbox->secure_access) {
-        const auto it = x.req().find("X-EXECD-ACCESS-TOKEN");
-        if (it == x.req().end() || it->value() != sandbox->access_token) {
-            co_await x.reply(c.json_reply(x, 401, unauthorized_json()));
-            co_return;
-        }
-    }
-    if (port != execd_port || sandbox->state != c.profile.running.state) {
-        // Nothing listens there (yet): what the proxy answers when it cannot connect.
-        co_await x.reply(c.error_reply(x, 502, "BACKEND_CONNECTION_FAILED",
-                                       "Could not connect to the backend sandbox " + sandbox_id + ":" +
-                                           segments[id_at + 2] + ": connection refused"));
         co_return;
     }
     call k;
@@ -242,22 +286,24 @@ awaitable<void> to_execd(context& c, exchange& x, const std::vector<std::string>
         }
     }
     k.sandbox_id = sandbox_id;
-    if (!r) {
-        co_await x.reply(c.text_reply(x, 404, "404 page not found", "text/plain"));
-        co_return;
-    }
     const auto began = std::chrono::steady_clock::now();
-    co_await run_route(c, x, r, k);
+    const auto token = x.req().find("X-EXECD-ACCESS-TOKEN");
+    if (sandbox->secure_access && (token == x.req().end() || token->value() != sandbox->access_token)) {
+        co_await x.reply(c.json_reply(x, 401, unauthorized_json()));
+    } else if (port != execd_port || sandbox->state != c.profile.running.state) {
+        // Nothing listens there (yet): what the proxy answers when it cannot connect. execd
+        // never sees it, so its telemetry records nothing.
+        co_await x.reply(c.error_reply(x, 502, "BACKEND_CONNECTION_FAILED",
+                                       "Could not connect to the backend sandbox " + sandbox_id + ":" +
+                                           segments[id_at + 2] + ": connection refused"));
+        co_return;
+    } else if (!r) {
+        co_await x.reply(c.text_reply(x, 404, "404 page not found", "text/plain"));
+    } else {
+        co_await run_route(c, x, r, k);
+    }
     if (c.options.on_execd_request) {
-        const auto method = x.req().method_string();
-        const auto parent = x.req()["traceparent"];
-        c.options.on_execd_request({.method = std::string_view(method.data(), method.size()),
-                                    .route = r->pattern,
-                                    .operation = r->operation,
-                                    .area = area,
-                                    .status = x.status(),
-                                    .duration = std::chrono::steady_clock::now() - began,
-                                    .traceparent = std::string_view(parent.data(), parent.size())});
+        c.options.on_execd_request(seen_by_execd(x, r, area, std::chrono::steady_clock::now() - began));
     }
 }
 

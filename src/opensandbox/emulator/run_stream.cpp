@@ -34,7 +34,7 @@ std::string frame(json::object event) {
 
 
 // What a kernel reports when an interrupt stops the code it runs.
-std::string keyboard_interrupt_frame() {
+end_frame keyboard_interrupt_frame() {
     return raised_frame({"KeyboardInterrupt", "", {"KeyboardInterrupt: "}});
 }
 
@@ -46,15 +46,20 @@ std::string ping_frame() { return frame({{"type", "ping"}, {"text", "pong"}}); }
 std::string text_frame(std::string_view type, std::string_view text) {
     return frame({{"type", type}, {"text", ngfail::text::valid_utf8(text)}});
 }
-std::string complete_frame(std::chrono::milliseconds took) {
-    return frame({{"type", "execution_complete"}, {"execution_time", took.count()}});
+end_frame complete_frame(std::chrono::milliseconds took) {
+    return {frame({{"type", "execution_complete"}, {"execution_time", took.count()}}), true};
 }
-std::string raised_frame(const raised_error& raised) {
+end_frame raised_frame(const raised_error& raised) {
     json::array traceback;
     for (const std::string& line : raised.traceback) traceback.emplace_back(ngfail::text::valid_utf8(line));
-    return frame({{"type", "error"},
-                  {"error", json::object{{"ename", raised.name}, {"evalue", ngfail::text::valid_utf8(raised.value)},
-                                         {"traceback", std::move(traceback)}}}});
+    return {frame({{"type", "error"},
+                   {"error", json::object{{"ename", raised.name}, {"evalue", ngfail::text::valid_utf8(raised.value)},
+                                          {"traceback", std::move(traceback)}}}}),
+            false};
+}
+awaitable<bool> end_run(exchange& x, const end_frame& last) {
+    x.ended_work(last.succeeded);
+    co_return co_await x.chunk(last.text);
 }
 // A kernel's cell number, and its last expression's value: execd renames Jupyter's
 // "text/plain" to "text".
@@ -63,7 +68,7 @@ std::string result_frame(std::string_view text) {
     return frame({{"type", "result"}, {"results", json::object{{"text", ngfail::text::valid_utf8(text)}}}});
 }
 
-std::string error_frame(std::string_view evalue, std::string_view traceback) {
+end_frame error_frame(std::string_view evalue, std::string_view traceback) {
     return raised_frame({"CommandExecError", std::string(evalue), {std::string(traceback)}});
 }
 
@@ -200,7 +205,7 @@ awaitable<afterwards> stream_until_the_end(context& c, exchange& x, call& k, con
         // The process execd waited on died by SIGKILL; an OOM kill also fails the sandbox.
         if (misbehave == action::oom_kill) fail_sandbox(c, k.sandbox_id, c.profile.oom_killed);
         c.sandboxes.finish_command(k.sandbox_id, run.id, -1, "signal: killed");
-        co_await x.chunk(error_frame("-1", "signal: killed"));
+        co_await end_run(x, error_frame("-1", "signal: killed"));
         co_await x.end_stream();
         co_return afterwards::finished_or_ended;
     }
@@ -225,9 +230,9 @@ awaitable<afterwards> stream_until_the_end(context& c, exchange& x, call& k, con
     if (how != ending::completed) {
         const std::string_view signal = how == ending::killed ? "signal: killed" : "signal: terminated";
         c.sandboxes.finish_command(k.sandbox_id, run.id, -1, std::string(signal));
-        const std::string last = plan.in_kernel && how == ending::terminated ? keyboard_interrupt_frame()
-                                                                               : error_frame("-1", signal);
-        co_await x.chunk(last);
+        const end_frame last = plan.in_kernel && how == ending::terminated ? keyboard_interrupt_frame()
+                                                                             : error_frame("-1", signal);
+        co_await end_run(x, last);
         co_await x.end_stream();
         co_return afterwards::finished_or_ended;
     }
@@ -247,12 +252,12 @@ awaitable<afterwards> stream_until_the_end(context& c, exchange& x, call& k, con
     if (misbehave == action::no_terminal_event) {
         // the stream ends cleanly: no error, no execution_complete
     } else if (plan.raised) {
-        co_await x.chunk(raised_frame(*plan.raised));
+        co_await end_run(x, raised_frame(*plan.raised));
     } else if (plan.exit_code == 0) {
         const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(mono_clock::now() - started);
-        co_await x.chunk(complete_frame(took));
+        co_await end_run(x, complete_frame(took));
     } else {
-        co_await x.chunk(error_frame(std::to_string(plan.exit_code), error));
+        co_await end_run(x, error_frame(std::to_string(plan.exit_code), error));
     }
     co_await x.end_stream();
     co_return afterwards::finished_or_ended;

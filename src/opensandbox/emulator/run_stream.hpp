@@ -29,12 +29,20 @@ namespace ngfail::opensandbox::testing::detail {
 // execd's event frames: one JSON object and a blank line, stamped with the time.
 [[nodiscard]] std::string ping_frame();
 [[nodiscard]] std::string text_frame(std::string_view type, std::string_view text);  // stdout, stderr, init
-[[nodiscard]] std::string complete_frame(std::chrono::milliseconds took);
+// A run's last event, `execution_complete` or the error it ended with, and which of the two:
+// sent with `end_run`, which tells the exchange how the run ended (execd's execution metric
+// records it).
+struct end_frame {
+    std::string text;
+    bool succeeded = false;
+};
+[[nodiscard]] end_frame complete_frame(std::chrono::milliseconds took);
 // A command's failure, as execd's command runner reports it (CommandExecError).
-[[nodiscard]] std::string error_frame(std::string_view evalue, std::string_view traceback);
+[[nodiscard]] end_frame error_frame(std::string_view evalue, std::string_view traceback);
 // What a kernel's cell raised; its cell number; its last expression's value (execd renames
 // Jupyter's "text/plain" to "text").
-[[nodiscard]] std::string raised_frame(const raised_error& raised);
+[[nodiscard]] end_frame raised_frame(const raised_error& raised);
+boost::asio::awaitable<bool> end_run(exchange& x, const end_frame& last);
 [[nodiscard]] std::string count_frame(int count);
 [[nodiscard]] std::string result_frame(std::string_view text);
 

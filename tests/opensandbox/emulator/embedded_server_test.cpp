@@ -22,7 +22,10 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cctype>
+#include <map>
+#include <mutex>
 #include <thread>
 
 namespace {
@@ -94,6 +97,57 @@ TEST(embedded_server, a_session_runs_bash_builtins_as_bash_does) {
     EXPECT_THAT(missing.body, HasSubstr("bash: cd: /no/such: No such file or directory"));
     EXPECT_THAT(missing.body, HasSubstr(R"("evalue":"1")")) << "status 1, as execd reports a failed command";
     EXPECT_THAT(in_session("pwd").body, HasSubstr(R"("text":"/tmp\n")"));
+}
+
+// The execd hook (what `ngfail serve --otlp` exports) names requests as execd's own
+// telemetry does: Gin's route paths, "unknown" for no route, a token's refusal too, and the
+// execution and filesystem metrics' operation names and results.
+TEST(embedded_server, execd_requests_are_reported_with_execds_own_names) {
+    struct seen {
+        std::string route, operation, metric_operation, result;
+        int status;
+    };
+    std::mutex lock;
+    std::vector<seen> requests;
+    embedded_server s({.on_execd_request = [&](const ngfail::opensandbox::testing::execd_request_seen& r) {
+        const std::scoped_lock hold(lock);
+        requests.push_back({std::string(r.route), std::string(r.operation), std::string(r.metric_operation),
+                            std::string(r.result), r.status});
+    }});
+    const std::string id = create(s);
+    const std::string execd = "/sandboxes/" + id + "/proxy/44772";
+    ASSERT_EQ(exec(s, id, "echo hi").status, 200u);
+    const reply failed = exec(s, id, "exit 3");
+    ASSERT_EQ(failed.status, 200u);
+    ASSERT_EQ(call(s.port(), http::verb::get, execd + "/files/info?path=/tmp").status, 200u);
+    ASSERT_EQ(call(s.port(), http::verb::get, execd + "/files/info?path=/no/such").status, 404u);
+    ASSERT_EQ(call(s.port(), http::verb::get, execd + "/command/status/nothing").status, 404u);
+    ASSERT_EQ(call(s.port(), http::verb::get, execd + "/no/such/route").status, 404u);
+
+    // The hook runs after each reply is written: the last request's report may trail its reply.
+    const auto reported = [&] {
+        const std::scoped_lock hold(lock);
+        return requests.size();
+    };
+    for (int i = 0; i < 200 && reported() < 6; ++i) std::this_thread::sleep_for(10ms);
+    const std::scoped_lock hold(lock);
+    ASSERT_GE(requests.size(), 6u);
+    const auto with = [&](std::string_view route, int status, std::string_view result) {
+        return std::count_if(requests.begin(), requests.end(), [&](const seen& r) {
+            return r.route == route && r.status == status && r.result == result;
+        });
+    };
+    EXPECT_EQ(with("/command", 200, "success"), 1);
+    EXPECT_EQ(with("/command", 200, "failure"), 1) << "a command's non-zero exit is execd's OnExecuteError";
+    EXPECT_EQ(with("/files/info", 200, "success"), 1);
+    EXPECT_EQ(with("/files/info", 404, "failure"), 1);
+    EXPECT_EQ(with("/command/status/:id", 404, ""), 1);
+    EXPECT_EQ(with("unknown", 404, ""), 1);
+    for (const seen& r : requests) {
+        const std::map<std::string, std::string> metric_name{{"/command", "run_command"}, {"/files/info", "info"}};
+        EXPECT_EQ(r.metric_operation, metric_name.contains(r.route) ? metric_name.at(r.route) : "") << r.route;
+        EXPECT_EQ(r.operation.empty(), r.route == "unknown") << r.route;
+    }
 }
 
 // As the server's snapshot service: 202 Creating with a Location, Ready once captured;

@@ -153,13 +153,21 @@ struct fault {
 // One request execd answered, as real execd's telemetry records it (`ngfail serve --otlp`
 // exports these as execd's metrics). The views live for the call only.
 struct execd_request_seen {
-    std::string_view method;     // "POST"
-    std::string_view route;      // the route's pattern: "/command", "/command/status/{param}"
-    std::string_view operation;  // the client's name for it: "exec", "exec_status"
-    std::string_view area;       // "command", "filesystem", "code" or "terminal"
+    std::string_view method;  // "POST"
+    // The route as execd's router names it (its telemetry's `http_route`): "/command",
+    // "/command/status/:id"; "unknown" for a request no route took.
+    std::string_view route;
+    std::string_view operation;  // the client's name for it: "exec", "exec_status"; empty when none
+    std::string_view area;       // "command", "filesystem", "code" or "terminal"; empty when none
     int status = 0;              // the reply's status; 0 when none was sent
     std::chrono::nanoseconds duration{};  // from routing to the reply's end (a stream's too)
     std::string_view traceparent{};       // the request's W3C traceparent header, if any
+    // execd's name for the work on its execution or filesystem metric ("run_command",
+    // "run_code", "run_in_session"; "info", "upload", "listdir", …), empty for other requests;
+    // and how it ended, "success" or "failure": a run by its last event, a file operation by
+    // its status (empty when nothing said, as for a background command's request).
+    std::string_view metric_operation{};
+    std::string_view result{};
 };
 
 struct server_options {

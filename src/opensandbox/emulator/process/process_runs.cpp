@@ -461,9 +461,9 @@ awaitable<void> finish(context& c, running_command& cmd, output_sink& sink, std:
     if (!sink.x) co_return;
     if (end.exit_code == 0) {
         const auto took = std::chrono::duration_cast<milliseconds>(mono_clock::now() - started);
-        co_await sink.x->chunk(complete_frame(took));
+        co_await end_run(*sink.x, complete_frame(took));
     } else {
-        co_await sink.x->chunk(error_frame(std::to_string(end.exit_code), end.error));
+        co_await end_run(*sink.x, error_frame(std::to_string(end.exit_code), end.error));
     }
 }
 
@@ -478,7 +478,7 @@ awaitable<void> run_in_background(context& c, std::shared_ptr<running_command> c
 }
 
 // What a cell whose kernel died (or never started) ends with.
-std::string dead_kernel_frame(std::string_view why) { return raised_frame({"DeadKernelError", std::string(why), {}}); }
+end_frame dead_kernel_frame(std::string_view why) { return raised_frame({"DeadKernelError", std::string(why), {}}); }
 
 // Sends `code` to the kernel, NUL-ended, within 10 s (a kernel that reads no cell, one
 // frozen by a pause, does not hold the run for ever); EPIPE when it has gone.
@@ -523,8 +523,8 @@ awaitable<void> stream_cell(context& c, exchange& x, const std::string& sandbox_
         kernel.kill();
         if (!work.box->alive()) fail_sandbox(c, sandbox_id, c.profile.crashed);
         c.sandboxes.finish_command(sandbox_id, run.id, -1, why_not);
-        const std::string last = dead_kernel_frame(why_not);  // not in the co_await: GCC 12
-        co_await x.chunk(last);
+        const end_frame last = dead_kernel_frame(why_not);  // not in the co_await: GCC 12
+        co_await end_run(x, last);
         co_await x.end_stream();
         co_return;
     }
@@ -556,8 +556,8 @@ awaitable<void> stream_cell(context& c, exchange& x, const std::string& sandbox_
                                                     std::to_string(interrupt_grace.count() / 1000) + " s, and was killed"
                                               : "the kernel died: " + (end.error.empty() ? "exit status 0" : end.error);
         c.sandboxes.finish_command(sandbox_id, run.id, end.exit_code == 0 ? -1 : end.exit_code, why);
-        const std::string last = dead_kernel_frame(why);
-        co_await x.chunk(last);
+        const end_frame last = dead_kernel_frame(why);
+        co_await end_run(x, last);
         co_await x.end_stream();
         co_return;
     }
@@ -566,9 +566,9 @@ awaitable<void> stream_cell(context& c, exchange& x, const std::string& sandbox_
     co_await x.chunk(count_frame(outcome.execution_count));
     if (outcome.result) co_await x.chunk(result_frame(*outcome.result));
     if (outcome.raised) {
-        co_await x.chunk(raised_frame(*outcome.raised));
+        co_await end_run(x, raised_frame(*outcome.raised));
     } else {
-        co_await x.chunk(complete_frame(std::chrono::duration_cast<milliseconds>(mono_clock::now() - started_at)));
+        co_await end_run(x, complete_frame(std::chrono::duration_cast<milliseconds>(mono_clock::now() - started_at)));
     }
     co_await x.end_stream();
 }
@@ -579,7 +579,7 @@ awaitable<bool> stream_process(context& c, exchange& x, const std::string& sandb
                                const process_work& work, bool background, std::optional<milliseconds> timeout) {
     if (!work.box) {  // the sandbox's processes went with it (a failed or expired sandbox)
         c.sandboxes.finish_command(sandbox_id, run.id, -1, "signal: killed");
-        co_await x.chunk(error_frame("-1", "signal: killed"));
+        co_await end_run(x, error_frame("-1", "signal: killed"));
         co_await x.end_stream();
         co_return false;
     }
@@ -606,7 +606,7 @@ awaitable<bool> stream_process(context& c, exchange& x, const std::string& sandb
     if (!started && !work.box->alive()) fail_sandbox(c, sandbox_id, c.profile.crashed);  // its init died
     if (!started) {  // as execd reports a command that could not start: after `init`
         c.sandboxes.finish_command(sandbox_id, run.id, -1, why_not);
-        co_await x.chunk(error_frame(why_not, why_not));
+        co_await end_run(x, error_frame(why_not, why_not));
         co_await x.end_stream();
         co_return false;
     }
