@@ -287,22 +287,22 @@ awaitable<void> to_execd(context& c, exchange& x, const std::vector<std::string>
     }
     k.sandbox_id = sandbox_id;
     const auto began = std::chrono::steady_clock::now();
+    // Only a request that reaches a running execd is in execd's telemetry.
+    const bool reaches_execd = port == execd_port && sandbox->state == c.profile.running.state;
     const auto token = x.req().find("X-EXECD-ACCESS-TOKEN");
     if (sandbox->secure_access && (token == x.req().end() || token->value() != sandbox->access_token)) {
         co_await x.reply(c.json_reply(x, 401, unauthorized_json()));
-    } else if (port != execd_port || sandbox->state != c.profile.running.state) {
-        // Nothing listens there (yet): what the proxy answers when it cannot connect. execd
-        // never sees it, so its telemetry records nothing.
+    } else if (!reaches_execd) {
+        // Nothing listens there (yet): what the proxy answers when it cannot connect.
         co_await x.reply(c.error_reply(x, 502, "BACKEND_CONNECTION_FAILED",
                                        "Could not connect to the backend sandbox " + sandbox_id + ":" +
                                            segments[id_at + 2] + ": connection refused"));
-        co_return;
     } else if (!r) {
         co_await x.reply(c.text_reply(x, 404, "404 page not found", "text/plain"));
     } else {
         co_await run_route(c, x, r, k);
     }
-    if (c.options.on_execd_request) {
+    if (c.options.on_execd_request && reaches_execd) {
         c.options.on_execd_request(seen_by_execd(x, r, area, std::chrono::steady_clock::now() - began));
     }
 }

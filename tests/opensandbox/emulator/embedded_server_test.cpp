@@ -123,15 +123,23 @@ TEST(embedded_server, execd_requests_are_reported_with_execds_own_names) {
     ASSERT_EQ(call(s.port(), http::verb::get, execd + "/files/info?path=/no/such").status, 404u);
     ASSERT_EQ(call(s.port(), http::verb::get, execd + "/command/status/nothing").status, 404u);
     ASSERT_EQ(call(s.port(), http::verb::get, execd + "/no/such/route").status, 404u);
+    // A refused token is execd's answer; a port nothing listens on is the proxy's, unseen by execd.
+    const std::string secure = create(s, R"(,"secureAccess":true)");
+    ASSERT_EQ(call(s.port(), http::verb::get, "/sandboxes/" + secure + "/proxy/44772/ping").status, 401u);
+    ASSERT_EQ(call(s.port(), http::verb::get, "/sandboxes/" + id + "/proxy/8080/ping").status, 502u);
 
     // The hook runs after each reply is written: the last request's report may trail its reply.
     const auto reported = [&] {
         const std::scoped_lock hold(lock);
         return requests.size();
     };
-    for (int i = 0; i < 200 && reported() < 6; ++i) std::this_thread::sleep_for(10ms);
+    for (int i = 0; i < 200 && reported() < 7; ++i) std::this_thread::sleep_for(10ms);
+    std::this_thread::sleep_for(50ms);  // and nothing more comes
     const std::scoped_lock hold(lock);
-    ASSERT_GE(requests.size(), 6u);
+    ASSERT_EQ(requests.size(), 7u);
+    const auto with_status = [&](int status) {
+        return std::count_if(requests.begin(), requests.end(), [&](const seen& r) { return r.status == status; });
+    };
     const auto with = [&](std::string_view route, int status, std::string_view result) {
         return std::count_if(requests.begin(), requests.end(), [&](const seen& r) {
             return r.route == route && r.status == status && r.result == result;
@@ -143,6 +151,8 @@ TEST(embedded_server, execd_requests_are_reported_with_execds_own_names) {
     EXPECT_EQ(with("/files/info", 404, "failure"), 1);
     EXPECT_EQ(with("/command/status/:id", 404, ""), 1);
     EXPECT_EQ(with("unknown", 404, ""), 1);
+    EXPECT_EQ(with("/ping", 401, ""), 1);
+    EXPECT_EQ(with_status(502), 0);
     for (const seen& r : requests) {
         const std::map<std::string, std::string> metric_name{{"/command", "run_command"}, {"/files/info", "info"}};
         EXPECT_EQ(r.metric_operation, metric_name.contains(r.route) ? metric_name.at(r.route) : "") << r.route;
