@@ -417,10 +417,12 @@ TEST_F(instrumented_client, each_attempts_requests_carry_its_w3c_traceparent) {
 TEST_F(instrumented_client, a_terminals_upgrade_carries_its_attempts_traceparent) {
     std::mutex lock;
     std::map<std::string, std::string> parents;  // by operation, as the server saw them
+    std::map<std::string, int> statuses;
     embedded_server seen_server{{.api_key = std::string(key),
                                  .on_execd_request = [&](const ngfail::opensandbox::testing::execd_request_seen& r) {
                                      const std::scoped_lock hold(lock);
                                      parents[std::string(r.operation)] = std::string(r.traceparent);
+                                     statuses[std::string(r.operation)] = r.status;
                                  }}};
     client c({.port = seen_server.port(), .api_key = std::string(key), .timeout = 5s,
               .observer = ngfail::otel::instrument_client(otel.options())});
@@ -445,6 +447,8 @@ TEST_F(instrumented_client, a_terminals_upgrade_carries_its_attempts_traceparent
     ASSERT_EQ(attempts.size(), 1u);
     const std::scoped_lock hold(lock);
     EXPECT_EQ(parents["attach_terminal"], "00-" + attempts[0]->trace_id + "-" + attempts[0]->span_id + "-01");
+    // As execd's middleware records an upgraded connection: Gin's writer keeps its 200.
+    EXPECT_EQ(statuses["attach_terminal"], 200);
 }
 
 TEST_F(instrumented_client, without_an_sdk_the_global_no_op_providers_record_nothing_and_send_no_traceparent) {

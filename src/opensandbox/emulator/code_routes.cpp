@@ -313,6 +313,7 @@ awaitable<void> run_code(context& c, exchange& x, call& k) {
     });
     if (!claimed || std::holds_alternative<std::string_view>(*claimed)) {
         c.sandboxes.finish_command(k.sandbox_id, run->id, -1, "not started");
+        x.ended_work(false);  // a run that could not start: execd's controller records a failure
         const std::string why = claimed ? std::string(std::get<std::string_view>(*claimed)) : "context not found";
         co_await x.reply(runtime_error(c, x, "error running codes " + why));
         co_return;

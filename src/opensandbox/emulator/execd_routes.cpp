@@ -183,6 +183,7 @@ awaitable<void> run_in_session(context& c, exchange& x, call& k) {
         return it == sessions.end() ? std::optional<shell_state>() : std::optional(it->second);
     });
     if (!state || !*state) {
+        x.ended_work(false);  // a run that could not start: execd's controller records a failure
         co_await x.reply(c.error_reply(x, 500, "RUNTIME_ERROR", "error running in session. context not found"));
         co_return;
     }

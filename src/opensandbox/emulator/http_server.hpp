@@ -125,8 +125,10 @@ public:
     // mostly waits on its peer (a WebSocket): at the connection cap it may then be closed to
     // make room for a newcomer.
     void take_over() {
+        taken_over_ = true;
         if (on_take_over_) on_take_over_();
     }
+    [[nodiscard]] bool taken_over() const noexcept { return taken_over_; }
     [[nodiscard]] bool stopping() const noexcept { return stopping_; }
 
     // The connection closes after this exchange instead of staying open for the next.
@@ -174,6 +176,7 @@ private:
     bool close_ = false;
     int status_ = 0;
     std::optional<bool> work_succeeded_;
+    bool taken_over_ = false;
     bool streaming_ = false;
     std::size_t written_ = 0;  // bytes of this reply sent, its head included
     std::size_t body_from_ = 0;  // where its body begins

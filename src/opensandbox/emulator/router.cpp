@@ -160,25 +160,29 @@ bool on_own_address(const context& c, const exchange& x) {
     return x.local_port() != c.lifecycle_port && x.local_port() != c.direct_port;
 }
 
-awaitable<void> run_route(context& c, exchange& x, const route* r, call& k) {
+// Who answered a routed request: its handler, the server before it (a 501, a fault's reply),
+// or the proxy in front of a sandbox that died of a fault.
+enum class answered_by { handler, server, proxy };
+
+awaitable<answered_by> run_route(context& c, exchange& x, const route* r, call& k) {
     if (c.processes && !process_runtime::serves(r->operation)) {
         co_await x.reply(c.error_reply(x, 501, "NOT_IMPLEMENTED",
                                        std::string(r->operation) +
                                            " is not served by the process runtime yet (docs/opensandbox.md lists what is)"));
-        co_return;
+        co_return answered_by::server;
     }
     k.active_fault = c.faults.take(r->operation);
     if (k.active_fault) {
         if (auto reply = fault_reply(c, x, *k.active_fault)) {
             co_await x.reply(std::move(*reply));
-            co_return;
+            co_return answered_by::server;
         }
         if (k.active_fault->what == fault::action::oom_kill && k.active_fault->shown_as == fault::surface::bare_502) {
             // The sandbox dies of it, and the proxy in front answers for its upstream, as
             // nginx does: a 502 page, none of the API's envelope.
             fail_sandbox(c, k.sandbox_id, c.profile.oom_killed);
             co_await x.reply(c.text_reply(x, 502, std::string(bad_gateway_page), "text/html"));
-            co_return;
+            co_return answered_by::proxy;
         }
         if (k.active_fault->what == fault::action::cut_stream) {
             x.cut(k.active_fault->cut_after_bytes, k.active_fault->cut_after_ms);
@@ -187,16 +191,17 @@ awaitable<void> run_route(context& c, exchange& x, const route* r, call& k) {
         if (k.active_fault->what == fault::action::stall) {
             co_await x.wait(k.active_fault->stall_for);
             x.close_connection();  // the client has given up; close without answering
-            co_return;
+            co_return answered_by::server;
         }
         apply_to_world(c, k);
         if (on_own_address(c, x) && !runs_now(c, k.sandbox_id)) {
             // The fault ended the pod this address is: nothing answers (as in dispatch).
             x.close_connection();
-            co_return;
+            co_return answered_by::proxy;
         }
     }
     co_await r->handle(c, x, k);
+    co_return answered_by::handler;
 }
 
 // execd's route tables, each named as its telemetry names the area.
@@ -242,11 +247,13 @@ constexpr std::array execd_namings{
 
 // An execd request as execd's telemetry records it: every request its router saw, routed or
 // not (http_route "unknown", as Gin's empty full path is named), refused for its token or
-// served; a run's result from its last event, a file operation's from its status.
-execd_request_seen seen_by_execd(const exchange& x, const route* r, std::string_view area,
+// served; a run's or a file operation's result only when its handler ran (a run's from its
+// last event, a file operation's from its status).
+execd_request_seen seen_by_execd(const exchange& x, const route* r, std::string_view area, bool handled,
                                  std::chrono::steady_clock::duration took) noexcept {
-    execd_request_seen seen{.method = {}, .route = "unknown", .operation = {}, .area = area, .status = x.status(),
-                            .duration = took, .traceparent = {}};
+    // (Gin's writer keeps its default 200 for a connection a WebSocket upgrade hijacked)
+    execd_request_seen seen{.method = {}, .route = "unknown", .operation = {}, .area = area,
+                            .status = x.taken_over() ? 200 : x.status(), .duration = took, .traceparent = {}};
     const auto method = x.req().method_string();
     const auto parent = x.req()["traceparent"];
     seen.method = std::string_view(method.data(), method.size());
@@ -259,7 +266,7 @@ execd_request_seen seen_by_execd(const exchange& x, const route* r, std::string_
     if (row == execd_namings.end()) return seen;
     if (!row->route.empty()) seen.route = row->route;
     seen.metric_operation = row->metric_operation;
-    if (row->metric_operation.empty() || x.status() == 0) return seen;
+    if (row->metric_operation.empty() || !handled || x.status() == 0) return seen;
     const std::optional<bool> succeeded = area == "filesystem" ? std::optional(x.status() < 400) : x.work_succeeded();
     if (succeeded) seen.result = *succeeded ? "success" : "failure";
     return seen;
@@ -289,6 +296,7 @@ awaitable<void> to_execd(context& c, exchange& x, const std::vector<std::string>
     const auto began = std::chrono::steady_clock::now();
     // Only a request that reaches a running execd is in execd's telemetry.
     const bool reaches_execd = port == execd_port && sandbox->state == c.profile.running.state;
+    answered_by who = answered_by::server;
     const auto token = x.req().find("X-EXECD-ACCESS-TOKEN");
     if (sandbox->secure_access && (token == x.req().end() || token->value() != sandbox->access_token)) {
         co_await x.reply(c.json_reply(x, 401, unauthorized_json()));
@@ -300,10 +308,11 @@ awaitable<void> to_execd(context& c, exchange& x, const std::vector<std::string>
     } else if (!r) {
         co_await x.reply(c.text_reply(x, 404, "404 page not found", "text/plain"));
     } else {
-        co_await run_route(c, x, r, k);
+        who = co_await run_route(c, x, r, k);
     }
-    if (c.options.on_execd_request && reaches_execd) {
-        c.options.on_execd_request(seen_by_execd(x, r, area, std::chrono::steady_clock::now() - began));
+    if (c.options.on_execd_request && reaches_execd && who != answered_by::proxy) {
+        c.options.on_execd_request(
+            seen_by_execd(x, r, area, who == answered_by::handler, std::chrono::steady_clock::now() - began));
     }
 }
 

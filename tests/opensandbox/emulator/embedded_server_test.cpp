@@ -127,16 +127,26 @@ TEST(embedded_server, execd_requests_are_reported_with_execds_own_names) {
     const std::string secure = create(s, R"(,"secureAccess":true)");
     ASSERT_EQ(call(s.port(), http::verb::get, "/sandboxes/" + secure + "/proxy/44772/ping").status, 401u);
     ASSERT_EQ(call(s.port(), http::verb::get, "/sandboxes/" + id + "/proxy/8080/ping").status, 502u);
+    // A refused token on a file route: execd's file handler never ran, so no file operation.
+    ASSERT_EQ(call(s.port(), http::verb::get, "/sandboxes/" + secure + "/proxy/44772/files/info?path=/tmp").status, 401u);
+    // A background command is complete for execd once it has started; a run that cannot start
+    // (no such session) is a failure.
+    ASSERT_EQ(call(s.port(), http::verb::post, execd + "/command", R"({"command":"sleep 0","background":true})").status,
+              200u);
+    ASSERT_EQ(call(s.port(), http::verb::post, execd + "/session/nosuch/run", R"({"command":"true"})").status, 500u);
+    // The proxy's bare 502 for a sandbox an OOM kill ended is not execd's.
+    s.inject({.operation = "file_info", .what = action::oom_kill, .shown_as = fault::surface::bare_502});
+    ASSERT_EQ(call(s.port(), http::verb::get, execd + "/files/info?path=/tmp").status, 502u);
 
     // The hook runs after each reply is written: the last request's report may trail its reply.
     const auto reported = [&] {
         const std::scoped_lock hold(lock);
         return requests.size();
     };
-    for (int i = 0; i < 200 && reported() < 7; ++i) std::this_thread::sleep_for(10ms);
+    for (int i = 0; i < 200 && reported() < 10; ++i) std::this_thread::sleep_for(10ms);
     std::this_thread::sleep_for(50ms);  // and nothing more comes
     const std::scoped_lock hold(lock);
-    ASSERT_EQ(requests.size(), 7u);
+    ASSERT_EQ(requests.size(), 10u);
     const auto with_status = [&](int status) {
         return std::count_if(requests.begin(), requests.end(), [&](const seen& r) { return r.status == status; });
     };
@@ -145,16 +155,19 @@ TEST(embedded_server, execd_requests_are_reported_with_execds_own_names) {
             return r.route == route && r.status == status && r.result == result;
         });
     };
-    EXPECT_EQ(with("/command", 200, "success"), 1);
+    EXPECT_EQ(with("/command", 200, "success"), 2);
     EXPECT_EQ(with("/command", 200, "failure"), 1) << "a command's non-zero exit is execd's OnExecuteError";
     EXPECT_EQ(with("/files/info", 200, "success"), 1);
     EXPECT_EQ(with("/files/info", 404, "failure"), 1);
     EXPECT_EQ(with("/command/status/:id", 404, ""), 1);
     EXPECT_EQ(with("unknown", 404, ""), 1);
     EXPECT_EQ(with("/ping", 401, ""), 1);
+    EXPECT_EQ(with("/files/info", 401, ""), 1);
+    EXPECT_EQ(with("/session/:sessionId/run", 500, "failure"), 1);
     EXPECT_EQ(with_status(502), 0);
     for (const seen& r : requests) {
-        const std::map<std::string, std::string> metric_name{{"/command", "run_command"}, {"/files/info", "info"}};
+        const std::map<std::string, std::string> metric_name{
+            {"/command", "run_command"}, {"/files/info", "info"}, {"/session/:sessionId/run", "run_in_session"}};
         EXPECT_EQ(r.metric_operation, metric_name.contains(r.route) ? metric_name.at(r.route) : "") << r.route;
         EXPECT_EQ(r.operation.empty(), r.route == "unknown") << r.route;
     }

@@ -164,8 +164,9 @@ struct execd_request_seen {
     std::string_view traceparent{};       // the request's W3C traceparent header, if any
     // execd's name for the work on its execution or filesystem metric ("run_command",
     // "run_code", "run_in_session"; "info", "upload", "listdir", …), empty for other requests;
-    // and how it ended, "success" or "failure": a run by its last event, a file operation by
-    // its status (empty when nothing said, as for a background command's request).
+    // and how it ended, "success" or "failure": a run by its last event (a background
+    // command's once started), a file operation by its status; empty when its handler did not
+    // run (a refused token) or said nothing (a run refused as invalid).
     std::string_view metric_operation{};
     std::string_view result{};
 };
