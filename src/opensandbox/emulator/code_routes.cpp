@@ -384,13 +384,13 @@ awaitable<void> interrupt_code(context& c, exchange& x, call& k) {
 
 using v = http::verb;
 constexpr std::array code_table{
-    route{v::post, "/code", "run_code", run_code},
+    route{v::post, "/code", "run_code", run_code, "", "run_code"},
     route{v::delete_, "/code", "interrupt_code", interrupt_code},
     route{v::post, "/code/context", "create_code_context", create_context},
     route{v::get, "/code/contexts", "list_code_contexts", list_contexts},
     route{v::delete_, "/code/contexts", "delete_code_contexts", delete_contexts},
-    route{v::get, "/code/contexts/{param}", "get_code_context", get_context},
-    route{v::delete_, "/code/contexts/{param}", "delete_code_context", delete_context},
+    route{v::get, "/code/contexts/{param}", "get_code_context", get_context, "/code/contexts/:contextId", ""},
+    route{v::delete_, "/code/contexts/{param}", "delete_code_context", delete_context, "/code/contexts/:contextId", ""},
 };
 
 }  // namespace

@@ -122,6 +122,11 @@ struct route {
     std::string_view pattern{};  // segments; "{id}" is the sandbox id, "{param}" the other parameter
     std::string_view operation{};
     route_handler handle{};
+    // How execd's own telemetry names it (execd's routes only): its router's path where that
+    // differs from the pattern (Gin names each parameter: "/command/status/:id"), and the
+    // name its execution or filesystem metric records the work under ("run_command", "info").
+    std::string_view execd_route{};
+    std::string_view metric_operation{};
 };
 
 std::span<const route> lifecycle_routes() noexcept;

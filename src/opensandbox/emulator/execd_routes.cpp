@@ -340,13 +340,13 @@ awaitable<void> watch_metrics(context& c, exchange& x, call& k) {
 using v = http::verb;
 constexpr std::array execd_table{
     route{v::get, "/ping", "ping", ping},
-    route{v::post, "/command", "exec", exec},
+    route{v::post, "/command", "exec", exec, "", "run_command"},
     route{v::delete_, "/command", "interrupt", interrupt},
-    route{v::get, "/command/status/{param}", "exec_status", status},
-    route{v::get, "/command/{param}/logs", "exec_logs", logs},
+    route{v::get, "/command/status/{param}", "exec_status", status, "/command/status/:id", ""},
+    route{v::get, "/command/{param}/logs", "exec_logs", logs, "/command/:id/logs", ""},
     route{v::post, "/session", "create_session", create_session},
-    route{v::post, "/session/{param}/run", "run_in_session", run_in_session},
-    route{v::delete_, "/session/{param}", "delete_session", delete_session},
+    route{v::post, "/session/{param}/run", "run_in_session", run_in_session, "/session/:sessionId/run", "run_in_session"},
+    route{v::delete_, "/session/{param}", "delete_session", delete_session, "/session/:sessionId", ""},
     route{v::get, "/metrics", "metrics", metrics},
     route{v::get, "/metrics/watch", "watch_metrics", watch_metrics},
 };

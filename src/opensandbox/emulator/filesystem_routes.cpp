@@ -941,17 +941,17 @@ awaitable<void> replace_contents(context& c, exchange& x, call& k) {
 
 using v = http::verb;
 constexpr std::array filesystem_table{
-    route{v::post, "/files/upload", "upload", upload},
-    route{v::get, "/files/download", "download", download},
-    route{v::get, "/files/info", "file_info", file_info},
-    route{v::delete_, "/files", "delete_files", delete_files},
-    route{v::post, "/files/mv", "move_files", move_files},
-    route{v::post, "/files/permissions", "set_permissions", set_permissions},
-    route{v::get, "/files/search", "search_files", search_files},
-    route{v::post, "/files/replace", "replace_contents", replace_contents},
-    route{v::get, "/directories/list", "list_directory", list_directory},
-    route{v::post, "/directories", "create_directories", create_directories},
-    route{v::delete_, "/directories", "delete_directories", delete_directories},
+    route{v::post, "/files/upload", "upload", upload, "", "upload"},
+    route{v::get, "/files/download", "download", download, "", "download"},
+    route{v::get, "/files/info", "file_info", file_info, "", "info"},
+    route{v::delete_, "/files", "delete_files", delete_files, "", "delete"},
+    route{v::post, "/files/mv", "move_files", move_files, "", "rename"},
+    route{v::post, "/files/permissions", "set_permissions", set_permissions, "", "chmod"},
+    route{v::get, "/files/search", "search_files", search_files, "", "search"},
+    route{v::post, "/files/replace", "replace_contents", replace_contents, "", "replace"},
+    route{v::get, "/directories/list", "list_directory", list_directory, "", "listdir"},
+    route{v::post, "/directories", "create_directories", create_directories, "", "mkdir"},
+    route{v::delete_, "/directories", "delete_directories", delete_directories, "", "rmdir"},
 };
 
 }  // namespace

@@ -212,39 +212,6 @@ struct execd_area {
 constexpr std::array execd_areas{execd_area{execd_routes, "command"}, execd_area{filesystem_routes, "filesystem"},
                                  execd_area{code_routes, "code"}, execd_area{terminal_routes, "terminal"}};
 
-// What execd's own telemetry calls an operation: its router's path where that differs from
-// the pattern here (Gin names each parameter), and the name its execution or filesystem
-// metric records the work under (components/execd/pkg/web/router.go, controller/*.go).
-struct execd_naming {
-    std::string_view operation;
-    std::string_view route;             // empty: the pattern as it is
-    std::string_view metric_operation;  // empty: on neither metric
-};
-constexpr std::array execd_namings{
-    execd_naming{"exec", "", "run_command"},
-    execd_naming{"exec_status", "/command/status/:id", ""},
-    execd_naming{"exec_logs", "/command/:id/logs", ""},
-    execd_naming{"run_in_session", "/session/:sessionId/run", "run_in_session"},
-    execd_naming{"delete_session", "/session/:sessionId", ""},
-    execd_naming{"run_code", "", "run_code"},
-    execd_naming{"get_code_context", "/code/contexts/:contextId", ""},
-    execd_naming{"delete_code_context", "/code/contexts/:contextId", ""},
-    execd_naming{"terminal_status", "/pty/:sessionId", ""},
-    execd_naming{"delete_terminal", "/pty/:sessionId", ""},
-    execd_naming{"attach_terminal", "/pty/:sessionId/ws", ""},
-    execd_naming{"file_info", "", "info"},
-    execd_naming{"delete_files", "", "delete"},
-    execd_naming{"set_permissions", "", "chmod"},
-    execd_naming{"move_files", "", "rename"},
-    execd_naming{"search_files", "", "search"},
-    execd_naming{"replace_contents", "", "replace"},
-    execd_naming{"upload", "", "upload"},
-    execd_naming{"download", "", "download"},
-    execd_naming{"list_directory", "", "listdir"},
-    execd_naming{"create_directories", "", "mkdir"},
-    execd_naming{"delete_directories", "", "rmdir"},
-};
-
 // An execd request as execd's telemetry records it: every request its router saw, routed or
 // not (http_route "unknown", as Gin's empty full path is named), refused for its token or
 // served; a run's or a file operation's result only when its handler ran (a run's from its
@@ -259,14 +226,10 @@ execd_request_seen seen_by_execd(const exchange& x, const route* r, std::string_
     seen.method = std::string_view(method.data(), method.size());
     seen.traceparent = std::string_view(parent.data(), parent.size());
     if (!r) return seen;
-    seen.route = r->pattern;
+    seen.route = r->execd_route.empty() ? r->pattern : r->execd_route;
     seen.operation = r->operation;
-    const auto row = std::find_if(execd_namings.begin(), execd_namings.end(),
-                                  [&](const execd_naming& n) { return n.operation == r->operation; });
-    if (row == execd_namings.end()) return seen;
-    if (!row->route.empty()) seen.route = row->route;
-    seen.metric_operation = row->metric_operation;
-    if (row->metric_operation.empty() || !handled || x.status() == 0) return seen;
+    seen.metric_operation = r->metric_operation;
+    if (r->metric_operation.empty() || !handled || x.status() == 0) return seen;
     const std::optional<bool> succeeded = area == "filesystem" ? std::optional(x.status() < 400) : x.work_succeeded();
     if (succeeded) seen.result = *succeeded ? "success" : "failure";
     return seen;

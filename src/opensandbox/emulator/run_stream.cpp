@@ -219,7 +219,6 @@ awaitable<afterwards> stream_until_the_end(context& c, exchange& x, call& k, con
     const auto& simulated = std::get<simulated_work>(work);
     simulated_run plan = co_await c.off_io_if(!simulated.light, [&] { return simulated.plan(); });
     if (background) {
-        x.ended_work(true);  // execd reports a background command complete once it has started
         co_await x.end_stream();
         asio::co_spawn(co_await asio::this_coro::executor,
                        run_in_background(c, k.sandbox_id, run.id, std::move(plan), timeout), asio::detached);
@@ -279,6 +278,8 @@ awaitable<void> stream_run(context& c, exchange& x, call& k, const command_run& 
         throw;
     }
     if (next == afterwards::finished_or_ended) c.sandboxes.finish_command(k.sandbox_id, run.id, -1, "signal: killed");
+    // execd reports a background command complete once it has started.
+    if (next == afterwards::runs_on) x.ended_work(true);
 }
 
 

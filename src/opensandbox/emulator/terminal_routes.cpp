@@ -469,9 +469,9 @@ awaitable<void> attach_terminal(context& c, exchange& x, call& k) {
 using v = http::verb;
 constexpr std::array terminal_table{
     route{v::post, "/pty", "create_terminal", create_terminal},
-    route{v::get, "/pty/{param}", "terminal_status", terminal_status},
-    route{v::delete_, "/pty/{param}", "delete_terminal", delete_terminal},
-    route{v::get, "/pty/{param}/ws", "attach_terminal", attach_terminal},
+    route{v::get, "/pty/{param}", "terminal_status", terminal_status, "/pty/:sessionId", ""},
+    route{v::delete_, "/pty/{param}", "delete_terminal", delete_terminal, "/pty/:sessionId", ""},
+    route{v::get, "/pty/{param}/ws", "attach_terminal", attach_terminal, "/pty/:sessionId/ws", ""},
 };
 
 }  // namespace

@@ -612,7 +612,6 @@ awaitable<bool> stream_process(context& c, exchange& x, const std::string& sandb
     }
     auto cmd = std::make_shared<running_command>(work.box, *started, co_await asio::this_coro::executor);
     if (background) {
-        x.ended_work(true);  // execd reports a background command complete once it has started
         co_await x.end_stream();
         asio::co_spawn(co_await asio::this_coro::executor,
                        run_in_background(c, std::move(cmd), sandbox_id, run.id, oom_kills_before, timeout),
