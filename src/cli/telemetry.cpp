@@ -1,6 +1,8 @@
 // The CLI's OpenTelemetry: the SDK, OTLP/HTTP exporters, global providers for one run.
 #include "telemetry.hpp"
 
+#include "otel/attribute.hpp"
+
 #include <ngfail/otel/client_instrumentation.hpp>
 
 #include <opentelemetry/context/propagation/text_map_propagator.h>
@@ -44,9 +46,8 @@ namespace {
 namespace nostd = opentelemetry::nostd;
 namespace sdk_trace = opentelemetry::sdk::trace;
 namespace sdk_metrics = opentelemetry::sdk::metrics;
-using attribute = std::pair<nostd::string_view, opentelemetry::common::AttributeValue>;
-
-nostd::string_view ot(std::string_view s) noexcept { return {s.data(), s.size()}; }
+using otel::detail::attribute;
+using otel::detail::ot;
 
 bool set(const char* variable) {
     const char* value = std::getenv(variable);
@@ -159,8 +160,10 @@ private:
         const std::array<attribute, 3> attributes{attribute{"http.request.method", ot(r.method)},
                                                   attribute{"http.route", ot(r.route)},
                                                   attribute{"http.response.status_code", r.status}};
-        // (the semantic conventions' name: the method alone when no route took the request)
-        const std::string name = r.operation.empty() ? std::string(r.method) : std::string(r.method) + " " + std::string(r.route);
+        // (the semantic conventions' name: the method alone when no route took the request,
+        // "HTTP" for a method HTTP does not define)
+        const std::string method(r.method == "_OTHER" ? "HTTP" : r.method);
+        const std::string name = r.operation.empty() ? method : method + " " + std::string(r.route);
         auto span = tracer_->StartSpan(name, attributes, options);
         if (r.status >= 500 || r.status == 0) span->SetStatus(opentelemetry::trace::StatusCode::kError);
         span->End();

@@ -3,6 +3,7 @@
 #include <ngfail/details.hpp>
 #include <ngfail/kind.hpp>
 
+#include "otel/attribute.hpp"
 #include "otel/traceparent.hpp"
 #include "text/utf8.hpp"
 
@@ -27,15 +28,14 @@ namespace {
 namespace nostd = opentelemetry::nostd;
 namespace trace_api = opentelemetry::trace;
 namespace metrics_api = opentelemetry::metrics;
-using attribute = std::pair<nostd::string_view, opentelemetry::common::AttributeValue>;
+using detail::attribute;
+using detail::ot;
 using opensandbox::operation;
 
 constexpr std::string_view library_version = "1";
 constexpr std::size_t max_id_bytes = 256;     // a sandbox id, a label's key
 constexpr std::size_t max_label_bytes = 1024; // a label's value
 
-// OpenTelemetry's own string_view, which std::string_view does not convert to.
-nostd::string_view ot(std::string_view s) noexcept { return {s.data(), s.size()}; }
 
 // The names each naming writes; one row each, so that the code below never asks which.
 struct names {

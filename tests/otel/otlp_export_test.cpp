@@ -4,6 +4,7 @@
 // `ngfail serve --otlp` delivers execd's metric names.
 #include "support/cli_run.hpp"
 #include "support/loopback_http.hpp"
+#include "support/raw_client.hpp"
 
 #include <ngfail/opensandbox.hpp>
 #include <ngfail/opensandbox/testing/embedded_server.hpp>
@@ -254,6 +255,14 @@ TEST(serve_otlp, exports_execds_own_metrics_and_spans) {
     c.upload(id, "/workspace/a.txt", "data");
     EXPECT_EQ(c.download(id, "/workspace/a.txt"), "data");
     EXPECT_EQ(c.exec(id, {.command = "echo hi"}).stdout_text, "hi\n");
+    // A method HTTP does not define is "_OTHER" on the metric and "HTTP" as the span's name.
+    const std::string brewed = ngfail_test::exchange_raw(
+        server.port(),
+        "BREW /sandboxes/" + id + "/proxy/44772/ping HTTP/1.1\r\nHost: x\r\ntraceparent: 00-" +
+            std::string(fixed_parent::trace_id) + "-" + std::string(fixed_parent::span_id) +
+            "-01\r\nContent-Length: 0\r\n\r\n",
+        5s, false, "\r\n\r\n");
+    EXPECT_TRUE(brewed.starts_with("HTTP/1.1 404")) << brewed;
     EXPECT_EQ(server.stop(), 0);
 
     const std::string metrics = receiver.all("/v1/metrics", "application/json");
@@ -263,11 +272,14 @@ TEST(serve_otlp, exports_execds_own_metrics_and_spans) {
                                             "\"success\"", "\"unit\":\"ms\"", "ngfail-serve"}) {
         EXPECT_THAT(metrics, HasSubstr(std::string(expected)));
     }
+    EXPECT_THAT(metrics, HasSubstr("\"_OTHER\""));
+    EXPECT_THAT(metrics, testing::Not(HasSubstr("BREW")));
     const auto spans = spans_in(receiver.all("/v1/traces", "application/json"));
     EXPECT_THAT(spans, testing::Contains(testing::Field(&json_span::name, "POST /command")));
     // Every execd request a call made, its create's readiness ping among them, is a child of
     // that call's attempt.
     EXPECT_THAT(spans, testing::Contains(testing::Field(&json_span::name, "GET /ping")));
+    EXPECT_THAT(spans, testing::Contains(testing::Field(&json_span::name, "HTTP")));
     for (const auto& span : spans) {
         EXPECT_EQ(span.trace_id, fixed_parent::trace_id) << span.name;
         EXPECT_EQ(span.parent_span_id, fixed_parent::span_id) << span.name;

@@ -1,6 +1,8 @@
 // The process's peak resident memory, for tests that bound what an operation may keep.
 #pragma once
 
+#include "core/sanitized.hpp"
+
 #include <cstddef>
 
 #include <sys/resource.h>
@@ -9,17 +11,7 @@ namespace ngfail_test {
 
 // Under a sanitizer the process's memory is mostly the sanitizer's (shadow memory, ASan's
 // quarantine of freed blocks), so bounds are checked in the uninstrumented builds only.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-inline constexpr bool instrumented = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-inline constexpr bool instrumented = true;
-#else
-inline constexpr bool instrumented = false;
-#endif
-#else
-inline constexpr bool instrumented = false;
-#endif
+inline constexpr bool instrumented = ngfail::detail::sanitized;
 
 // A test's work at scale: an eighth of it under a sanitizer, whose own work slows each step
 // several times over. What the test proves (a bound, a linear cost, another sandbox never

@@ -104,15 +104,15 @@ TEST(embedded_server, a_session_runs_bash_builtins_as_bash_does) {
 // execution and filesystem metrics' operation names and results.
 TEST(embedded_server, execd_requests_are_reported_with_execds_own_names) {
     struct seen {
-        std::string route, operation, metric_operation, result;
+        std::string method, route, operation, metric_operation, result;
         int status;
     };
     std::mutex lock;
     std::vector<seen> requests;
     embedded_server s({.on_execd_request = [&](const ngfail::opensandbox::testing::execd_request_seen& r) {
         const std::scoped_lock hold(lock);
-        requests.push_back({std::string(r.route), std::string(r.operation), std::string(r.metric_operation),
-                            std::string(r.result), r.status});
+        requests.push_back({std::string(r.method), std::string(r.route), std::string(r.operation),
+                            std::string(r.metric_operation), std::string(r.result), r.status});
     }});
     const std::string id = create(s);
     const std::string execd = "/sandboxes/" + id + "/proxy/44772";
@@ -123,6 +123,10 @@ TEST(embedded_server, execd_requests_are_reported_with_execds_own_names) {
     ASSERT_EQ(call(s.port(), http::verb::get, execd + "/files/info?path=/no/such").status, 404u);
     ASSERT_EQ(call(s.port(), http::verb::get, execd + "/command/status/nothing").status, 404u);
     ASSERT_EQ(call(s.port(), http::verb::get, execd + "/no/such/route").status, 404u);
+    // A method HTTP does not define is "_OTHER": a stranger's inventions open no series of their own.
+    const std::string brewed = ngfail_test::exchange_raw(
+        s.port(), "BREW " + execd + "/ping HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n", 2s, false, "\r\n\r\n");
+    ASSERT_TRUE(brewed.starts_with("HTTP/1.1 404")) << brewed;
     // A refused token is execd's answer; a port nothing listens on is the proxy's, unseen by execd.
     const std::string secure = create(s, R"(,"secureAccess":true)");
     ASSERT_EQ(call(s.port(), http::verb::get, "/sandboxes/" + secure + "/proxy/44772/ping").status, 401u);
@@ -143,10 +147,10 @@ TEST(embedded_server, execd_requests_are_reported_with_execds_own_names) {
         const std::scoped_lock hold(lock);
         return requests.size();
     };
-    for (int i = 0; i < 200 && reported() < 10; ++i) std::this_thread::sleep_for(10ms);
+    for (int i = 0; i < 200 && reported() < 11; ++i) std::this_thread::sleep_for(10ms);
     std::this_thread::sleep_for(50ms);  // and nothing more comes
     const std::scoped_lock hold(lock);
-    ASSERT_EQ(requests.size(), 10u);
+    ASSERT_EQ(requests.size(), 11u);
     const auto with_status = [&](int status) {
         return std::count_if(requests.begin(), requests.end(), [&](const seen& r) { return r.status == status; });
     };
@@ -160,7 +164,9 @@ TEST(embedded_server, execd_requests_are_reported_with_execds_own_names) {
     EXPECT_EQ(with("/files/info", 200, "success"), 1);
     EXPECT_EQ(with("/files/info", 404, "failure"), 1);
     EXPECT_EQ(with("/command/status/:id", 404, ""), 1);
-    EXPECT_EQ(with("unknown", 404, ""), 1);
+    EXPECT_EQ(with("unknown", 404, ""), 2);
+    EXPECT_EQ(std::count_if(requests.begin(), requests.end(), [](const seen& r) { return r.method == "_OTHER"; }), 1);
+    EXPECT_EQ(std::count_if(requests.begin(), requests.end(), [](const seen& r) { return r.method == "BREW"; }), 0);
     EXPECT_EQ(with("/ping", 401, ""), 1);
     EXPECT_EQ(with("/files/info", 401, ""), 1);
     EXPECT_EQ(with("/session/:sessionId/run", 500, "failure"), 1);
@@ -170,6 +176,7 @@ TEST(embedded_server, execd_requests_are_reported_with_execds_own_names) {
             {"/command", "run_command"}, {"/files/info", "info"}, {"/session/:sessionId/run", "run_in_session"}};
         EXPECT_EQ(r.metric_operation, metric_name.contains(r.route) ? metric_name.at(r.route) : "") << r.route;
         EXPECT_EQ(r.operation.empty(), r.route == "unknown") << r.route;
+        EXPECT_TRUE(r.method == "GET" || r.method == "POST" || r.method == "_OTHER") << r.method;
     }
 }
 

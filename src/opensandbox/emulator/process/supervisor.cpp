@@ -1,5 +1,7 @@
 #include "opensandbox/emulator/process/supervisor.hpp"
 
+#include "core/sanitized.hpp"
+
 #include <array>
 #include <cerrno>
 #include <csignal>
@@ -76,17 +78,7 @@ std::optional<wiring> wiring_named(std::string_view name) {
 
 // A sanitizer's runtime keeps its own state per thread and knows nothing of a child sharing the
 // supervisor's memory: under one, commands are forked.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool sanitized = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-constexpr bool sanitized = true;
-#else
-constexpr bool sanitized = false;
-#endif
-#else
-constexpr bool sanitized = false;
-#endif
+using ngfail::detail::sanitized;
 
 // What a command's child is given, all of it made before the child starts: the child shares
 // the supervisor's memory until its execve (a vfork: copying the supervisor's page tables, and
