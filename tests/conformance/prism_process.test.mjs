@@ -83,7 +83,9 @@ check("commands, background commands and sessions run for real", async () => {
   assert.equal(failed.events.find((e) => e.type === "error")?.error.evalue, "1");
   const id = ran.events[0].text;
   assert.equal(JSON.parse((await checked(execd, `/command/status/${id}`)).body).exit_code, 0);
-  const bg = (await command({ command: "echo bg", background: true })).events[0].text;
+  const started = await command({ command: "echo bg", background: true });
+  assert.deepEqual(started.events.map((e) => e.type), ["init", "ping", "execution_complete"]);
+  const bg = started.events[0].text;
   let logs;
   for (let i = 0; i < 50; i++) {
     logs = await checked(execd, `/command/${bg}/logs?cursor=0`);

@@ -143,8 +143,12 @@ check("a command through the server proxy, as useServerProxy asks", async () => 
 
 check("background commands, their logs with the tail cursor, and interrupt", async () => {
   await withSandbox(async (sandbox) => {
-    const started = await sandbox.commands.run("echo from the background", { background: true });
+    let completed = 0;
+    const started = await sandbox.commands.run("echo from the background", { background: true },
+                                               { onExecutionComplete: () => void completed++ });
     assert.ok(started.id);
+    assert.ok(started.complete, "execd completes a background command's run once it has started");
+    assert.equal(completed, 1);
     let status;
     for (let i = 0; i < 50; i++) {
       status = await sandbox.commands.getCommandStatus(started.id);

@@ -111,8 +111,13 @@ awaitable<exec_result> run_command(const call_context& context, std::string_view
         // Only execd's command runner reports an exit code; what a kernel raised is no exit.
         if (code->error_name != "CommandExecError") events.clear_exit_code();
     }
-    // A background command's stream ends once it has started: its `init` is the result.
-    if (cmd.background && !events.result().execution_id.empty()) co_return events.take_result();
+    // A background command's stream ends once it has started: its `init` is the result, and
+    // its `execution_complete` (execd completes the run at the start) says it started, not
+    // that it exited 0; its exit is its status's to say.
+    if (cmd.background && !events.result().execution_id.empty()) {
+        if (!events.result().error_value) events.clear_exit_code();
+        co_return events.take_result();
+    }
     if (!events.terminal()) {
         throw connection_error(boost::system::error_code(make_error_code(errc::stream_incomplete)), phase::receive);
     }

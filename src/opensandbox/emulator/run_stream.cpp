@@ -46,7 +46,8 @@ std::string ping_frame() { return frame({{"type", "ping"}, {"text", "pong"}}); }
 std::string text_frame(std::string_view type, std::string_view text) {
     return frame({{"type", type}, {"text", ngfail::text::valid_utf8(text)}});
 }
-end_frame complete_frame(std::chrono::milliseconds took) {
+end_frame complete_frame(std::chrono::steady_clock::time_point started) {
+    const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
     return {frame({{"type", "execution_complete"}, {"execution_time", took.count()}}), true};
 }
 end_frame raised_frame(const raised_error& raised) {
@@ -217,14 +218,15 @@ awaitable<afterwards> stream_until_the_end(context& c, exchange& x, call& k, con
     // connection threads unless light: a long line holds its own sandbox, no one else's
     // connection.
     const auto& simulated = std::get<simulated_work>(work);
+    const auto started = mono_clock::now();
     simulated_run plan = co_await c.off_io_if(!simulated.light, [&] { return simulated.plan(); });
-    if (background) {
+    if (background) {  // execd completes a background command's run once it has started
+        co_await end_run(x, complete_frame(started));
         co_await x.end_stream();
         asio::co_spawn(co_await asio::this_coro::executor,
                        run_in_background(c, k.sandbox_id, run.id, std::move(plan), timeout), asio::detached);
         co_return afterwards::runs_on;
     }
-    const auto started = mono_clock::now();
     const ending how = co_await run_for(c, x, k, run.id, plan.runs_for, timeout);
     if (how == ending::gone) co_return afterwards::finished_or_ended;
     if (how != ending::completed) {
@@ -254,8 +256,7 @@ awaitable<afterwards> stream_until_the_end(context& c, exchange& x, call& k, con
     } else if (plan.raised) {
         co_await end_run(x, raised_frame(*plan.raised));
     } else if (plan.exit_code == 0) {
-        const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(mono_clock::now() - started);
-        co_await end_run(x, complete_frame(took));
+        co_await end_run(x, complete_frame(started));
     } else {
         co_await end_run(x, error_frame(std::to_string(plan.exit_code), error));
     }
@@ -278,8 +279,6 @@ awaitable<void> stream_run(context& c, exchange& x, call& k, const command_run& 
         throw;
     }
     if (next == afterwards::finished_or_ended) c.sandboxes.finish_command(k.sandbox_id, run.id, -1, "signal: killed");
-    // execd reports a background command complete once it has started.
-    if (next == afterwards::runs_on) x.ended_work(true);
 }
 
 

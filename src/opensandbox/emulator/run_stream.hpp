@@ -36,7 +36,7 @@ struct end_frame {
     std::string text;
     bool succeeded = false;
 };
-[[nodiscard]] end_frame complete_frame(std::chrono::milliseconds took);
+[[nodiscard]] end_frame complete_frame(std::chrono::steady_clock::time_point started);  // the run took since then
 // A command's failure, as execd's command runner reports it (CommandExecError).
 [[nodiscard]] end_frame error_frame(std::string_view evalue, std::string_view traceback);
 // What a kernel's cell raised; its cell number; its last expression's value (execd renames

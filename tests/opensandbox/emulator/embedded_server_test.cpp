@@ -135,8 +135,9 @@ TEST(embedded_server, execd_requests_are_reported_with_execds_own_names) {
     ASSERT_EQ(call(s.port(), http::verb::get, "/sandboxes/" + secure + "/proxy/44772/files/info?path=/tmp").status, 401u);
     // A background command is complete for execd once it has started; a run that cannot start
     // (no such session) is a failure.
-    ASSERT_EQ(call(s.port(), http::verb::post, execd + "/command", R"({"command":"sleep 0","background":true})").status,
-              200u);
+    const reply background = call(s.port(), http::verb::post, execd + "/command", R"({"command":"sleep 0","background":true})");
+    ASSERT_EQ(background.status, 200u);
+    EXPECT_THAT(background.body, testing::HasSubstr(R"("type":"execution_complete")")) << "execd's stream says so too";
     ASSERT_EQ(call(s.port(), http::verb::post, execd + "/session/nosuch/run", R"({"command":"true"})").status, 500u);
     // The proxy's bare 502 for a sandbox an OOM kill ended is not execd's.
     s.inject({.operation = "file_info", .what = action::oom_kill, .shown_as = fault::surface::bare_502});

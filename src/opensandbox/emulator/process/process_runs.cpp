@@ -460,8 +460,7 @@ awaitable<void> finish(context& c, running_command& cmd, output_sink& sink, std:
     if (sink.before_last_event && *sink.before_last_event) (*sink.before_last_event)();
     if (!sink.x) co_return;
     if (end.exit_code == 0) {
-        const auto took = std::chrono::duration_cast<milliseconds>(mono_clock::now() - started);
-        co_await end_run(*sink.x, complete_frame(took));
+        co_await end_run(*sink.x, complete_frame(started));
     } else {
         co_await end_run(*sink.x, error_frame(std::to_string(end.exit_code), end.error));
     }
@@ -568,7 +567,7 @@ awaitable<void> stream_cell(context& c, exchange& x, const std::string& sandbox_
     if (outcome.raised) {
         co_await end_run(x, raised_frame(*outcome.raised));
     } else {
-        co_await end_run(x, complete_frame(std::chrono::duration_cast<milliseconds>(mono_clock::now() - started_at)));
+        co_await end_run(x, complete_frame(started_at));
     }
     co_await x.end_stream();
 }
@@ -611,7 +610,8 @@ awaitable<bool> stream_process(context& c, exchange& x, const std::string& sandb
         co_return false;
     }
     auto cmd = std::make_shared<running_command>(work.box, *started, co_await asio::this_coro::executor);
-    if (background) {
+    if (background) {  // execd completes a background command's run once it has started
+        co_await end_run(x, complete_frame(started_at));
         co_await x.end_stream();
         asio::co_spawn(co_await asio::this_coro::executor,
                        run_in_background(c, std::move(cmd), sandbox_id, run.id, oom_kills_before, timeout),
