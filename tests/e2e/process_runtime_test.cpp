@@ -83,6 +83,17 @@ TEST_F(process_runtime, commands_run_for_real) {
     EXPECT_EQ(blank.stdout_text, "a\n\nb\n") << "execd sends a line per event; a last line without its end gets one";
 }
 
+// A no_terminal_event fault holds under the process runtime too: the real command runs, its
+// stream ends without its last event.
+TEST_F(process_runtime, no_terminal_event_withholds_a_real_runs_last_event) {
+    const auto id = sandboxes->create({}).id;
+    server->inject(sandbox_testing::fault::exec(sandbox_testing::fault::action::no_terminal_event));
+    const auto ran = sandboxes->try_exec(id, {.command = "echo ran > /tmp/ran"});
+    ASSERT_FALSE(ran);
+    EXPECT_EQ(ran.error().code(), kind::transport_peer_drop);
+    EXPECT_EQ(sandboxes->exec(id, {.command = "cat /tmp/ran"}).stdout_text, "ran\n") << "it ran; one fault, one run";
+}
+
 TEST_F(process_runtime, a_detached_exec_survives_cut_log_reads_with_a_real_command) {
     const auto id = sandboxes->create({}).id;
     std::string expected;

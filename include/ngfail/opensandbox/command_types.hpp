@@ -82,7 +82,9 @@ inline command::operator command_ref() const noexcept {
 // What a command did. A non-zero exit is a normal result, not a failure.
 struct exec_result {
     std::string execution_id{};
-    std::optional<int> exit_code{};  // absent when execd could not say (a failed start)
+    // Absent when execd could not say (a failed start), and for a background command, which
+    // returns once started (`exec_status` gives its exit).
+    std::optional<int> exit_code{};
     std::string stdout_text{};
     std::string stderr_text{};
     std::optional<std::string> error_value{};  // execd's `error.evalue`

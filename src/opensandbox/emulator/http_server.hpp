@@ -150,6 +150,10 @@ public:
     // said.
     void ended_work(bool succeeded) noexcept { work_succeeded_ = succeeded; }
     [[nodiscard]] std::optional<bool> work_succeeded() const noexcept { return work_succeeded_; }
+    // The stream's last event (a run's `execution_complete` or `error`) is not sent, as a
+    // no_terminal_event fault asks; the stream still ends cleanly.
+    void withhold_last_event() noexcept { last_event_withheld_ = true; }
+    [[nodiscard]] bool last_event_withheld() const noexcept { return last_event_withheld_; }
 
 private:
     // Writes the pieces in turn under the write deadline; false (and the connection closes)
@@ -176,6 +180,7 @@ private:
     bool close_ = false;
     int status_ = 0;
     std::optional<bool> work_succeeded_;
+    bool last_event_withheld_ = false;
     bool taken_over_ = false;
     bool streaming_ = false;
     std::size_t written_ = 0;  // bytes of this reply sent, its head included

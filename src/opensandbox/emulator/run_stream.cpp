@@ -60,6 +60,7 @@ end_frame raised_frame(const raised_error& raised) {
 }
 awaitable<bool> end_run(exchange& x, const end_frame& last) {
     x.ended_work(last.succeeded);
+    if (x.last_event_withheld()) co_return true;
     co_return co_await x.chunk(last.text);
 }
 // A kernel's cell number, and its last expression's value: execd renames Jupyter's
@@ -177,6 +178,9 @@ awaitable<afterwards> stream_until_the_end(context& c, exchange& x, call& k, con
     const std::optional<action> misbehave = k.active_fault ? std::optional(k.active_fault->what) : std::nullopt;
     // Real execd's head goes out with its first event (gin writes it on the first flush): a
     // stream dropped before `init` has sent nothing at all.
+    // Whatever ends the run (a command, a kernel's cell, a background start, a kill), in
+    // either runtime, its last event is withheld.
+    if (misbehave == action::no_terminal_event) x.withhold_last_event();
     if (misbehave == action::drop_before_init) {
         x.close_connection();
         co_return afterwards::finished_or_ended;
@@ -251,9 +255,7 @@ awaitable<afterwards> stream_until_the_end(context& c, exchange& x, call& k, con
     if (plan.result_text) co_await x.chunk(result_frame(*plan.result_text));
     const std::string error = plan.exit_code == 0 ? "" : "exit status " + std::to_string(plan.exit_code);
     c.sandboxes.finish_command(k.sandbox_id, run.id, plan.exit_code, error);
-    if (misbehave == action::no_terminal_event) {
-        // the stream ends cleanly: no error, no execution_complete
-    } else if (plan.raised) {
+    if (plan.raised) {
         co_await end_run(x, raised_frame(*plan.raised));
     } else if (plan.exit_code == 0) {
         co_await end_run(x, complete_frame(started));

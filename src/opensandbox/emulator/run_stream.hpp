@@ -31,7 +31,7 @@ namespace ngfail::opensandbox::testing::detail {
 [[nodiscard]] std::string text_frame(std::string_view type, std::string_view text);  // stdout, stderr, init
 // A run's last event, `execution_complete` or the error it ended with, and which of the two:
 // sent with `end_run`, which tells the exchange how the run ended (execd's execution metric
-// records it).
+// records it) and sends nothing when the exchange withholds the last event (a fault).
 struct end_frame {
     std::string text;
     bool succeeded = false;

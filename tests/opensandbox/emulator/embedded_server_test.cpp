@@ -181,6 +181,27 @@ TEST(embedded_server, execd_requests_are_reported_with_execds_own_names) {
     }
 }
 
+// A no_terminal_event fault withholds a run's last event however the run ends: a background
+// start's `execution_complete` too (the fault is used, not lost), and a code run's.
+TEST(embedded_server, no_terminal_event_withholds_a_background_starts_last_event_too) {
+    embedded_server s;
+    const std::string id = create(s);
+    const std::string execd = "/sandboxes/" + id + "/proxy/44772";
+    s.inject(fault::exec(action::no_terminal_event));
+    const reply background = call(s.port(), http::verb::post, execd + "/command", R"({"command":"true","background":true})");
+    ASSERT_EQ(background.status, 200u);
+    EXPECT_THAT(background.body, HasSubstr(R"("type":"init")"));
+    EXPECT_THAT(background.body, testing::Not(HasSubstr("execution_complete")));
+    const reply next = call(s.port(), http::verb::post, execd + "/command", R"({"command":"true"})");
+    EXPECT_THAT(next.body, HasSubstr("execution_complete")) << "one fault, one run";
+    s.inject({.operation = "run_code", .what = action::no_terminal_event});
+    const reply code = call(s.port(), http::verb::post, execd + "/code",
+                            R"({"code":"1 + 1","context":{"language":"python"}})");
+    ASSERT_EQ(code.status, 200u);
+    EXPECT_THAT(code.body, HasSubstr(R"("type":"result")"));
+    EXPECT_THAT(code.body, testing::Not(HasSubstr("execution_complete")));
+}
+
 // As the server's snapshot service: 202 Creating with a Location, Ready once captured;
 // neither deleted nor restored before; newest first; a bounded number kept.
 TEST(embedded_server, a_snapshot_is_creating_then_ready_and_only_then_restored_or_deleted) {
