@@ -162,7 +162,7 @@ private:
                                                   attribute{"http.response.status_code", r.status}};
         // (the semantic conventions' name: the method alone when no route took the request,
         // "HTTP" for a method HTTP does not define)
-        const std::string method(r.method == "_OTHER" ? "HTTP" : r.method);
+        const std::string method(r.method == r.other_method ? "HTTP" : r.method);
         const std::string name = r.operation.empty() ? method : method + " " + std::string(r.route);
         auto span = tracer_->StartSpan(name, attributes, options);
         if (r.status >= 500 || r.status == 0) span->SetStatus(opentelemetry::trace::StatusCode::kError);

@@ -36,7 +36,6 @@ constexpr std::string_view library_version = "1";
 constexpr std::size_t max_id_bytes = 256;     // a sandbox id, a label's key
 constexpr std::size_t max_label_bytes = 1024; // a label's value
 
-
 // The names each naming writes; one row each, so that the code below never asks which.
 struct names {
     std::string_view scope;

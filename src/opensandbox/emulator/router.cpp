@@ -221,11 +221,10 @@ execd_request_seen seen_by_execd(const exchange& x, const route* r, std::string_
     // (Gin's writer keeps its default 200 for a connection a WebSocket upgrade hijacked)
     execd_request_seen seen{.method = {}, .route = "unknown", .operation = {}, .area = area,
                             .status = x.taken_over() ? 200 : x.status(), .duration = took, .traceparent = {}};
-    // A method HTTP does not define is "_OTHER", as OpenTelemetry's HTTP conventions have it:
-    // a stranger's invented methods would otherwise each open a metric series of their own.
     const auto method = x.req().method_string();
     const auto parent = x.req()["traceparent"];
-    seen.method = x.req().method() == http::verb::unknown ? "_OTHER" : std::string_view(method.data(), method.size());
+    seen.method = x.req().method() == http::verb::unknown ? execd_request_seen::other_method
+                                                          : std::string_view(method.data(), method.size());
     seen.traceparent = std::string_view(parent.data(), parent.size());
     if (!r) return seen;
     seen.route = r->execd_route.empty() ? r->pattern : r->execd_route;

@@ -176,11 +176,11 @@ awaitable<afterwards> stream_until_the_end(context& c, exchange& x, call& k, con
                                            std::optional<std::chrono::milliseconds> timeout) {
     using action = fault::action;
     const std::optional<action> misbehave = k.active_fault ? std::optional(k.active_fault->what) : std::nullopt;
-    // Real execd's head goes out with its first event (gin writes it on the first flush): a
-    // stream dropped before `init` has sent nothing at all.
     // Whatever ends the run (a command, a kernel's cell, a background start, a kill), in
     // either runtime, its last event is withheld.
     if (misbehave == action::no_terminal_event) x.withhold_last_event();
+    // Real execd's head goes out with its first event (gin writes it on the first flush): a
+    // stream dropped before `init` has sent nothing at all.
     if (misbehave == action::drop_before_init) {
         x.close_connection();
         co_return afterwards::finished_or_ended;

@@ -153,7 +153,10 @@ struct fault {
 // One request execd answered, as real execd's telemetry records it (`ngfail serve --otlp`
 // exports these as execd's metrics). The views live for the call only.
 struct execd_request_seen {
-    std::string_view method;  // "POST"; "_OTHER" for a method HTTP does not define
+    // "POST"; `other_method` for a method HTTP does not define, as OpenTelemetry's HTTP
+    // conventions name it (a stranger's inventions open no metric series of their own).
+    static constexpr std::string_view other_method = "_OTHER";
+    std::string_view method;
     // The route as execd's router names it (its telemetry's `http_route`): "/command",
     // "/command/status/:id"; "unknown" for a request no route took.
     std::string_view route;
